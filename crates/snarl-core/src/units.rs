@@ -1,0 +1,283 @@
+//! Physical quantities: time in integer picoseconds, sizes in bytes, rates in bits/s.
+//!
+//! Configs may also speak the abstract units of cycle-level simulators: one *phit* is one
+//! byte and one *cycle* is one nanosecond, so a link carrying one phit per cycle runs at
+//! 8 Gb/s. Results normalised to link capacity are identical in both vocabularies.
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+
+/// Picoseconds per cycle in the abstract vocabulary.
+pub const PS_PER_CYCLE: u64 = 1_000;
+
+/// Simulated time in picoseconds since the start of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+/// A size in bytes (one phit is one byte).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+/// A link rate in bits per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Rate(pub u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+    pub fn from_ns(ns: u64) -> Time {
+        Time(ns * 1_000)
+    }
+    pub fn as_ns(self) -> f64 {
+        self.0 as f64 / 1_000.0
+    }
+    pub fn as_secs(self) -> f64 {
+        self.0 as f64 * 1e-12
+    }
+}
+
+impl Rate {
+    /// Time to serialise `bytes` onto a link of this rate, rounded up to a whole picosecond.
+    #[inline]
+    pub fn serialize(self, bytes: u64) -> u64 {
+        let bits_ps = bytes as u128 * 8 * 1_000_000_000_000u128;
+        bits_ps.div_ceil(self.0 as u128) as u64
+    }
+    pub fn as_gbps(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+    /// Bytes per second.
+    pub fn bytes_per_sec(self) -> f64 {
+        self.0 as f64 / 8.0
+    }
+}
+
+/// Splits "25 ns" into (25.0, "ns").
+fn split_number(text: &str) -> Option<(f64, &str)> {
+    let text = text.trim();
+    let end = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == 'e' || c == 'E' || c == '+' || c == '-'))
+        .unwrap_or(text.len());
+    // "1e" followed by a unit letter: back off a trailing exponent marker.
+    let (mut num, mut unit) = text.split_at(end);
+    while num.ends_with(['e', 'E']) {
+        let cut = num.len() - 1;
+        unit = &text[cut..];
+        num = &text[..cut];
+    }
+    let value: f64 = num.replace('_', "").parse().ok()?;
+    Some((value, unit.trim()))
+}
+
+fn whole(value: f64, scale: f64, what: &str, text: &str) -> Result<u64, String> {
+    let v = value * scale;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{what} must be a non-negative finite quantity, found \"{text}\""));
+    }
+    if v > u64::MAX as f64 / 2.0 {
+        return Err(format!("{what} \"{text}\" is too large"));
+    }
+    Ok(v.round() as u64)
+}
+
+impl std::str::FromStr for Time {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Time, String> {
+        let (value, unit) = split_number(text)
+            .ok_or_else(|| format!("expected a duration such as \"25ns\" or \"100cycles\", found \"{text}\""))?;
+        let scale = match unit {
+            "ps" => 1.0,
+            "ns" => 1e3,
+            "us" | "µs" => 1e6,
+            "ms" => 1e9,
+            "s" => 1e12,
+            "cycle" | "cycles" => PS_PER_CYCLE as f64,
+            _ => {
+                return Err(format!(
+                    "unknown time unit \"{unit}\" in \"{text}\"; expected one of ps, ns, us, ms, s, cycles"
+                ))
+            }
+        };
+        whole(value, scale, "a duration", text).map(Time)
+    }
+}
+
+impl std::str::FromStr for Bytes {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Bytes, String> {
+        let (value, unit) = split_number(text)
+            .ok_or_else(|| format!("expected a size such as \"4KiB\" or \"256phits\", found \"{text}\""))?;
+        let scale = match unit {
+            "" | "B" | "byte" | "bytes" | "phit" | "phits" => 1.0,
+            "KB" | "kB" => 1e3,
+            "MB" => 1e6,
+            "GB" => 1e9,
+            "KiB" => 1024.0,
+            "MiB" => 1024.0 * 1024.0,
+            "GiB" => 1024.0 * 1024.0 * 1024.0,
+            _ => {
+                return Err(format!(
+                    "unknown size unit \"{unit}\" in \"{text}\"; expected one of B, KB, KiB, MB, MiB, GB, GiB, phits"
+                ))
+            }
+        };
+        whole(value, scale, "a size", text).map(Bytes)
+    }
+}
+
+impl std::str::FromStr for Rate {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Rate, String> {
+        let (value, unit) = split_number(text)
+            .ok_or_else(|| format!("expected a rate such as \"100Gbps\" or \"1phit/cycle\", found \"{text}\""))?;
+        let scale = match unit {
+            "bps" => 1.0,
+            "Kbps" | "kbps" => 1e3,
+            "Mbps" => 1e6,
+            "Gbps" | "Gb/s" => 1e9,
+            "Tbps" | "Tb/s" => 1e12,
+            "GBps" | "GB/s" => 8e9,
+            "phit/cycle" | "phits/cycle" => 8e9,
+            _ => {
+                return Err(format!(
+                    "unknown rate unit \"{unit}\" in \"{text}\"; expected one of bps, Mbps, Gbps, Tbps, GB/s, phits/cycle"
+                ))
+            }
+        };
+        let bits = whole(value, scale, "a rate", text)?;
+        if bits == 0 {
+            return Err(format!("a rate must be positive, found \"{text}\""));
+        }
+        Ok(Rate(bits))
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ps = self.0;
+        if ps % 1_000_000_000 == 0 && ps != 0 {
+            write!(f, "{}ms", ps / 1_000_000_000)
+        } else if ps % 1_000_000 == 0 && ps != 0 {
+            write!(f, "{}us", ps / 1_000_000)
+        } else if ps % 1_000 == 0 {
+            write!(f, "{}ns", ps / 1_000)
+        } else {
+            write!(f, "{ps}ps")
+        }
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        if b != 0 && b % (1024 * 1024) == 0 {
+            write!(f, "{}MiB", b / (1024 * 1024))
+        } else if b != 0 && b % 1024 == 0 {
+            write!(f, "{}KiB", b / 1024)
+        } else {
+            write!(f, "{b}B")
+        }
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        if r % 1_000_000_000 == 0 {
+            write!(f, "{}Gbps", r / 1_000_000_000)
+        } else if r % 1_000_000 == 0 {
+            write!(f, "{}Mbps", r / 1_000_000)
+        } else {
+            write!(f, "{r}bps")
+        }
+    }
+}
+
+/// Serde glue: each quantity is written as a string with its unit; sizes also accept a
+/// bare integer number of bytes.
+macro_rules! string_quantity {
+    ($ty:ty, $expect:literal, $allow_int:expr) => {
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> de::Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($expect)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$ty, E> {
+                        v.parse().map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        if $allow_int && v >= 0 {
+                            self.visit_str(&v.to_string())
+                        } else {
+                            Err(E::custom(format!(concat!("expected ", $expect, ", found the bare number {}"), v)))
+                        }
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        self.visit_i64(v.min(i64::MAX as u64) as i64)
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$ty, E> {
+                        Err(E::custom(format!(concat!("expected ", $expect, ", found the bare number {}"), v)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+string_quantity!(Time, "a duration with its unit, such as \"25ns\" or \"100cycles\"", false);
+string_quantity!(Bytes, "a size such as \"4KiB\", \"256phits\" or a number of bytes", true);
+string_quantity!(Rate, "a rate with its unit, such as \"100Gbps\" or \"1phit/cycle\"", false);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units() {
+        assert_eq!("25ns".parse::<Time>().unwrap(), Time(25_000));
+        assert_eq!("1.5us".parse::<Time>().unwrap(), Time(1_500_000));
+        assert_eq!("20000cycles".parse::<Time>().unwrap(), Time(20_000_000));
+        assert_eq!("4KiB".parse::<Bytes>().unwrap(), Bytes(4096));
+        assert_eq!("256phits".parse::<Bytes>().unwrap(), Bytes(256));
+        assert_eq!("100Gbps".parse::<Rate>().unwrap(), Rate(100_000_000_000));
+        assert_eq!("1phit/cycle".parse::<Rate>().unwrap(), Rate(8_000_000_000));
+        assert_eq!("1e3ns".parse::<Time>().unwrap(), Time(1_000_000));
+    }
+
+    #[test]
+    fn refuses_bad_units() {
+        assert!("25 parsecs".parse::<Time>().unwrap_err().contains("unknown time unit"));
+        assert!("-3ns".parse::<Time>().is_err());
+        assert!("0Gbps".parse::<Rate>().is_err());
+        assert!("fast".parse::<Rate>().is_err());
+    }
+
+    #[test]
+    fn serialisation_time() {
+        // 4 KiB at 100 Gb/s = 327.68 ns, rounded up to whole picoseconds.
+        assert_eq!(Rate(100_000_000_000).serialize(4096), 327_680);
+        // 8 phits at one phit per cycle = 8 cycles.
+        assert_eq!("1phit/cycle".parse::<Rate>().unwrap().serialize(8), 8 * PS_PER_CYCLE);
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for text in ["25ns", "3us", "2ms", "7ps"] {
+            let t: Time = text.parse().unwrap();
+            assert_eq!(t.to_string().parse::<Time>().unwrap(), t);
+        }
+        for text in ["4KiB", "1MiB", "100B"] {
+            let b: Bytes = text.parse().unwrap();
+            assert_eq!(b.to_string().parse::<Bytes>().unwrap(), b);
+        }
+    }
+}
