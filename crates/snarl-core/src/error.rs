@@ -16,6 +16,10 @@ pub enum Error {
     #[error("deadlock: {0}")]
     Deadlock(String),
 
+    /// The caller asked the run to stop (e.g. Ctrl-C in the front end).
+    #[error("interrupted at {0}")]
+    Interrupted(String),
+
     /// A broken internal invariant (a bug in snarl, never the user's fault).
     #[error("internal invariant violated: {0}")]
     Invariant(String),

@@ -1,8 +1,34 @@
 //! snarl-core: a deterministic, packet-level simulator of congestion in lossless
 //! HPC and data-center interconnects.
+//!
+//! The public surface is small: [`load_config`] turns TOML (plus `--set` overrides and a
+//! seed) into a validated [`Config`]; [`run`] simulates it and returns a [`Report`].
 
+pub mod config;
 pub mod error;
+pub mod report;
 pub mod topology;
 pub mod units;
 
+pub use config::{load_config, Config};
 pub use error::{Error, Result};
+pub use report::{Column, ColumnData, Report, Summary, Table};
+
+/// Simulates `config` to its end.
+pub fn run(config: &Config) -> Result<Report> {
+    run_with_progress(config, &mut |_| true)
+}
+
+/// Simulates `config`, calling `progress(fraction_done)` now and then (at most a few
+/// times per wall second); returning `false` stops the run with [`Error::Interrupted`].
+pub fn run_with_progress(config: &Config, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
+    let _ = (config, progress);
+    Err(Error::Invariant("the simulation kernel is not built yet".into()))
+}
+
+impl Config {
+    /// The fully resolved config (every default written out) as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a config always serialises")
+    }
+}

@@ -1,0 +1,217 @@
+//! From TOML text (plus `--set` overrides and a seed) to a validated [`Config`].
+
+use super::Config;
+use crate::error::{closest, Error, Result};
+
+/// Parses `text`, applies each `(dotted.key, value)` override, sets the seed if given,
+/// deserialises and validates. Every error names its key path.
+pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>) -> Result<Config> {
+    let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let message = e.message().to_string();
+        let line = e
+            .span()
+            .map(|span| format!(" (line {})", text[..span.start.min(text.len())].lines().count().max(1)))
+            .unwrap_or_default();
+        Error::config("<file>", format!("invalid TOML{line}: {message}"))
+    })?;
+    for (key, value) in overrides {
+        set_dotted(&mut doc, key, parse_override(value))?;
+    }
+    fill_default_types(&mut doc);
+    if let Some(seed) = seed {
+        doc.insert("seed".into(), toml::Value::Integer(seed as i64));
+    }
+    let config: Config = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+        let path = e.path().to_string();
+        explain_serde_error(&path, &e.into_inner().to_string())
+    })?;
+    config.validate()?;
+    Ok(config)
+}
+
+/// Sections whose `type` may be left out: the default model is then meant.
+const DEFAULT_TYPES: [(&str, &str); 3] = [("switch", "ioq"), ("flow_control", "credit"), ("routing", "updown")];
+
+fn fill_default_types(doc: &mut toml::Table) {
+    for (section, default) in DEFAULT_TYPES {
+        if let Some(toml::Value::Table(table)) = doc.get_mut(section) {
+            table.entry("type").or_insert_with(|| toml::Value::String(default.to_string()));
+        }
+    }
+}
+
+/// A `--set` value is TOML if it parses as TOML (`0.5`, `true`, `[1, 2]`, `"x"`), and a
+/// bare string otherwise (`--set topology.type=fat_tree`).
+pub fn parse_override(text: &str) -> toml::Value {
+    let wrapped = format!("v = {text}");
+    match wrapped.parse::<toml::Table>() {
+        Ok(mut table) => table.remove("v").expect("key v was just written"),
+        Err(_) => toml::Value::String(text.to_string()),
+    }
+}
+
+/// Sets `a.b.c = value`, creating tables on the way. Array elements are addressed by
+/// index (`traffic.groups.0.load`).
+fn set_dotted(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<()> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(Error::config(key, "a --set key is a dotted path such as traffic.load"));
+    }
+    let mut node = doc;
+    for (depth, part) in parts[..parts.len() - 1].iter().enumerate() {
+        let here = parts[..=depth].join(".");
+        let next = node
+            .entry(part.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        node = match next {
+            toml::Value::Table(t) => t,
+            toml::Value::Array(items) => {
+                let index_text = parts.get(depth + 1).copied().unwrap_or("");
+                let index: usize = index_text.parse().map_err(|_| {
+                    Error::config(&here, format!("`{here}` is a list: address an element by index, e.g. {here}.0"))
+                })?;
+                let len = items.len();
+                let item = items.get_mut(index).ok_or_else(|| {
+                    Error::config(&here, format!("index {index} is out of range: the list has {len} elements"))
+                })?;
+                // The index consumed the next path element.
+                let rest = parts[depth + 2..].join(".");
+                return match item {
+                    toml::Value::Table(t) if !rest.is_empty() => set_dotted(t, &rest, value)
+                        .map_err(|e| prefix_path(e, &format!("{here}.{index}"))),
+                    _ if rest.is_empty() => {
+                        *item = value;
+                        Ok(())
+                    }
+                    _ => Err(Error::config(format!("{here}.{index}"), "not a table")),
+                };
+            }
+            _ => return Err(Error::config(&here, format!("`{here}` is a value, not a table"))),
+        };
+    }
+    node.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+fn prefix_path(e: Error, prefix: &str) -> Error {
+    match e {
+        Error::Config { path, message } => Error::config(format!("{prefix}.{path}"), message),
+        other => other,
+    }
+}
+
+/// Turns serde's "unknown field `lod`, expected one of `load`, ..." into an error naming
+/// the full key path and the closest valid name.
+fn explain_serde_error(path: &str, message: &str) -> Error {
+    let path = if path == "." { String::new() } else { path.to_string() };
+    for (what, noun) in [("unknown field", "key"), ("unknown variant", "type")] {
+        if let Some(rest) = message.strip_prefix(what) {
+            let found = between_backticks(rest).unwrap_or_default();
+            let valid: Vec<String> = rest
+                .split_once("expected")
+                .map(|(_, list)| list.split('`').skip(1).step_by(2).map(str::to_string).collect())
+                .unwrap_or_default();
+            // The tracked path may already end at the offending key.
+            let leaf = if noun == "key" { found.as_str() } else { "type" };
+            let full_path = if path.is_empty() {
+                leaf.to_string()
+            } else if path.rsplit('.').next() == Some(leaf) {
+                path.clone()
+            } else {
+                format!("{path}.{leaf}")
+            };
+            let hint = match closest(&found, valid.iter().map(String::as_str)) {
+                Some(name) => format!("; did you mean `{name}`?"),
+                None => String::new(),
+            };
+            let list = if valid.is_empty() {
+                String::new()
+            } else {
+                format!(" (valid: {})", valid.join(", "))
+            };
+            return Error::config(full_path, format!("unknown {noun} `{found}`{hint}{list}"));
+        }
+    }
+    if let Some(rest) = message.strip_prefix("missing field") {
+        let field = between_backticks(rest).unwrap_or_default();
+        let full = if path.is_empty() { field.clone() } else { format!("{path}.{field}") };
+        return Error::config(full, format!("missing required key `{field}`"));
+    }
+    Error::config(if path.is_empty() { "<root>".to_string() } else { path }, message.to_string())
+}
+
+fn between_backticks(text: &str) -> Option<String> {
+    let start = text.find('`')? + 1;
+    let len = text[start..].find('`')?;
+    Some(text[start..start + len].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+        [simulation]
+        duration = "10us"
+        [topology]
+        type = "single_switch"
+        hosts = 4
+        [traffic]
+        load = 0.5
+    "#;
+
+    fn err(text: &str, overrides: &[(&str, &str)]) -> (String, String) {
+        let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        match load_config(text, &o, None) {
+            Err(Error::Config { path, message }) => (path, message),
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn minimal_config_loads_with_defaults() {
+        let c = load_config(MINIMAL, &[], None).unwrap();
+        assert_eq!(c.seed, 1);
+        assert_eq!(c.traffic.load, 0.5);
+        assert_eq!(c.nic.mtu.0, 4096);
+    }
+
+    #[test]
+    fn overrides_and_seed_apply() {
+        let o = vec![("traffic.load".to_string(), "0.25".to_string()), ("topology.hosts".into(), "6".into())];
+        let c = load_config(MINIMAL, &o, Some(9)).unwrap();
+        assert_eq!(c.traffic.load, 0.25);
+        assert_eq!(c.seed, 9);
+        assert_eq!(c.topology, crate::config::TopologyConfig::SingleSwitch { hosts: 6 });
+    }
+
+    #[test]
+    fn misspelt_key_names_path_and_closest() {
+        let (path, message) = err(MINIMAL, &[("traffic.lod", "0.3")]);
+        assert_eq!(path, "traffic.lod");
+        assert!(message.contains("did you mean `load`"), "{message}");
+    }
+
+    #[test]
+    fn wrong_variant_names_closest() {
+        let (path, message) = err(MINIMAL, &[("topology.type", "singel_switch")]);
+        assert_eq!(path, "topology.type");
+        assert!(message.contains("did you mean `single_switch`"), "{message}");
+    }
+
+    #[test]
+    fn list_elements_are_addressable() {
+        let text = format!("{MINIMAL}\n[[traffic.groups]]\nname = \"a\"\ncount = 2\n");
+        let o = vec![("traffic.groups.0.load".to_string(), "0.1".to_string())];
+        let c = load_config(&text, &o, None).unwrap();
+        assert_eq!(c.traffic.groups[0].load, Some(0.1));
+        let (path, _) = err(&text, &[("traffic.groups.3.load", "0.1")]);
+        assert_eq!(path, "traffic.groups");
+    }
+
+    #[test]
+    fn invalid_toml_is_a_config_error() {
+        let (_, message) = err("[simulation\n", &[]);
+        assert!(message.contains("invalid TOML"));
+    }
+}

@@ -1,0 +1,418 @@
+//! Config structs. Defaults are those of a 100 Gb/s InfiniBand-like fabric.
+
+use crate::units::{Bytes, Rate, Time};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Seed of every random choice in the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Free-form description of the experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub simulation: SimulationConfig,
+    pub topology: TopologyConfig,
+    #[serde(default)]
+    pub links: LinksConfig,
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    #[serde(default)]
+    pub flow_control: FlowControlConfig,
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    #[serde(default)]
+    pub nic: NicConfig,
+    pub traffic: TrafficConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeUnit {
+    /// Report times in nanoseconds.
+    #[default]
+    Ns,
+    /// Report times in abstract cycles (1 cycle = 1 ns internally).
+    Cycles,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationConfig {
+    /// Total simulated time.
+    pub duration: Time,
+    /// Statistics are collected from this time on.
+    #[serde(default)]
+    pub warmup: Time,
+    /// Width of the throughput time-series windows (default: duration / 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Time>,
+    /// Unit of reported times.
+    #[serde(default)]
+    pub time_unit: TimeUnit,
+    /// Stop with a deadlock error if packets are in flight but none moved for this long.
+    #[serde(default = "default_watchdog")]
+    pub watchdog: Time,
+}
+
+fn default_watchdog() -> Time {
+    Time(1_000_000_000) // 1 ms
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// N hosts on one switch.
+    SingleSwitch { hosts: u32 },
+    /// Two hosts wired to each other, no switch.
+    BackToBack {},
+    /// Two-tier leaf-spine. `oversubscription = "1:0.5"` scales the uplink rate so that
+    /// a leaf's uplink capacity is that fraction of its host capacity.
+    SpineLeaf {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        #[serde(default = "one")]
+        links_per_pair: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oversubscription: Option<String>,
+    },
+    /// Folded Clos built from switches of `radix` ports: 2 levels give radix²/2 hosts,
+    /// 3 levels give radix³/4 hosts (the "k-ary fat-tree").
+    FatTree { radix: u32, levels: u32 },
+    /// The k-ary n-tree of Petrini and Vanneschi: kⁿ hosts, n·kⁿ⁻¹ switches.
+    KAryNTree { k: u32, n: u32 },
+    /// Extended generalised fat-tree XGFT(h; m₁..m_h; w₁..w_h): `children[i]` is the
+    /// number of children of a level-(i+1) node, `parents[i]` the number of parents of a
+    /// level-i node (parents[0] = 1: hosts have one port). Tapering is written directly.
+    Xgft { children: Vec<u32>, parents: Vec<u32> },
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate: Rate,
+    pub latency: Time,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinksConfig {
+    /// Host-to-switch links.
+    #[serde(default = "default_link")]
+    pub host: LinkConfig,
+    /// Switch-to-switch links.
+    #[serde(default = "default_link")]
+    pub switch: LinkConfig,
+}
+
+fn default_link() -> LinkConfig {
+    LinkConfig { rate: Rate(100_000_000_000), latency: Time::from_ns(25) }
+}
+
+impl Default for LinksConfig {
+    fn default() -> Self {
+        LinksConfig { host: default_link(), switch: default_link() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ArbiterKind {
+    #[default]
+    RoundRobin,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SwitchConfig {
+    /// Input-output queued switch with per-VC input and output buffers.
+    Ioq {
+        #[serde(default = "default_vcs")]
+        vcs: u32,
+        /// Per-VC input buffer.
+        #[serde(default = "default_buffer")]
+        input_buffer: Bytes,
+        /// Per-VC output buffer.
+        #[serde(default = "default_buffer")]
+        output_buffer: Bytes,
+        /// Internal crossbar speedup over the output link rate.
+        #[serde(default = "default_speedup")]
+        speedup: f64,
+        /// Traversal latency (routing, allocation, crossbar).
+        #[serde(default = "default_switch_latency")]
+        latency: Time,
+        #[serde(default)]
+        arbiter: ArbiterKind,
+    },
+}
+
+fn default_vcs() -> u32 {
+    1
+}
+fn default_buffer() -> Bytes {
+    Bytes(32 * 1024)
+}
+fn default_speedup() -> f64 {
+    1.0
+}
+fn default_switch_latency() -> Time {
+    Time::from_ns(100)
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig::Ioq {
+            vcs: default_vcs(),
+            input_buffer: default_buffer(),
+            output_buffer: default_buffer(),
+            speedup: default_speedup(),
+            latency: default_switch_latency(),
+            arbiter: ArbiterKind::default(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FlowControlConfig {
+    /// Credit-based lossless link-level flow control (InfiniBand style).
+    #[default]
+    Credit,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UpSelect {
+    /// Uniformly random among the minimal up-ports, per packet.
+    #[default]
+    Random,
+    /// A fixed choice per source host (source-mod-k): one path per (source, destination).
+    Deterministic,
+    /// The minimal up-port whose queues hold the fewest bytes (ties: lowest port).
+    Adaptive,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EcmpHash {
+    /// Hash of (source, destination, source port, destination port, protocol); the
+    /// source port is derived from the flow's queue pair.
+    #[default]
+    FiveTuple,
+    /// Hash of the queue-pair number alone.
+    Qp,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum RoutingConfig {
+    /// Up/down (minimal) routing on tree-like fabrics.
+    Updown {
+        #[serde(default)]
+        select: UpSelect,
+    },
+    /// Destination-mod-k: the up-port is a function of the destination, so every
+    /// destination has one root and down-paths never collide.
+    Dmodk,
+    /// Equal-cost multipath: the up-port is a hash of the flow, salted per switch.
+    Ecmp {
+        #[serde(default)]
+        hash: EcmpHash,
+    },
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig::Updown { select: UpSelect::Random }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NicConfig {
+    /// Largest packet; messages are segmented into packets of at most this size.
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// Messages a host can hold waiting for injection; generations that find it full are
+    /// counted (`source_queue_full`) and discarded, as on a real NIC.
+    #[serde(default = "default_source_queue")]
+    pub source_queue: u32,
+    /// Queue pairs per (source, destination); a message picks one at random. ECMP by QP
+    /// hashes this number.
+    #[serde(default = "one")]
+    pub qps_per_destination: u32,
+}
+
+fn default_mtu() -> Bytes {
+    Bytes(4096)
+}
+fn default_source_queue() -> u32 {
+    16
+}
+
+impl Default for NicConfig {
+    fn default() -> Self {
+        NicConfig {
+            mtu: default_mtu(),
+            source_queue: default_source_queue(),
+            qps_per_destination: 1,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessKind {
+    /// One message per slot with probability load·slot/message-time (geometric gaps).
+    #[default]
+    Bernoulli,
+    /// Exponential gaps in continuous time.
+    Poisson,
+    /// Evenly spaced messages.
+    Periodic,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// The next free hosts in index order.
+    #[default]
+    Contiguous,
+    /// Evenly spread over the free hosts (e.g. every tenth host for 10%).
+    Interleaved,
+    /// A random choice among the free hosts (seeded).
+    Random,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum HotspotAssign {
+    /// Senders are split evenly over the hotspots; each always sends to its own.
+    #[default]
+    Partition,
+    /// Each message picks one of the hotspots at random.
+    Random,
+}
+
+/// Destination patterns. `among` names the hosts destinations are drawn from: "all"
+/// hosts, the sender's own "group", or the name of another group.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PatternConfig {
+    /// Uniformly random destination other than the sender.
+    Uniform {
+        #[serde(default = "all")]
+        among: String,
+    },
+    /// A fixed random permutation without fixed points.
+    Permutation {
+        #[serde(default = "all")]
+        among: String,
+    },
+    /// Destination = the host `offset` places further on in the `among` list.
+    Shift {
+        offset: i64,
+        #[serde(default = "all")]
+        among: String,
+    },
+    /// All traffic goes to `hotspots` destinations drawn at random from `among`.
+    Hotspot {
+        #[serde(default = "one")]
+        hotspots: u32,
+        #[serde(default = "all")]
+        among: String,
+        #[serde(default)]
+        assign: HotspotAssign,
+    },
+    /// Every sender sends to one destination host.
+    Incast { destination: u32 },
+    /// The group does not send.
+    Silent,
+}
+
+fn all() -> String {
+    "all".to_string()
+}
+
+impl Default for PatternConfig {
+    fn default() -> Self {
+        PatternConfig::Uniform { among: all() }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GroupConfig {
+    pub name: String,
+    /// How many hosts: give exactly one of `count`, `fraction` or `hosts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fraction: Option<f64>,
+    /// Explicit host indices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<u32>>,
+    #[serde(default)]
+    pub placement: Placement,
+    #[serde(default)]
+    pub pattern: PatternConfig,
+    /// Offered load of each host of the group (default: `traffic.load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// Static injection cap as a fraction of the host link (default: uncapped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_size: Option<Bytes>,
+}
+
+/// A change at a point of the timeline: from `at` on, `group` uses these settings.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    pub at: Time,
+    /// A group name, or "all" for every group.
+    pub group: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<PatternConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    /// New injection cap; 1.0 removes the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap: Option<f64>,
+    /// Optional label shown on plots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficConfig {
+    /// Offered load per endpoint, as a fraction of its link (groups inherit it).
+    pub load: f64,
+    /// Message size (default: one MTU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_size: Option<Bytes>,
+    #[serde(default)]
+    pub process: ProcessKind,
+    /// Slot of the Bernoulli process (default: the serialisation time of one message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<Time>,
+    /// Pattern of the hosts in no group (they form the group "default").
+    #[serde(default)]
+    pub pattern: PatternConfig,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupConfig>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseConfig>,
+}

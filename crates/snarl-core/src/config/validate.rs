@@ -1,0 +1,294 @@
+//! Semantic checks that serde cannot express. Every problem is collected with its key
+//! path; the error names the first and lists the others.
+
+use super::*;
+use crate::error::{closest, Error, Result};
+
+/// Names with a meaning of their own in `among` and phase `group` fields.
+const RESERVED_GROUPS: [&str; 2] = ["all", "default"];
+
+#[derive(Default)]
+struct Problems(Vec<(String, String)>);
+
+impl Problems {
+    fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.push((path.into(), message.into()));
+    }
+    fn fraction(&mut self, path: &str, value: f64, allow_zero: bool) {
+        let ok = value.is_finite() && value <= 1.0 && if allow_zero { value >= 0.0 } else { value > 0.0 };
+        if !ok {
+            let range = if allow_zero { "[0, 1]" } else { "(0, 1]" };
+            self.add(path, format!("must be a fraction in {range}, found {value}"));
+        }
+    }
+    fn positive(&mut self, path: &str, value: u64) {
+        if value == 0 {
+            self.add(path, "must be positive, found 0");
+        }
+    }
+    fn into_result(self) -> Result<()> {
+        let mut iter = self.0.into_iter();
+        let Some((path, mut message)) = iter.next() else { return Ok(()) };
+        let rest: Vec<String> = iter.map(|(p, m)| format!("`{p}`: {m}")).collect();
+        if !rest.is_empty() {
+            message = format!("{message} (and {} more: {})", rest.len(), rest.join("; "));
+        }
+        Err(Error::Config { path, message })
+    }
+}
+
+impl Config {
+    /// Checks every value; the error names the first problem's key path and lists all.
+    pub fn validate(&self) -> Result<()> {
+        let mut p = Problems::default();
+        self.validate_simulation(&mut p);
+        self.validate_topology(&mut p);
+        self.validate_switch(&mut p);
+        self.validate_nic(&mut p);
+        self.validate_traffic(&mut p);
+        p.into_result()
+    }
+
+    fn validate_simulation(&self, p: &mut Problems) {
+        let s = &self.simulation;
+        p.positive("simulation.duration", s.duration.0);
+        if s.warmup >= s.duration && s.duration.0 > 0 {
+            p.add("simulation.warmup", format!("must be shorter than the duration ({})", s.duration));
+        }
+        if let Some(w) = s.window {
+            p.positive("simulation.window", w.0);
+            if w > s.duration {
+                p.add("simulation.window", format!("must not exceed the duration ({})", s.duration));
+            }
+        }
+        p.positive("simulation.watchdog", s.watchdog.0);
+    }
+
+    fn validate_topology(&self, p: &mut Problems) {
+        match &self.topology {
+            TopologyConfig::SingleSwitch { hosts } => {
+                if *hosts < 2 {
+                    p.add("topology.hosts", format!("a single switch needs at least 2 hosts, found {hosts}"));
+                }
+            }
+            TopologyConfig::BackToBack {} => {}
+            TopologyConfig::SpineLeaf { leaves, spines, hosts_per_leaf, links_per_pair, oversubscription } => {
+                p.positive("topology.leaves", *leaves as u64);
+                p.positive("topology.spines", *spines as u64);
+                p.positive("topology.hosts_per_leaf", *hosts_per_leaf as u64);
+                p.positive("topology.links_per_pair", *links_per_pair as u64);
+                if let Some(text) = oversubscription {
+                    if let Err(message) = parse_oversubscription(text) {
+                        p.add("topology.oversubscription", message);
+                    }
+                }
+            }
+            TopologyConfig::FatTree { radix, levels } => {
+                if *radix < 2 || radix % 2 != 0 {
+                    p.add("topology.radix", format!("must be an even number of ports >= 2, found {radix}"));
+                }
+                if !(2..=3).contains(levels) {
+                    p.add("topology.levels", format!("must be 2 or 3 (use xgft for other shapes), found {levels}"));
+                }
+            }
+            TopologyConfig::KAryNTree { k, n } => {
+                if *k < 2 {
+                    p.add("topology.k", format!("must be at least 2, found {k}"));
+                }
+                if !(1..=6).contains(n) {
+                    p.add("topology.n", format!("must be between 1 and 6, found {n}"));
+                }
+            }
+            TopologyConfig::Xgft { children, parents } => {
+                if children.is_empty() || children.len() != parents.len() {
+                    p.add(
+                        "topology.parents",
+                        format!(
+                            "children and parents must be non-empty lists of the same length (found {} and {})",
+                            children.len(),
+                            parents.len()
+                        ),
+                    );
+                }
+                for (i, m) in children.iter().enumerate() {
+                    p.positive(&format!("topology.children.{i}"), *m as u64);
+                }
+                for (i, w) in parents.iter().enumerate() {
+                    p.positive(&format!("topology.parents.{i}"), *w as u64);
+                }
+                if parents.first().is_some_and(|w| *w != 1) {
+                    p.add("topology.parents.0", "hosts have a single port: parents[0] must be 1");
+                }
+            }
+        }
+    }
+
+    fn validate_switch(&self, p: &mut Problems) {
+        let SwitchConfig::Ioq { vcs, input_buffer, output_buffer, speedup, .. } = &self.switch;
+        if !(1..=16).contains(vcs) {
+            p.add("switch.vcs", format!("must be between 1 and 16, found {vcs}"));
+        }
+        for (key, size) in [("switch.input_buffer", input_buffer), ("switch.output_buffer", output_buffer)] {
+            if size.0 < self.nic.mtu.0 {
+                p.add(key, format!("must hold at least one MTU ({}), found {size}", self.nic.mtu));
+            }
+        }
+        if !(speedup.is_finite() && *speedup >= 1.0 && *speedup <= 64.0) {
+            p.add("switch.speedup", format!("must be between 1 and 64, found {speedup}"));
+        }
+    }
+
+    fn validate_nic(&self, p: &mut Problems) {
+        p.positive("nic.mtu", self.nic.mtu.0);
+        p.positive("nic.source_queue", self.nic.source_queue as u64);
+        p.positive("nic.qps_per_destination", self.nic.qps_per_destination as u64);
+    }
+
+    fn validate_traffic(&self, p: &mut Problems) {
+        let t = &self.traffic;
+        p.fraction("traffic.load", t.load, true);
+        if let Some(size) = t.message_size {
+            p.positive("traffic.message_size", size.0);
+        }
+        if let Some(slot) = t.slot {
+            p.positive("traffic.slot", slot.0);
+        }
+        let names: Vec<&str> = t.groups.iter().map(|g| g.name.as_str()).collect();
+        self.validate_pattern(p, "traffic.pattern", &t.pattern, &names);
+        for (i, g) in t.groups.iter().enumerate() {
+            let at = format!("traffic.groups.{i}");
+            if g.name.is_empty() || RESERVED_GROUPS.contains(&g.name.as_str()) {
+                p.add(format!("{at}.name"), format!("`{}` is not a valid group name (reserved: all, default)", g.name));
+            }
+            if names[..i].contains(&g.name.as_str()) {
+                p.add(format!("{at}.name"), format!("group name `{}` is used twice", g.name));
+            }
+            let given = [g.count.is_some(), g.fraction.is_some(), g.hosts.is_some()];
+            if given.iter().filter(|x| **x).count() != 1 {
+                p.add(at.clone(), "give exactly one of `count`, `fraction` or `hosts`");
+            }
+            if let Some(f) = g.fraction {
+                p.fraction(&format!("{at}.fraction"), f, false);
+            }
+            if let Some(c) = g.count {
+                p.positive(&format!("{at}.count"), c as u64);
+            }
+            if let Some(load) = g.load {
+                p.fraction(&format!("{at}.load"), load, true);
+            }
+            if let Some(cap) = g.cap {
+                p.fraction(&format!("{at}.cap"), cap, false);
+            }
+            if let Some(size) = g.message_size {
+                p.positive(&format!("{at}.message_size"), size.0);
+            }
+            self.validate_pattern(p, &format!("{at}.pattern"), &g.pattern, &names);
+        }
+        for (i, phase) in t.phases.iter().enumerate() {
+            let at = format!("traffic.phases.{i}");
+            let known = phase.group == "all" || phase.group == "default" || names.contains(&phase.group.as_str());
+            if !known {
+                let hint = closest(&phase.group, names.iter().copied().chain(RESERVED_GROUPS))
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                p.add(format!("{at}.group"), format!("unknown group `{}`{hint}", phase.group));
+            }
+            if phase.at >= self.simulation.duration {
+                p.add(format!("{at}.at"), format!("is not before the end of the run ({})", self.simulation.duration));
+            }
+            if let Some(load) = phase.load {
+                p.fraction(&format!("{at}.load"), load, true);
+            }
+            if let Some(cap) = phase.cap {
+                p.fraction(&format!("{at}.cap"), cap, false);
+            }
+            if let Some(pattern) = &phase.pattern {
+                self.validate_pattern(p, &format!("{at}.pattern"), pattern, &names);
+            }
+        }
+    }
+
+    fn validate_pattern(&self, p: &mut Problems, at: &str, pattern: &PatternConfig, groups: &[&str]) {
+        let among = match pattern {
+            PatternConfig::Uniform { among }
+            | PatternConfig::Permutation { among }
+            | PatternConfig::Shift { among, .. }
+            | PatternConfig::Hotspot { among, .. } => Some(among),
+            PatternConfig::Incast { .. } | PatternConfig::Silent => None,
+        };
+        if let Some(among) = among {
+            let special = ["all", "group", "default"];
+            if !special.contains(&among.as_str()) && !groups.contains(&among.as_str()) {
+                let hint = closest(among, groups.iter().copied().chain(special))
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                p.add(format!("{at}.among"), format!("unknown host set `{among}`{hint} (all, group, or a group name)"));
+            }
+        }
+        if let PatternConfig::Hotspot { hotspots, .. } = pattern {
+            p.positive(&format!("{at}.hotspots"), *hotspots as u64);
+        }
+    }
+}
+
+/// "1:0.5" -> 0.5: uplink capacity as a fraction of the leaf's host capacity.
+pub fn parse_oversubscription(text: &str) -> std::result::Result<f64, String> {
+    let bad = || format!("expected a ratio such as \"1:0.5\" (host capacity : uplink capacity), found \"{text}\"");
+    let (down, up) = text.split_once(':').ok_or_else(bad)?;
+    let down: f64 = down.trim().parse().map_err(|_| bad())?;
+    let up: f64 = up.trim().parse().map_err(|_| bad())?;
+    if !(down > 0.0 && up > 0.0 && down.is_finite() && up.is_finite()) {
+        return Err(bad());
+    }
+    Ok(up / down)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_config;
+
+    const BASE: &str = r#"
+        [simulation]
+        duration = "10us"
+        [topology]
+        type = "single_switch"
+        hosts = 4
+        [traffic]
+        load = 0.5
+    "#;
+
+    fn problem(overrides: &[(&str, &str)]) -> String {
+        let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        load_config(BASE, &o, None).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn negative_load_is_refused() {
+        let e = problem(&[("traffic.load", "-0.2")]);
+        assert!(e.contains("`traffic.load`") && e.contains("[0, 1]"), "{e}");
+    }
+
+    #[test]
+    fn every_problem_is_listed() {
+        let e = problem(&[("traffic.load", "2"), ("switch.speedup", "0")]);
+        assert!(e.contains("traffic.load") || e.contains("switch.speedup"), "{e}");
+        assert!(e.contains("1 more"), "{e}");
+    }
+
+    #[test]
+    fn unknown_phase_group_suggests_name() {
+        let text = format!(
+            "{BASE}\n[[traffic.groups]]\nname = \"hot\"\ncount = 1\n[[traffic.phases]]\nat = \"1us\"\ngroup = \"hto\"\nload = 1.0\n"
+        );
+        let e = load_config(&text, &[], None).unwrap_err().to_string();
+        assert!(e.contains("did you mean `hot`"), "{e}");
+    }
+
+    #[test]
+    fn oversubscription_ratios() {
+        assert_eq!(parse_oversubscription("1:0.5").unwrap(), 0.5);
+        assert_eq!(parse_oversubscription("4:3").unwrap(), 0.75);
+        assert!(parse_oversubscription("half").is_err());
+    }
+}

@@ -1,0 +1,122 @@
+//! What a run hands back: a summary with stable keys, and tidy tables.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Latency statistics in the run's time unit (`Summary::time_unit`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct LatencyStats {
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// Packet conservation counters over the whole run: injected = delivered + in_flight.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PacketCounts {
+    pub injected: u64,
+    pub delivered: u64,
+    pub in_flight: u64,
+    pub dropped: u64,
+}
+
+/// The figures of one node group (or of all endpoints). Loads are per endpoint over the
+/// measurement interval: normalised to the endpoint's link capacity, and raw in Gb/s.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct GroupSummary {
+    pub hosts: u64,
+    /// Delivered traffic that these hosts sent.
+    pub accepted_load: f64,
+    /// Traffic these hosts generated (including generations refused by a full source queue).
+    pub offered_load: f64,
+    /// Traffic delivered to these hosts.
+    pub received_load: f64,
+    pub accepted_gbps: f64,
+    pub offered_gbps: f64,
+    pub received_gbps: f64,
+    /// Packet latency: generation of the message to delivery of the packet.
+    pub latency: LatencyStats,
+    /// Network latency: first bit injected to last bit delivered.
+    pub network_latency: LatencyStats,
+    /// Message latency: generation to delivery of the message's last packet.
+    pub message_latency: LatencyStats,
+    pub packets: PacketCounts,
+}
+
+/// The summary of one run. Keys are stable: tools depend on them.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Summary {
+    pub accepted_load: f64,
+    pub offered_load: f64,
+    pub received_load: f64,
+    pub accepted_gbps: f64,
+    pub offered_gbps: f64,
+    pub latency: LatencyStats,
+    pub network_latency: LatencyStats,
+    pub message_latency: LatencyStats,
+    pub packets: PacketCounts,
+    pub groups: BTreeMap<String, GroupSummary>,
+    pub counters: BTreeMap<String, u64>,
+    /// Simulated time, in `time_unit`.
+    pub sim_time: f64,
+    /// Start of the measurement interval (end of warm-up), in `time_unit`.
+    pub measure_from: f64,
+    /// "ns" for physical configs, "cycles" for configs in cycles and phits.
+    pub time_unit: String,
+    pub seed: u64,
+    pub events: u64,
+    /// Packet-hops simulated (a packet crossing one link).
+    pub packet_hops: u64,
+    pub wall_seconds: f64,
+}
+
+/// One column of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnData {
+    F64(Vec<f64>),
+    U64(Vec<u64>),
+    Str(Vec<String>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    pub name: String,
+    pub data: ColumnData,
+}
+
+/// A tidy table: named columns of equal length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<Column>,
+}
+
+impl Table {
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |c| match &c.data {
+            ColumnData::F64(v) => v.len(),
+            ColumnData::U64(v) => v.len(),
+            ColumnData::Str(v) => v.len(),
+        })
+    }
+    pub fn column(&self, name: &str) -> Option<&ColumnData> {
+        self.columns.iter().find(|c| c.name == name).map(|c| &c.data)
+    }
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub summary: Summary,
+    /// Throughput per fixed time window, one row per (window, group) plus group "all".
+    pub timeseries: Table,
+}
+
+impl Report {
+    /// The summary as one JSON object (deterministic: same config and seed, same bytes
+    /// apart from `wall_seconds`).
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string_pretty(&self.summary).expect("summary serialises")
+    }
+}
