@@ -4,14 +4,12 @@
 
 pub mod analysis;
 mod back_to_back;
+mod limits;
 mod single_switch;
 mod spine_leaf;
 mod xgft;
 
-
-
-
-
+pub use xgft::Xgft;
 
 use crate::units::{Rate, Time};
 
