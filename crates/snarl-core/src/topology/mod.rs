@@ -9,6 +9,9 @@ mod single_switch;
 mod spine_leaf;
 mod xgft;
 
+pub use back_to_back::BackToBack;
+pub use single_switch::SingleSwitch;
+pub use spine_leaf::SpineLeaf;
 pub use xgft::Xgft;
 
 use crate::units::{Rate, Time};
