@@ -36,12 +36,12 @@ impl Ord for Entry {
     }
 }
 
-const WHEEL_BITS: u32 = 10;
-const WHEEL: u64 = 1 << WHEEL_BITS;
 
 pub struct EventQueue {
     /// log2 of the bucket width in picoseconds.
     shift: u32,
+    /// Number of wheel buckets (a power of two).
+    wheel_len: u64,
     /// Bucket number (time >> shift) of `current`.
     cursor: u64,
     /// Events of the cursor's bucket, sorted by (time, seq).
@@ -55,15 +55,18 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
-    /// `bucket_ps` is a hint for the typical gap between events (rounded to a power of 2).
-    pub fn new(bucket_ps: u64) -> EventQueue {
+    /// Buckets of about `bucket_ps` picoseconds (rounded down to a power of two), and a
+    /// wheel of `2^wheel_bits` of them; events beyond the wheel wait in a heap.
+    pub fn new(bucket_ps: u64, wheel_bits: u32) -> EventQueue {
         let shift = 63 - bucket_ps.max(1).leading_zeros();
+        let wheel_len = 1u64 << wheel_bits.clamp(6, 24);
         EventQueue {
             shift,
+            wheel_len,
             cursor: 0,
             current: VecDeque::new(),
-            wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
-            occupied: vec![0; (WHEEL / 64) as usize],
+            wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
+            occupied: vec![0; (wheel_len / 64) as usize],
             overflow: BinaryHeap::new(),
             seq: 0,
             len: 0,
@@ -88,8 +91,8 @@ impl EventQueue {
         debug_assert!(bucket >= self.cursor, "event scheduled in the past");
         if bucket == self.cursor {
             self.insert_current(entry);
-        } else if bucket < self.cursor + WHEEL {
-            let slot = (bucket & (WHEEL - 1)) as usize;
+        } else if bucket < self.cursor + self.wheel_len {
+            let slot = (bucket & (self.wheel_len - 1)) as usize;
             self.wheel[slot].push(entry);
             self.occupied[slot / 64] |= 1 << (slot % 64);
         } else {
@@ -117,7 +120,7 @@ impl EventQueue {
             match self.next_occupied_bucket() {
                 Some(bucket) => {
                     self.cursor = bucket;
-                    let slot = (bucket & (WHEEL - 1)) as usize;
+                    let slot = (bucket & (self.wheel_len - 1)) as usize;
                     self.occupied[slot / 64] &= !(1 << (slot % 64));
                     let mut spare = Vec::from(std::mem::take(&mut self.current));
                     spare.clear();
@@ -145,7 +148,7 @@ impl EventQueue {
     fn next_occupied_bucket(&self) -> Option<u64> {
         let start = self.cursor + 1;
         let words = self.occupied.len();
-        let first_slot = (start & (WHEEL - 1)) as usize;
+        let first_slot = (start & (self.wheel_len - 1)) as usize;
         // Scan the bitmap once around the ring, starting at `first_slot`.
         for step in 0..=words {
             let word_index = (first_slot / 64 + step) % words;
@@ -157,7 +160,7 @@ impl EventQueue {
             }
             if word != 0 {
                 let slot = (word_index * 64 + word.trailing_zeros() as usize) as u64;
-                let offset = (slot + WHEEL - (start & (WHEEL - 1))) & (WHEEL - 1);
+                let offset = (slot + self.wheel_len - (start & (self.wheel_len - 1))) & (self.wheel_len - 1);
                 return Some(start + offset);
             }
         }
@@ -168,14 +171,14 @@ impl EventQueue {
     fn pull_overflow(&mut self) {
         while let Some(first) = self.overflow.peek() {
             let bucket = first.time >> self.shift;
-            if bucket >= self.cursor + WHEEL {
+            if bucket >= self.cursor + self.wheel_len {
                 break;
             }
             let entry = self.overflow.pop().expect("peeked");
             if bucket == self.cursor {
                 self.insert_current(entry);
             } else {
-                let slot = (bucket & (WHEEL - 1)) as usize;
+                let slot = (bucket & (self.wheel_len - 1)) as usize;
                 self.wheel[slot].push(entry);
                 self.occupied[slot / 64] |= 1 << (slot % 64);
             }
@@ -215,7 +218,7 @@ mod tests {
     #[test]
     fn matches_reference_order() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
-        let mut queue = EventQueue::new(1000);
+        let mut queue = EventQueue::new(1000, 10);
         let mut reference = BinaryHeap::new();
         let mut seq = 0u64;
         let mut now = 0u64;

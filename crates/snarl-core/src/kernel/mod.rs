@@ -75,10 +75,13 @@ impl Simulation {
         let end = sim.duration.0;
         let window = sim.window.map_or((end / 100).max(1), |w| w.0);
         let stats = Stats::new(work.groups.len(), sim.warmup.0, window, end);
-        // Calendar buckets of about 1/256 packet time: the wheel (1024 buckets) then spans
-        // a few packet times, the horizon of nearly every event, and stays in cache.
+        // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
+        // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
+        // every event out of the overflow heap while the wheel stays cache-sized.
         let packet_time = topo.host_link(0).rate.serialize(config.nic.mtu.0);
-        let hint = (packet_time / 256).max(16);
+        let hosts = topo.num_hosts() as u64;
+        let bucket = (packet_time * 4 / hosts).max(16);
+        let wheel_bits = (hosts / 2).max(1024).ilog2();
         let mut simulation = Simulation {
             now: 0,
             end,
@@ -87,7 +90,7 @@ impl Simulation {
             watchdog: sim.watchdog.0,
             last_progress: 0,
             events: 0,
-            queue: EventQueue::new(hint),
+            queue: EventQueue::new(bucket, wheel_bits),
             packets: PacketSlab::new(),
             messages: MessageSlab::new(),
             topo,
