@@ -6,6 +6,8 @@
 //! Fabrics are largely synchronous (equal packet and link times), so many events share
 //! one instant: a bucket is sorted once when it becomes current (its entries arrive
 //! nearly in order, which the sort detects in linear time) and then popped from the front.
+//! Wheel buckets are linked lists threaded through one arena of nodes, so memory follows
+//! the number of pending events, not the number of buckets times the largest one.
 
 use super::event::Event;
 use std::cmp::Ordering;
@@ -37,6 +39,14 @@ impl Ord for Entry {
 }
 
 
+#[derive(Clone, Copy)]
+struct Node {
+    entry: Entry,
+    next: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
 pub struct EventQueue {
     /// log2 of the bucket width in picoseconds.
     shift: u32,
@@ -46,7 +56,10 @@ pub struct EventQueue {
     cursor: u64,
     /// Events of the cursor's bucket, sorted by (time, seq).
     current: VecDeque<Entry>,
-    wheel: Vec<Vec<Entry>>,
+    /// (first, last) node of each bucket's list, `NONE` when empty.
+    wheel: Vec<(u32, u32)>,
+    nodes: Vec<Node>,
+    free_node: u32,
     /// One bit per wheel slot: set when the slot holds events.
     occupied: Vec<u64>,
     overflow: BinaryHeap<Entry>,
@@ -65,7 +78,9 @@ impl EventQueue {
             wheel_len,
             cursor: 0,
             current: VecDeque::new(),
-            wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
+            wheel: vec![(NONE, NONE); wheel_len as usize],
+            nodes: Vec::new(),
+            free_node: NONE,
             occupied: vec![0; (wheel_len / 64) as usize],
             overflow: BinaryHeap::new(),
             seq: 0,
@@ -93,8 +108,7 @@ impl EventQueue {
             self.insert_current(entry);
         } else if bucket < self.cursor + self.wheel_len {
             let slot = (bucket & (self.wheel_len - 1)) as usize;
-            self.wheel[slot].push(entry);
-            self.occupied[slot / 64] |= 1 << (slot % 64);
+            self.append(slot, entry);
         } else {
             self.overflow.push(entry);
         }
@@ -122,11 +136,16 @@ impl EventQueue {
                     self.cursor = bucket;
                     let slot = (bucket & (self.wheel_len - 1)) as usize;
                     self.occupied[slot / 64] &= !(1 << (slot % 64));
-                    let mut spare = Vec::from(std::mem::take(&mut self.current));
-                    spare.clear();
-                    let mut events = std::mem::replace(&mut self.wheel[slot], spare);
-                    events.sort_unstable_by_key(|e| (e.time, e.seq));
-                    self.current = VecDeque::from(events);
+                    debug_assert!(self.current.is_empty());
+                    let (mut node, _) = std::mem::replace(&mut self.wheel[slot], (NONE, NONE));
+                    while node != NONE {
+                        let Node { entry, next } = self.nodes[node as usize];
+                        self.current.push_back(entry);
+                        self.nodes[node as usize].next = self.free_node;
+                        self.free_node = node;
+                        node = next;
+                    }
+                    self.current.make_contiguous().sort_unstable_by_key(|e| (e.time, e.seq));
                     self.pull_overflow();
                     return true;
                 }
@@ -179,8 +198,7 @@ impl EventQueue {
                 self.insert_current(entry);
             } else {
                 let slot = (bucket & (self.wheel_len - 1)) as usize;
-                self.wheel[slot].push(entry);
-                self.occupied[slot / 64] |= 1 << (slot % 64);
+                self.append(slot, entry);
             }
         }
     }
@@ -192,6 +210,28 @@ impl EventQueue {
             }
             let entry = self.overflow.pop().expect("peeked");
             self.insert_current(entry);
+        }
+    }
+
+    /// Appends to the list of wheel bucket `slot`.
+    #[inline]
+    fn append(&mut self, slot: usize, entry: Entry) {
+        let node = if self.free_node != NONE {
+            let n = self.free_node;
+            self.free_node = self.nodes[n as usize].next;
+            self.nodes[n as usize] = Node { entry, next: NONE };
+            n
+        } else {
+            self.nodes.push(Node { entry, next: NONE });
+            (self.nodes.len() - 1) as u32
+        };
+        let (first, last) = self.wheel[slot];
+        if first == NONE {
+            self.wheel[slot] = (node, node);
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+        } else {
+            self.nodes[last as usize].next = node;
+            self.wheel[slot].1 = node;
         }
     }
 
