@@ -3,5 +3,6 @@
 mod analytic;
 mod bad_input;
 mod determinism;
+mod docs;
 mod scenarios;
 mod common;
