@@ -4,5 +4,6 @@ mod analytic;
 mod bad_input;
 mod determinism;
 mod docs;
+mod mechanisms;
 mod scenarios;
 mod common;

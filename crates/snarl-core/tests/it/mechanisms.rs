@@ -1,0 +1,106 @@
+//! Each mechanism has a test that fails if it is switched off or broken.
+
+use crate::common::*;
+
+const SPINE_LEAF: &str = include_str!("../../../../scenarios/basics/spine-leaf-oversubscribed.toml");
+
+fn spine_leaf(overrides: &[(&str, &str)]) -> f64 {
+    let mut all = vec![("topology.oversubscription", "1:1"), ("simulation.duration", "120us")];
+    all.extend_from_slice(overrides);
+    run(SPINE_LEAF, &all).summary.accepted_load
+}
+
+/// D-mod-K spreads a leaf's consecutive destinations over distinct spines: a cross-leaf
+/// shift permutation runs without collisions.
+#[test]
+fn dmodk_routes_a_shift_permutation_without_collisions() {
+    let accepted = spine_leaf(&[("routing.type", "dmodk")]);
+    assert!(accepted > 0.95, "accepted {accepted}");
+}
+
+/// ECMP hashing collides flows on uplinks (the classic weakness): with one queue pair per
+/// destination it carries clearly less than D-mod-K.
+#[test]
+fn ecmp_hash_collisions_cost_throughput() {
+    let ecmp = spine_leaf(&[("routing.type", "ecmp"), ("routing.hash", "five_tuple")]);
+    let dmodk = spine_leaf(&[("routing.type", "dmodk")]);
+    assert!(ecmp < dmodk - 0.05, "ECMP {ecmp} vs D-mod-K {dmodk}");
+}
+
+/// Hashing the QP number alone and hashing the 5-tuple are different functions: they
+/// place the same flows differently.
+#[test]
+fn ecmp_qp_hash_differs_from_five_tuple_hash() {
+    let by_qp = spine_leaf(&[("routing.type", "ecmp"), ("routing.hash", "qp")]);
+    let by_tuple = spine_leaf(&[("routing.type", "ecmp"), ("routing.hash", "five_tuple")]);
+    assert_ne!(by_qp, by_tuple);
+}
+
+/// Adaptive choice among up-ports avoids the collisions random choice suffers.
+#[test]
+fn adaptive_up_port_choice_beats_random_on_a_permutation() {
+    let adaptive = spine_leaf(&[("routing.select", "adaptive")]);
+    let random = spine_leaf(&[("routing.select", "random")]);
+    assert!(adaptive > random, "adaptive {adaptive} vs random {random}");
+}
+
+/// Deterministic (source-mod-k) choice is one path per source.
+#[test]
+fn deterministic_choice_is_repeatable_and_collision_free_for_a_shift() {
+    let accepted = spine_leaf(&[("routing.select", "deterministic")]);
+    assert!(accepted > 0.95, "accepted {accepted}");
+}
+
+/// A static cap throttles injection, whatever the offered load.
+#[test]
+fn injection_cap_limits_a_group() {
+    let text = format!("{SINGLE_SWITCH}\n[[traffic.groups]]\nname = \"capped\"\ncount = 4\ncap = 0.3\nload = 1.0\n");
+    let r = run(&text, &[]);
+    let capped = &r.summary.groups["capped"];
+    assert_close("capped group", capped.accepted_load, 0.3, 0.02);
+    assert!(capped.offered_load > 0.95, "offered {}", capped.offered_load);
+    assert!(r.summary.counters["source_queue_full"] > 0, "refused generations are counted");
+}
+
+/// Phases change a group's load at a point of the timeline.
+#[test]
+fn phases_change_load_on_the_timeline() {
+    let text = format!(
+        "{}\n[[traffic.phases]]\nat = \"100us\"\ngroup = \"default\"\nload = 0.1\n",
+        SINGLE_SWITCH
+    );
+    let r = run(&text, &[("simulation.window", "10us")]);
+    let (times, groups, accepted) = match (
+        r.timeseries.column("time"),
+        r.timeseries.column("group"),
+        r.timeseries.column("accepted_load"),
+    ) {
+        (
+            Some(snarl_core::ColumnData::F64(t)),
+            Some(snarl_core::ColumnData::Str(g)),
+            Some(snarl_core::ColumnData::F64(a)),
+        ) => (t, g, a),
+        other => panic!("unexpected columns {other:?}"),
+    };
+    let mean = |from: f64, to: f64| {
+        let v: Vec<f64> = (0..times.len())
+            .filter(|&i| groups[i] == "all" && times[i] >= from && times[i] < to)
+            .map(|i| accepted[i])
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    assert_close("before the phase", mean(30_000.0, 100_000.0), 0.5, 0.04);
+    assert_close("after the phase", mean(120_000.0, 200_000.0), 0.1, 0.03);
+}
+
+/// Interleaved placement spreads a group over the fabric; contiguous keeps it together.
+#[test]
+fn placement_decides_which_hosts_form_a_group() {
+    let text = format!(
+        "{SINGLE_SWITCH}\n[[traffic.groups]]\nname = \"spread\"\ncount = 2\nplacement = \"interleaved\"\npattern = {{ type = \"silent\" }}\n"
+    );
+    let r = run(&text, &[]);
+    // Silent hosts offer nothing; the other six carry the load.
+    assert_eq!(r.summary.groups["spread"].offered_load, 0.0);
+    assert_eq!(r.summary.groups["default"].hosts, 6);
+}
