@@ -83,6 +83,7 @@ def resolve_config(
 
 
 def _check_seed(seed: object) -> None:
+    """A seed is None or an int in [0, 2^64)."""
     if seed is None:
         return
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -158,6 +159,7 @@ def toml_value(value: Any, key: str = "", top: bool = True) -> str:
 
 
 def _is_toml_value(text: str) -> bool:
+    """Whether ``text`` parses as a TOML value (``0.5``, ``true``, ``[1, 2]``, ``"x"``)."""
     try:
         _tomllib.loads(f"v = {text}")
     except _tomllib.TOMLDecodeError:
@@ -166,6 +168,8 @@ def _is_toml_value(text: str) -> bool:
 
 
 class _NotAValue(Exception):
+    """A value of a dict config that has no TOML form, with its key path."""
+
     def __init__(self, path: str, message: str) -> None:
         super().__init__(message)
         self.path = path
@@ -189,6 +193,7 @@ def _plain(value: Any, path: str) -> Any:
 
 
 def _config_error(path: str, message: str) -> _core.ConfigError:
+    """A ConfigError shaped like the core's: message, ``.path`` and ``.message``."""
     error = _core.ConfigError(f"config error at `{path}`: {message}")
     error.path = path
     error.message = message

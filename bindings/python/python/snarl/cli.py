@@ -31,19 +31,22 @@ OUTPUT_FILES = frozenset({"summary.json", "config.toml", "timeseries.parquet"})
 class Failure(Exception):
     """Ends the command with a one-line message on stderr and an exit code."""
 
-    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT, one_line: bool = True) -> None:
         super().__init__(message)
         self.code = code
+        self.one_line = one_line
 
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr, exit code 2."""
 
     def error(self, message: str) -> NoReturn:
+        """Reports a usage error as a :class:`Failure` (one line, exit 2)."""
         raise Failure(message)
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The command line: ``snarl [--version] run FILE.toml [options]``."""
     from snarl import __version__
 
     parser = _Parser(
@@ -84,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _seed(text: str) -> int:
+    """Parses ``--seed``: an integer in [0, 2^64) (decimal, or 0x.. hexadecimal)."""
     try:
         seed = int(text, 0)
     except ValueError:
@@ -102,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         return int(args.handler(args))
     except Failure as failure:
-        _error(str(failure))
+        _error(str(failure), failure.one_line)
         return failure.code
     except KeyboardInterrupt:
         print("snarl: interrupted", file=sys.stderr)
@@ -114,13 +118,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
-def _error(message: str) -> None:
-    """Writes ``snarl: error: <message>`` as one line on stderr."""
-    one_line = " ".join(message.split())
-    print(f"snarl: error: {one_line}", file=sys.stderr)
+def _error(message: str, one_line: bool = True) -> None:
+    """Writes ``snarl: error: <message>`` on stderr, as one line unless told otherwise."""
+    if one_line:
+        message = " ".join(message.split())
+    print(f"snarl: error: {message.rstrip()}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> int:
+    """``snarl run``: check the input, simulate, write --out, print the summary."""
     from snarl import _core
     from snarl.report import Report
 
@@ -140,7 +146,8 @@ def _run(args: argparse.Namespace) -> int:
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
     except _core.DeadlockError as e:
-        raise Failure(str(e), EXIT_DEADLOCK) from None
+        # The report of blocked ports may span lines: keep them.
+        raise Failure(str(e), EXIT_DEADLOCK, one_line=False) from None
     except _core.SnarlError as e:
         raise Failure(f"{e} (this is a bug in snarl)", EXIT_INTERNAL) from None
 
@@ -156,6 +163,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _parse_override(item: str) -> tuple[str, str]:
+    """Splits ``--set key=value`` at the first ``=``."""
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise Failure(f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. --set traffic.load=0.5")
@@ -163,6 +171,7 @@ def _parse_override(item: str) -> tuple[str, str]:
 
 
 def _read_config(file: str) -> str:
+    """The text of the experiment file; any failure to read it is bad input."""
     path = Path(file)
     try:
         return path.read_text(encoding="utf-8")
@@ -276,8 +285,10 @@ def _print_tables(report: Any, file: str) -> None:
 
 
 def _num(value: Any, digits: int) -> str:
+    """A number with thousands separators and ``digits`` decimals; "-" if missing."""
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
 def _int(value: Any) -> str:
+    """An integer with thousands separators; "-" if missing."""
     return "-" if value is None else f"{value:,}"

@@ -69,6 +69,7 @@ class Report:
 
     @cached_property
     def _arrow(self) -> pa.Table:
+        """Builds the Table once from the run's columns."""
         import pyarrow as pa
 
         arrays = {}
@@ -97,6 +98,7 @@ class Report:
 
 
 def _flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"latency": {"p99": 1}}`` -> ``{"latency.p99": 1}``."""
     flat: dict[str, Any] = {}
     for key, value in figures.items():
         if isinstance(value, dict):
