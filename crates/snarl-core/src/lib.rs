@@ -6,11 +6,20 @@
 
 pub mod config;
 pub mod error;
+pub mod flow_control;
+pub mod kernel;
+pub mod nic;
+pub mod observe;
+pub mod packet;
 pub mod report;
+pub mod routing;
+pub mod switch;
 pub mod topology;
+pub mod traffic;
 pub mod units;
 
 pub use config::{load_config, Config};
+pub use kernel::Simulation;
 pub use error::{Error, Result};
 pub use report::{Column, ColumnData, Report, Summary, Table};
 
@@ -22,8 +31,7 @@ pub fn run(config: &Config) -> Result<Report> {
 /// Simulates `config`, calling `progress(fraction_done)` now and then (at most a few
 /// times per wall second); returning `false` stops the run with [`Error::Interrupted`].
 pub fn run_with_progress(config: &Config, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
-    let _ = (config, progress);
-    Err(Error::Invariant("the simulation kernel is not built yet".into()))
+    kernel::Simulation::new(config)?.run(progress)
 }
 
 impl Config {

@@ -354,7 +354,7 @@ impl Default for PatternConfig {
 #[serde(deny_unknown_fields)]
 pub struct GroupConfig {
     pub name: String,
-    /// How many hosts: give exactly one of `count`, `fraction` or `hosts`.
+    /// How many hosts: give exactly one of `count`, `fraction`, `hosts` or `rest`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -362,6 +362,9 @@ pub struct GroupConfig {
     /// Explicit host indices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Vec<u32>>,
+    /// `rest = true`: every host that no other group takes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rest: bool,
     #[serde(default)]
     pub placement: Placement,
     #[serde(default)]

@@ -163,9 +163,12 @@ impl Config {
             if names[..i].contains(&g.name.as_str()) {
                 p.add(format!("{at}.name"), format!("group name `{}` is used twice", g.name));
             }
-            let given = [g.count.is_some(), g.fraction.is_some(), g.hosts.is_some()];
+            let given = [g.count.is_some(), g.fraction.is_some(), g.hosts.is_some(), g.rest];
             if given.iter().filter(|x| **x).count() != 1 {
-                p.add(at.clone(), "give exactly one of `count`, `fraction` or `hosts`");
+                p.add(at.clone(), "give exactly one of `count`, `fraction`, `hosts` or `rest = true`");
+            }
+            if g.rest && t.groups[..i].iter().any(|earlier| earlier.rest) {
+                p.add(format!("{at}.rest"), "only one group can take the rest of the hosts");
             }
             if let Some(f) = g.fraction {
                 p.fraction(&format!("{at}.fraction"), f, false);

@@ -3,15 +3,20 @@
 //! Graph algorithms (BFS, diameter, reachability) are free functions in [`analysis`].
 
 pub mod analysis;
+mod any;
 mod back_to_back;
+mod build;
+mod limits;
 mod single_switch;
 mod spine_leaf;
 mod xgft;
 
-
-
-
-
+pub use any::AnyTopology;
+pub use back_to_back::BackToBack;
+pub use build::build;
+pub use single_switch::SingleSwitch;
+pub use spine_leaf::SpineLeaf;
+pub use xgft::Xgft;
 
 use crate::units::{Rate, Time};
 

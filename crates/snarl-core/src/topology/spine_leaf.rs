@@ -1,1 +1,278 @@
-//! placeholder
+//! Two-tier leaf-spine fabrics, with parallel links between every leaf and spine and an
+//! optional oversubscription that scales the uplink rate.
+//!
+//! Switches `0..leaves` are leaves, then come the spines. Leaf ports `0..hosts_per_leaf`
+//! lead to its hosts (host h sits on leaf h / hosts_per_leaf), then port
+//! `hosts_per_leaf + s * links_per_pair + j` is parallel link j to spine s, which sees it
+//! at its port `leaf * links_per_pair + j`.
+
+use super::limits::{check_nodes, check_ports};
+use super::{Endpoint, Link, LinkClasses, PortRange, Topology, UpDown};
+use crate::error::{Error, Result};
+use crate::units::Rate;
+
+#[derive(Clone, Debug)]
+pub struct SpineLeaf {
+    leaves: usize,
+    spines: usize,
+    hosts_per_leaf: usize,
+    links_per_pair: usize,
+    host_link: Link,
+    uplink: Link,
+}
+
+impl SpineLeaf {
+    /// `uplink_fraction = Some(f)` (from an oversubscription "1:f") sets the uplink rate so
+    /// that a leaf's uplink capacity is f times its host capacity; otherwise uplinks run
+    /// at the switch link rate.
+    pub fn new(
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        links_per_pair: u32,
+        uplink_fraction: Option<f64>,
+        links: LinkClasses,
+    ) -> Result<SpineLeaf> {
+        let name = format!("spine-leaf ({leaves} leaves, {spines} spines, {hosts_per_leaf} hosts per leaf)");
+        if leaves == 0 || spines == 0 || hosts_per_leaf == 0 || links_per_pair == 0 {
+            return Err(Error::Topology(format!(
+                "{name}: leaves, spines, hosts per leaf and links per pair must be positive (links per pair: {links_per_pair})"
+            )));
+        }
+        let (l, s, h, p) = (leaves as u64, spines as u64, hosts_per_leaf as u64, links_per_pair as u64);
+        check_ports(&name, "leaf", h + s * p)?;
+        check_ports(&name, "spine", l * p)?;
+        check_nodes(&name, "hosts", Some(l * h))?;
+        check_nodes(&name, "switches", Some(l + s))?;
+
+        let rate = match uplink_fraction {
+            None => links.switch.rate,
+            Some(f) => {
+                let bits = links.host.rate.0 as f64 * h as f64 * f / (s * p) as f64;
+                if !(f.is_finite() && f > 0.0 && bits.round() >= 1.0 && bits < u64::MAX as f64) {
+                    return Err(Error::Topology(format!(
+                        "{name}: an uplink fraction of {f} gives no usable uplink rate ({bits} bits/s)"
+                    )));
+                }
+                Rate(bits.round() as u64)
+            }
+        };
+        Ok(SpineLeaf {
+            leaves: leaves as usize,
+            spines: spines as usize,
+            hosts_per_leaf: hosts_per_leaf as usize,
+            links_per_pair: links_per_pair as usize,
+            host_link: links.host,
+            uplink: Link { rate, latency: links.switch.latency },
+        })
+    }
+
+    pub fn leaves(&self) -> usize {
+        self.leaves
+    }
+
+    pub fn spines(&self) -> usize {
+        self.spines
+    }
+
+    pub fn hosts_per_leaf(&self) -> usize {
+        self.hosts_per_leaf
+    }
+
+    pub fn links_per_pair(&self) -> usize {
+        self.links_per_pair
+    }
+
+    /// The leaf-spine links (all parallel links are alike).
+    pub fn uplink(&self) -> Link {
+        self.uplink
+    }
+
+    /// E.g. "spine-leaf: 16 leaves of 8 hosts, 4 spines, 1 link per pair at 100Gbps: 128 hosts, 20 switches".
+    pub fn describe(&self) -> String {
+        format!(
+            "spine-leaf: {} leaves of {} hosts, {} spines, {} link{} per pair at {}: {} hosts, {} switches",
+            self.leaves,
+            self.hosts_per_leaf,
+            self.spines,
+            self.links_per_pair,
+            if self.links_per_pair == 1 { "" } else { "s" },
+            self.uplink.rate,
+            self.num_hosts(),
+            self.num_switches()
+        )
+    }
+
+    fn up_ports(&self) -> usize {
+        self.spines * self.links_per_pair
+    }
+}
+
+impl Topology for SpineLeaf {
+    fn num_switches(&self) -> usize {
+        self.leaves + self.spines
+    }
+
+    fn num_hosts(&self) -> usize {
+        self.leaves * self.hosts_per_leaf
+    }
+
+    fn num_ports(&self, switch: usize) -> usize {
+        if switch < self.leaves {
+            self.hosts_per_leaf + self.up_ports()
+        } else {
+            self.leaves * self.links_per_pair
+        }
+    }
+
+    fn peer(&self, switch: usize, port: usize) -> Endpoint {
+        let p = self.links_per_pair;
+        if switch < self.leaves {
+            if port < self.hosts_per_leaf {
+                return Endpoint::Host((switch * self.hosts_per_leaf + port) as u32);
+            }
+            let up = port - self.hosts_per_leaf;
+            let (spine, j) = (up / p, up % p);
+            Endpoint::Switch { switch: (self.leaves + spine) as u32, port: (switch * p + j) as u16 }
+        } else {
+            let (leaf, j) = (port / p, port % p);
+            let spine = switch - self.leaves;
+            Endpoint::Switch { switch: leaf as u32, port: (self.hosts_per_leaf + spine * p + j) as u16 }
+        }
+    }
+
+    fn attachment(&self, host: usize) -> Endpoint {
+        Endpoint::Switch { switch: (host / self.hosts_per_leaf) as u32, port: (host % self.hosts_per_leaf) as u16 }
+    }
+
+    fn link(&self, switch: usize, port: usize) -> Link {
+        if switch < self.leaves && port < self.hosts_per_leaf {
+            self.host_link
+        } else {
+            self.uplink
+        }
+    }
+
+    fn host_link(&self, _host: usize) -> Link {
+        self.host_link
+    }
+}
+
+impl UpDown for SpineLeaf {
+    fn next_hops(&self, switch: usize, dst_host: usize) -> PortRange {
+        let dst_leaf = dst_host / self.hosts_per_leaf;
+        if switch == dst_leaf {
+            PortRange { first: (dst_host % self.hosts_per_leaf) as u16, count: 1, dmodk: 0 }
+        } else if switch < self.leaves {
+            // Up port dst mod (spines·links): dst picks spine (dst mod that) / links and
+            // parallel link dst mod links, the same link the spine picks on the way down.
+            let count = self.up_ports();
+            PortRange { first: self.hosts_per_leaf as u16, count: count as u16, dmodk: (dst_host % count) as u16 }
+        } else {
+            let p = self.links_per_pair;
+            PortRange { first: (dst_leaf * p) as u16, count: p as u16, dmodk: (dst_host % p) as u16 }
+        }
+    }
+
+    fn level(&self, switch: usize) -> usize {
+        if switch < self.leaves {
+            1
+        } else {
+            2
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::analysis::*;
+    use crate::units::Time;
+    use std::collections::HashSet;
+
+    fn links() -> LinkClasses {
+        LinkClasses {
+            host: Link { rate: Rate(100_000_000_000), latency: Time::from_ns(25) },
+            switch: Link { rate: Rate(400_000_000_000), latency: Time::from_ns(60) },
+        }
+    }
+
+    #[test]
+    fn counts_and_ports() {
+        let t = SpineLeaf::new(16, 4, 8, 1, None, links()).unwrap();
+        assert_eq!(
+            t.describe(),
+            "spine-leaf: 16 leaves of 8 hosts, 4 spines, 1 link per pair at 400Gbps: 128 hosts, 20 switches"
+        );
+        assert_eq!((t.num_hosts(), t.num_switches()), (128, 20));
+        assert_eq!(port_degrees(&t), [vec![12; 16], vec![16; 4]].concat());
+        assert_eq!(t.uplink(), links().switch);
+        assert_eq!((t.level(15), t.level(16)), (1, 2));
+        assert_eq!(diameter(&t), 2);
+        assert!(all_hosts_reachable(&t));
+        check_wiring(&t).unwrap();
+    }
+
+    #[test]
+    fn parallel_links() {
+        let t = SpineLeaf::new(4, 3, 5, 2, None, links()).unwrap();
+        assert_eq!(port_degrees(&t), [vec![5 + 6; 4], vec![8; 3]].concat());
+        // Leaf 2, spine 1, parallel link 1: leaf port 5 + 1·2 + 1, spine port 2·2 + 1.
+        assert_eq!(t.peer(2, 8), Endpoint::Switch { switch: 5, port: 5 });
+        assert_eq!(t.peer(5, 5), Endpoint::Switch { switch: 2, port: 8 });
+        assert_eq!(t.next_hops(5, 13), PortRange { first: 4, count: 2, dmodk: 1 });
+        assert_eq!(t.next_hops(0, 13), PortRange { first: 5, count: 6, dmodk: 1 });
+        assert_eq!(t.next_hops(2, 13), PortRange { first: 3, count: 1, dmodk: 0 });
+        check_wiring(&t).unwrap();
+        up_down_path_ok(&t).unwrap();
+    }
+
+    #[test]
+    fn oversubscribed_uplink_rates() {
+        // 8 hosts of 100 Gb/s per leaf, 4 spines: "1:0.5" leaves 400 Gb/s up, 100 per uplink.
+        let half = SpineLeaf::new(8, 4, 8, 1, Some(0.5), links()).unwrap();
+        assert_eq!(half.uplink(), Link { rate: Rate(100_000_000_000), latency: Time::from_ns(60) });
+        let three_quarters = SpineLeaf::new(8, 4, 8, 1, Some(0.75), links()).unwrap();
+        assert_eq!(three_quarters.uplink().rate, Rate(150_000_000_000));
+        assert_eq!(three_quarters.link(8, 0).rate, Rate(150_000_000_000));
+        assert_eq!(three_quarters.link(0, 7), links().host);
+        let parallel = SpineLeaf::new(8, 4, 8, 2, Some(1.0), links()).unwrap();
+        assert_eq!(parallel.uplink().rate, Rate(100_000_000_000));
+        check_wiring(&three_quarters).unwrap();
+    }
+
+    #[test]
+    fn up_down_and_dmodk() {
+        for t in
+            [SpineLeaf::new(5, 3, 4, 1, None, links()).unwrap(), SpineLeaf::new(3, 2, 6, 3, None, links()).unwrap()]
+        {
+            up_down_path_ok(&t).unwrap();
+            for dst in 0..t.num_hosts() {
+                let mut spine_ports = HashSet::new();
+                for src in (0..t.num_hosts()).filter(|&s| s / t.hosts_per_leaf() != dst / t.hosts_per_leaf()) {
+                    let path = dmodk_path(&t, src, dst).unwrap();
+                    assert_eq!(path.len(), 3);
+                    // The spine and its parallel link down to dst are the same for every source.
+                    let hops = t.next_hops(path[1], dst);
+                    spine_ports.insert((path[1], hops.first + hops.dmodk));
+                }
+                assert_eq!(spine_ports.len(), 1, "destination {dst}: {spine_ports:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_sizes_are_errors() {
+        let err = |r: Result<SpineLeaf>| match r {
+            Err(Error::Topology(message)) => message,
+            other => panic!("expected a topology error, got {other:?}"),
+        };
+        assert!(err(SpineLeaf::new(0, 4, 8, 1, None, links())).contains("must be positive"));
+        assert!(err(SpineLeaf::new(4, 4, 8, 0, None, links())).contains("must be positive"));
+        assert!(err(SpineLeaf::new(4, 4, 65_535, 1, None, links())).contains("a leaf would have 65539 ports"));
+        assert!(err(SpineLeaf::new(40_000, 4, 8, 2, None, links())).contains("a spine would have 80000 ports"));
+        assert!(err(SpineLeaf::new(4, 4, 8, 1, Some(0.0), links())).contains("no usable uplink rate"));
+        assert!(err(SpineLeaf::new(4, 4, 8, 1, Some(f64::NAN), links())).contains("no usable uplink rate"));
+        assert!(err(SpineLeaf::new(4, 4, 8, 1, Some(1e300), links())).contains("no usable uplink rate"));
+    }
+}

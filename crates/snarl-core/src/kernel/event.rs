@@ -1,0 +1,28 @@
+//! The closed set of events the kernel dispatches by `match`.
+
+/// Events carry small indices only: global port ids, host ids, packet handles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A host's traffic source may generate its next message (stale if `epoch` is old).
+    Generate { host: u32, epoch: u32 },
+    /// A host's NIC may be able to inject (link free, cap elapsed).
+    HostWake { host: u32 },
+    /// The head of `packet` reaches input port `port` (global id) of a switch.
+    Arrive { port: u32, packet: u32 },
+    /// The tail of `packet` reaches its destination host.
+    Deliver { packet: u32 },
+    /// A crossbar transfer from input `input` to output `output` has finished.
+    XbarFree { input: u32, output: u32 },
+    /// Output port `port` may be able to transmit (transfer finished or packet ready).
+    LinkWake { port: u32 },
+    /// Credits for `bytes` on `vc` return to a sender: an output port, or a host NIC
+    /// when the high bit of `target` is set.
+    Credit { target: u32, vc: u8, bytes: u32 },
+    /// Traffic phase `index` begins.
+    Phase { index: u32 },
+    /// Periodic check that packets still move.
+    Watchdog,
+}
+
+/// Flag in `Event::Credit::target` marking a host NIC.
+pub const HOST_TARGET: u32 = 1 << 31;

@@ -1,0 +1,231 @@
+//! Pending events ordered by (time, sequence number): a calendar of fixed-width buckets
+//! over a sliding window, with the current bucket kept as a binary heap and far-future
+//! events in an overflow heap. Push is O(1) for near events; nothing allocates once the
+//! buckets have grown to their working size.
+
+use super::event::Event;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: u64,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.time == other.time && self.seq == other.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq).
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.time, other.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+const WHEEL_BITS: u32 = 14;
+const WHEEL: u64 = 1 << WHEEL_BITS;
+
+pub struct EventQueue {
+    /// log2 of the bucket width in picoseconds.
+    shift: u32,
+    /// Bucket number (time >> shift) of `current`.
+    cursor: u64,
+    current: BinaryHeap<Entry>,
+    wheel: Vec<Vec<Entry>>,
+    /// One bit per wheel slot: set when the slot holds events.
+    occupied: Vec<u64>,
+    overflow: BinaryHeap<Entry>,
+    seq: u64,
+    len: usize,
+}
+
+impl EventQueue {
+    /// `bucket_ps` is a hint for the typical gap between events (rounded to a power of 2).
+    pub fn new(bucket_ps: u64) -> EventQueue {
+        let shift = 63 - bucket_ps.max(1).leading_zeros();
+        EventQueue {
+            shift,
+            cursor: 0,
+            current: BinaryHeap::new(),
+            wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
+            occupied: vec![0; (WHEEL / 64) as usize],
+            overflow: BinaryHeap::new(),
+            seq: 0,
+            len: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Schedules `event` at `time`; `time` must not be before the last popped event.
+    #[inline]
+    pub fn push(&mut self, time: u64, event: Event) {
+        let entry = Entry { time, seq: self.seq, event };
+        self.seq += 1;
+        self.len += 1;
+        let bucket = time >> self.shift;
+        debug_assert!(bucket >= self.cursor, "event scheduled in the past");
+        if bucket == self.cursor {
+            self.current.push(entry);
+        } else if bucket < self.cursor + WHEEL {
+            let slot = (bucket & (WHEEL - 1)) as usize;
+            self.wheel[slot].push(entry);
+            self.occupied[slot / 64] |= 1 << (slot % 64);
+        } else {
+            self.overflow.push(entry);
+        }
+    }
+
+    /// The earliest event, removed.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(u64, Event)> {
+        if self.current.is_empty() && !self.advance() {
+            return None;
+        }
+        let entry = self.current.pop()?;
+        self.len -= 1;
+        Some((entry.time, entry.event))
+    }
+
+    /// Moves the cursor to the next non-empty bucket and loads it into `current`.
+    fn advance(&mut self) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        loop {
+            match self.next_occupied_bucket() {
+                Some(bucket) => {
+                    self.cursor = bucket;
+                    let slot = (bucket & (WHEEL - 1)) as usize;
+                    self.occupied[slot / 64] &= !(1 << (slot % 64));
+                    let spare = std::mem::take(&mut self.current).into_vec();
+                    let events = std::mem::replace(&mut self.wheel[slot], spare);
+                    self.current = BinaryHeap::from(events);
+                    self.pull_overflow();
+                    return true;
+                }
+                None => {
+                    // The window is empty: jump to the first overflow event.
+                    let first = self.overflow.peek().expect("len > 0 with nothing queued");
+                    self.cursor = first.time >> self.shift;
+                    self.pull_overflow_into_current();
+                    self.pull_overflow();
+                    if !self.current.is_empty() {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// First occupied wheel bucket strictly after the cursor, within the window.
+    fn next_occupied_bucket(&self) -> Option<u64> {
+        let start = self.cursor + 1;
+        let words = self.occupied.len();
+        let first_slot = (start & (WHEEL - 1)) as usize;
+        // Scan the bitmap once around the ring, starting at `first_slot`.
+        for step in 0..=words {
+            let word_index = (first_slot / 64 + step) % words;
+            let mut word = self.occupied[word_index];
+            if step == 0 {
+                word &= !0u64 << (first_slot % 64);
+            } else if step == words {
+                word &= !(!0u64 << (first_slot % 64));
+            }
+            if word != 0 {
+                let slot = (word_index * 64 + word.trailing_zeros() as usize) as u64;
+                let offset = (slot + WHEEL - (start & (WHEEL - 1))) & (WHEEL - 1);
+                return Some(start + offset);
+            }
+        }
+        None
+    }
+
+    /// Moves overflow events that now fall inside the window onto the wheel.
+    fn pull_overflow(&mut self) {
+        while let Some(first) = self.overflow.peek() {
+            let bucket = first.time >> self.shift;
+            if bucket >= self.cursor + WHEEL {
+                break;
+            }
+            let entry = self.overflow.pop().expect("peeked");
+            if bucket == self.cursor {
+                self.current.push(entry);
+            } else {
+                let slot = (bucket & (WHEEL - 1)) as usize;
+                self.wheel[slot].push(entry);
+                self.occupied[slot / 64] |= 1 << (slot % 64);
+            }
+        }
+    }
+
+    fn pull_overflow_into_current(&mut self) {
+        while let Some(first) = self.overflow.peek() {
+            if first.time >> self.shift != self.cursor {
+                break;
+            }
+            let entry = self.overflow.pop().expect("peeked");
+            self.current.push(entry);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Against a plain binary heap: same events in the same (time, seq) order.
+    #[test]
+    fn matches_reference_order() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+        let mut queue = EventQueue::new(1000);
+        let mut reference = BinaryHeap::new();
+        let mut seq = 0u64;
+        let mut now = 0u64;
+        for round in 0..200_000u32 {
+            let pushes = rng.random_range(0..3);
+            for _ in 0..pushes {
+                let delta = match rng.random_range(0..10) {
+                    0 => 0,
+                    1..=6 => rng.random_range(0..5_000),
+                    7..=8 => rng.random_range(0..2_000_000),
+                    _ => rng.random_range(0..100_000_000_000),
+                };
+                let ev = Event::HostWake { host: round };
+                queue.push(now + delta, ev);
+                reference.push(Entry { time: now + delta, seq, event: ev });
+                seq += 1;
+            }
+            if rng.random_bool(0.5) {
+                let got = queue.pop();
+                let want = reference.pop().map(|e| (e.time, e.event));
+                assert_eq!(got, want, "round {round}");
+                if let Some((t, _)) = got {
+                    now = t;
+                }
+            }
+        }
+        while let Some(e) = reference.pop() {
+            assert_eq!(queue.pop(), Some((e.time, e.event)));
+        }
+        assert_eq!(queue.pop(), None);
+        assert!(queue.is_empty());
+    }
+}

@@ -1,0 +1,286 @@
+//! The discrete-event kernel: owns every piece of state, pops events in (time, sequence)
+//! order and dispatches them by `match`. It knows components only by their entry points.
+
+mod context;
+mod event;
+mod event_queue;
+
+pub use context::Ctx;
+pub use event::{Event, HOST_TARGET};
+pub use event_queue::EventQueue;
+
+use crate::config::{Config, SwitchConfig, TimeUnit};
+use crate::error::{Error, Result};
+use crate::nic::Nics;
+use crate::observe::{GroupInfo, Stats};
+use crate::packet::{MessageSlab, PacketSlab};
+use crate::report::Report;
+use crate::routing::hash::mix64;
+use crate::routing::AnyRouting;
+use crate::switch::IoqFabric;
+use crate::topology::{self, AnyTopology, Topology};
+use crate::traffic::Workload;
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+use std::time::Instant;
+
+/// Picoseconds per reported time unit (a cycle is one nanosecond).
+const PS_PER_UNIT: f64 = 1_000.0;
+
+pub struct Simulation {
+    now: u64,
+    end: u64,
+    seed: u64,
+    time_unit: TimeUnit,
+    watchdog: u64,
+    last_progress: u64,
+    events: u64,
+    queue: EventQueue,
+    packets: PacketSlab,
+    messages: MessageSlab,
+    topo: AnyTopology,
+    routing: AnyRouting,
+    fabric: IoqFabric,
+    nics: Nics,
+    work: Workload,
+    stats: Stats,
+    traffic_rng: Pcg64Mcg,
+    routing_rng: Pcg64Mcg,
+}
+
+impl Simulation {
+    /// Builds the fabric, traffic and observers of a validated config.
+    pub fn new(config: &Config) -> Result<Simulation> {
+        let topo = topology::build(&config.topology, &config.links)?;
+        if topo.num_hosts() < 2 {
+            return Err(Error::Topology("a fabric needs at least two hosts".into()));
+        }
+        let routing = AnyRouting::build(&config.routing, &topo)?;
+        let SwitchConfig::Ioq { vcs, input_buffer, output_buffer, speedup, latency, .. } = config.switch;
+        let vcs = vcs as usize;
+        let fabric = IoqFabric::new(&topo, vcs, input_buffer.0, output_buffer.0, speedup, latency.0);
+        let nics = Nics::new(
+            &topo,
+            |s, p| fabric.global_port(s, p),
+            vcs,
+            input_buffer.0,
+            config.nic.mtu.0,
+            config.nic.source_queue as usize,
+            config.nic.qps_per_destination,
+        );
+        let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x7472_6166_6669_63));
+        let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x726f_7574_696e_67));
+        let work = Workload::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?;
+        let sim = &config.simulation;
+        let end = sim.duration.0;
+        let window = sim.window.map_or((end / 100).max(1), |w| w.0);
+        let stats = Stats::new(work.groups.len(), sim.warmup.0, window, end);
+        // Bucket width: about half the shortest per-hop delay.
+        let host_link = topo.host_link(0);
+        let hint = host_link.latency.0.min(host_link.rate.serialize(config.nic.mtu.0)).max(128) / 2;
+        let mut simulation = Simulation {
+            now: 0,
+            end,
+            seed: config.seed,
+            time_unit: sim.time_unit,
+            watchdog: sim.watchdog.0,
+            last_progress: 0,
+            events: 0,
+            queue: EventQueue::new(hint),
+            packets: PacketSlab::new(),
+            messages: MessageSlab::new(),
+            topo,
+            routing,
+            fabric,
+            nics,
+            work,
+            stats,
+            traffic_rng,
+            routing_rng,
+        };
+        simulation.schedule_start();
+        Ok(simulation)
+    }
+
+    fn schedule_start(&mut self) {
+        for g in 0..self.work.groups.len() {
+            self.start_sources(g);
+        }
+        for (index, phase) in self.work.phases.iter().enumerate() {
+            self.queue.push(phase.at.0, Event::Phase { index: index as u32 });
+        }
+        self.queue.push(self.watchdog, Event::Watchdog);
+    }
+
+    /// (Re)starts the sources of group `g` from now on with its current settings.
+    fn start_sources(&mut self, g: usize) {
+        let group = &self.work.groups[g];
+        let sends = group.sends(&self.work.patterns);
+        for &h in &group.hosts {
+            let epoch = self.nics.bump_epoch(h as usize);
+            if sends {
+                let at = self.now + group.process.first(group.load, &mut self.traffic_rng);
+                self.queue.push(at, Event::Generate { host: h, epoch });
+            }
+        }
+    }
+
+    /// Runs to the configured duration.
+    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
+        let started = Instant::now();
+        let mut last_report = started;
+        while let Some((time, event)) = self.queue.pop() {
+            if time >= self.end {
+                break;
+            }
+            self.now = time;
+            self.events += 1;
+            self.dispatch(event)?;
+            if self.events & 0xffff == 0 {
+                let wall = Instant::now();
+                if wall.duration_since(last_report).as_millis() >= 100 {
+                    last_report = wall;
+                    if !progress(self.now as f64 / self.end as f64) {
+                        return Err(Error::Interrupted(format!("{:.1}% of the run", 100.0 * self.now as f64 / self.end as f64)));
+                    }
+                }
+            }
+        }
+        progress(1.0);
+        self.finish(started.elapsed().as_secs_f64())
+    }
+
+    #[inline]
+    fn dispatch(&mut self, event: Event) -> Result<()> {
+        let mut ctx = Ctx {
+            now: self.now,
+            queue: &mut self.queue,
+            packets: &mut self.packets,
+            messages: &mut self.messages,
+            stats: &mut self.stats,
+            topo: &self.topo,
+            routing: &self.routing,
+            routing_rng: &mut self.routing_rng,
+            last_progress: &mut self.last_progress,
+        };
+        match event {
+            Event::Arrive { port, packet } => self.fabric.arrive(&mut ctx, port, packet),
+            Event::XbarFree { input, output } => self.fabric.crossbar_free(&mut ctx, input, output),
+            Event::LinkWake { port } => self.fabric.link_wake(&mut ctx, port),
+            Event::Credit { target, vc, bytes } => {
+                if target & HOST_TARGET != 0 {
+                    self.nics.credit(&mut ctx, &self.work, target & !HOST_TARGET, vc as usize, bytes as u64);
+                } else {
+                    self.fabric.credit(&mut ctx, target, vc as usize, bytes as u64);
+                }
+            }
+            Event::Deliver { packet } => deliver(&mut ctx, &self.work, packet),
+            Event::HostWake { host } => self.nics.wake_event(&mut ctx, &self.work, host),
+            Event::Generate { host, epoch } => {
+                if epoch == self.nics.epoch(host as usize) {
+                    self.nics.generate(&mut ctx, &self.work, &mut self.traffic_rng, host);
+                }
+            }
+            Event::Phase { index } => self.begin_phase(index as usize),
+            Event::Watchdog => self.check_progress()?,
+        }
+        Ok(())
+    }
+
+    fn begin_phase(&mut self, index: usize) {
+        let changes = self.work.phases[index].changes.clone();
+        for change in changes {
+            let group = &mut self.work.groups[change.group as usize];
+            if let Some(p) = change.pattern {
+                group.pattern = p;
+            }
+            if let Some(load) = change.load {
+                group.load = load;
+            }
+            if let Some(cap) = change.cap {
+                group.cap = cap;
+            }
+            if change.pattern.is_some() || change.load.is_some() {
+                self.start_sources(change.group as usize);
+            }
+        }
+    }
+
+    fn check_progress(&mut self) -> Result<()> {
+        let in_flight = self.stats.injected - self.stats.delivered;
+        if in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.watchdog {
+            let blocked = self.fabric.blocked_ports(10);
+            return Err(Error::Deadlock(format!(
+                "no packet moved for {} (at {} with {in_flight} packets in flight); blocked: {}",
+                crate::units::Time(self.watchdog),
+                crate::units::Time(self.now),
+                blocked.join("; ")
+            )));
+        }
+        self.queue.push(self.now + self.watchdog, Event::Watchdog);
+        Ok(())
+    }
+
+    /// Checks the lossless invariants: conservation, credits within bounds, buffers
+    /// within capacity. Called by `finish`; tests may call it at any time.
+    pub fn check_invariants(&self) -> Result<()> {
+        let counts = self.stats.packet_counts();
+        if counts.injected != counts.delivered + counts.in_flight || counts.dropped != 0 {
+            return Err(Error::Invariant(format!("packet conservation broken: {counts:?}")));
+        }
+        if counts.in_flight != self.packets.live() as u64 {
+            return Err(Error::Invariant(format!(
+                "{} packets in flight by the counters but {} alive",
+                counts.in_flight,
+                self.packets.live()
+            )));
+        }
+        self.fabric.check_invariants().map_err(Error::Invariant)?;
+        self.nics.check_invariants().map_err(Error::Invariant)?;
+        Ok(())
+    }
+
+    fn finish(self, wall_seconds: f64) -> Result<Report> {
+        self.check_invariants()?;
+        let infos: Vec<GroupInfo> = self
+            .work
+            .groups
+            .iter()
+            .map(|g| GroupInfo {
+                name: g.name.clone(),
+                hosts: g.hosts.len() as u64,
+                capacity_bps: g.hosts.iter().map(|&h| self.nics.rate(h as usize).0 as f64).sum(),
+            })
+            .collect();
+        let names: Vec<String> = infos.iter().map(|i| i.name.clone()).collect();
+        let capacity: Vec<f64> = infos.iter().map(|i| i.capacity_bps).collect();
+        let mut summary = self.stats.summarise(&infos, self.end, PS_PER_UNIT);
+        summary.sim_time = self.end as f64 / PS_PER_UNIT;
+        summary.measure_from = self.stats.measure_from as f64 / PS_PER_UNIT;
+        summary.time_unit = match self.time_unit {
+            TimeUnit::Ns => "ns".into(),
+            TimeUnit::Cycles => "cycles".into(),
+        };
+        summary.seed = self.seed;
+        summary.events = self.events;
+        summary.wall_seconds = wall_seconds;
+        let timeseries = self.stats.series.table(&names, &capacity, PS_PER_UNIT);
+        Ok(Report { summary, timeseries })
+    }
+}
+
+/// The tail of a packet reached its destination: account and free it.
+fn deliver(ctx: &mut Ctx, work: &Workload, packet: u32) {
+    let p = ctx.packets[packet];
+    let dst_group = work.host_group[p.dst as usize];
+    ctx.stats.on_deliver(ctx.now, p.group, dst_group, p.size as u64, p.created, p.injected);
+    *ctx.last_progress = ctx.now;
+    let message = &mut ctx.messages[p.message];
+    message.outstanding -= 1;
+    if message.outstanding == 0 {
+        let created = message.created;
+        ctx.messages.release(p.message);
+        ctx.stats.on_message_done(ctx.now, p.group, created);
+    }
+    ctx.packets.release(packet);
+}

@@ -1,0 +1,203 @@
+//! Observers: per-group counters, latency distributions and windowed throughput. They
+//! watch the model and never steer it; every hook is O(1) and allocation-free.
+
+mod latency;
+mod series;
+
+pub use latency::Latency;
+pub use series::Series;
+
+use crate::report::{GroupSummary, PacketCounts, Summary};
+use std::collections::BTreeMap;
+
+/// What one group did during the measurement interval (packet counts: whole run).
+#[derive(Clone, Default)]
+pub struct GroupStats {
+    pub generated_bytes: u64,
+    pub delivered_bytes: u64,
+    pub received_bytes: u64,
+    pub injected_packets: u64,
+    pub delivered_packets: u64,
+    pub latency: Latency,
+    pub network_latency: Latency,
+    pub message_latency: Latency,
+}
+
+/// Named counters of the run, reported under `counters`.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Counters {
+    pub messages_generated: u64,
+    pub messages_delivered: u64,
+    pub source_queue_full: u64,
+    pub packets_dropped: u64,
+}
+
+pub struct Stats {
+    /// Start of the measurement interval, in picoseconds.
+    pub measure_from: u64,
+    pub groups: Vec<GroupStats>,
+    pub series: Series,
+    pub counters: Counters,
+    pub injected: u64,
+    pub delivered: u64,
+    pub packet_hops: u64,
+}
+
+impl Stats {
+    pub fn new(groups: usize, measure_from: u64, window: u64, duration: u64) -> Stats {
+        Stats {
+            measure_from,
+            groups: vec![GroupStats::default(); groups],
+            series: Series::new(groups, window, duration),
+            counters: Counters::default(),
+            injected: 0,
+            delivered: 0,
+            packet_hops: 0,
+        }
+    }
+
+    #[inline]
+    pub fn on_generate(&mut self, now: u64, group: u16, bytes: u64, accepted: bool) {
+        self.series.add_generated(now, group, bytes);
+        if accepted {
+            self.counters.messages_generated += 1;
+        } else {
+            self.counters.source_queue_full += 1;
+        }
+        if now >= self.measure_from {
+            self.groups[group as usize].generated_bytes += bytes;
+        }
+    }
+
+    #[inline]
+    pub fn on_inject(&mut self, group: u16) {
+        self.injected += 1;
+        self.groups[group as usize].injected_packets += 1;
+    }
+
+    /// A packet's tail reached its destination.
+    #[inline]
+    pub fn on_deliver(&mut self, now: u64, src_group: u16, dst_group: u16, bytes: u64, created: u64, injected: u64) {
+        self.delivered += 1;
+        self.series.add_delivered(now, src_group, bytes, now - created);
+        let g = &mut self.groups[src_group as usize];
+        g.delivered_packets += 1;
+        if now >= self.measure_from {
+            g.delivered_bytes += bytes;
+            g.latency.record(now - created);
+            g.network_latency.record(now - injected);
+            self.groups[dst_group as usize].received_bytes += bytes;
+        }
+    }
+
+    #[inline]
+    pub fn on_message_done(&mut self, now: u64, group: u16, created: u64) {
+        self.counters.messages_delivered += 1;
+        if now >= self.measure_from {
+            self.groups[group as usize].message_latency.record(now - created);
+        }
+    }
+
+    /// The summary; `groups[g]` names group g and gives its hosts' count and summed
+    /// link capacity (bits/s).
+    pub fn summarise(&self, groups: &[GroupInfo], end: u64, ps_per_unit: f64) -> Summary {
+        let seconds = (end.saturating_sub(self.measure_from)) as f64 * 1e-12;
+        let mut summaries = BTreeMap::new();
+        let mut total = GroupStats::default();
+        let mut all_info = GroupInfo { name: "all".into(), hosts: 0, capacity_bps: 0.0 };
+        for (info, g) in groups.iter().zip(&self.groups) {
+            summaries.insert(info.name.clone(), group_summary(g, info, seconds, ps_per_unit));
+            total.generated_bytes += g.generated_bytes;
+            total.delivered_bytes += g.delivered_bytes;
+            total.received_bytes += g.received_bytes;
+            total.injected_packets += g.injected_packets;
+            total.delivered_packets += g.delivered_packets;
+            total.latency.merge(&g.latency);
+            total.network_latency.merge(&g.network_latency);
+            total.message_latency.merge(&g.message_latency);
+            all_info.hosts += info.hosts;
+            all_info.capacity_bps += info.capacity_bps;
+        }
+        let all = group_summary(&total, &all_info, seconds, ps_per_unit);
+        let c = &self.counters;
+        let counters = [
+            ("messages_generated", c.messages_generated),
+            ("messages_delivered", c.messages_delivered),
+            ("source_queue_full", c.source_queue_full),
+            ("packets_dropped", c.packets_dropped),
+            ("packet_hops", self.packet_hops),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        Summary {
+            accepted_load: all.accepted_load,
+            offered_load: all.offered_load,
+            received_load: all.received_load,
+            accepted_gbps: all.accepted_gbps,
+            offered_gbps: all.offered_gbps,
+            latency: all.latency,
+            network_latency: all.network_latency,
+            message_latency: all.message_latency,
+            packets: self.packet_counts(),
+            groups: summaries,
+            counters,
+            packet_hops: self.packet_hops,
+            ..Summary::default()
+        }
+    }
+
+    pub fn packet_counts(&self) -> PacketCounts {
+        PacketCounts {
+            injected: self.injected,
+            delivered: self.delivered,
+            in_flight: self.injected - self.delivered,
+            dropped: self.counters.packets_dropped,
+        }
+    }
+}
+
+/// A group as the summary names and normalises it.
+#[derive(Clone, Debug)]
+pub struct GroupInfo {
+    pub name: String,
+    pub hosts: u64,
+    /// Summed link capacity of the group's hosts, bits/s.
+    pub capacity_bps: f64,
+}
+
+fn group_summary(g: &GroupStats, info: &GroupInfo, seconds: f64, ps_per_unit: f64) -> GroupSummary {
+    // Bytes over the interval, as a fraction of the group's capacity (= per-endpoint load).
+    let load = |bytes: u64| {
+        if info.capacity_bps > 0.0 && seconds > 0.0 {
+            bytes as f64 * 8.0 / seconds / info.capacity_bps
+        } else {
+            0.0
+        }
+    };
+    let per_endpoint_gbps = |bytes: u64| {
+        if info.hosts > 0 && seconds > 0.0 {
+            bytes as f64 * 8.0 / seconds / info.hosts as f64 / 1e9
+        } else {
+            0.0
+        }
+    };
+    GroupSummary {
+        hosts: info.hosts,
+        accepted_load: load(g.delivered_bytes),
+        offered_load: load(g.generated_bytes),
+        received_load: load(g.received_bytes),
+        accepted_gbps: per_endpoint_gbps(g.delivered_bytes),
+        offered_gbps: per_endpoint_gbps(g.generated_bytes),
+        received_gbps: per_endpoint_gbps(g.received_bytes),
+        latency: g.latency.stats(ps_per_unit),
+        network_latency: g.network_latency.stats(ps_per_unit),
+        message_latency: g.message_latency.stats(ps_per_unit),
+        packets: PacketCounts {
+            injected: g.injected_packets,
+            delivered: g.delivered_packets,
+            in_flight: g.injected_packets - g.delivered_packets,
+            dropped: 0,
+        },
+    }
+}

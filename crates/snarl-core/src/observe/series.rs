@@ -1,0 +1,109 @@
+//! Throughput and latency per fixed time window and group: flat arrays sized at build.
+
+use crate::report::{Column, ColumnData, Table};
+
+pub struct Series {
+    groups: usize,
+    window: u64,
+    windows: usize,
+    /// Indexed [window * groups + group].
+    generated: Vec<u64>,
+    delivered: Vec<u64>,
+    latency_sum: Vec<u64>,
+    latency_count: Vec<u64>,
+}
+
+impl Series {
+    pub fn new(groups: usize, window: u64, duration: u64) -> Series {
+        let windows = duration.div_ceil(window.max(1)) as usize;
+        let cells = windows * groups;
+        Series {
+            groups,
+            window: window.max(1),
+            windows,
+            generated: vec![0; cells],
+            delivered: vec![0; cells],
+            latency_sum: vec![0; cells],
+            latency_count: vec![0; cells],
+        }
+    }
+
+    #[inline]
+    fn cell(&self, now: u64, group: u16) -> Option<usize> {
+        let w = (now / self.window) as usize;
+        (w < self.windows).then(|| w * self.groups + group as usize)
+    }
+
+    #[inline]
+    pub fn add_generated(&mut self, now: u64, group: u16, bytes: u64) {
+        if let Some(c) = self.cell(now, group) {
+            self.generated[c] += bytes;
+        }
+    }
+
+    #[inline]
+    pub fn add_delivered(&mut self, now: u64, group: u16, bytes: u64, latency: u64) {
+        if let Some(c) = self.cell(now, group) {
+            self.delivered[c] += bytes;
+            self.latency_sum[c] += latency;
+            self.latency_count[c] += 1;
+        }
+    }
+
+    /// Tidy table: one row per (window, group) plus the group "all". Loads are normalised
+    /// per endpoint to link capacity; `capacity_bps[g]` is group g's summed capacity.
+    pub fn table(&self, names: &[String], capacity_bps: &[f64], ps_per_unit: f64) -> Table {
+        let rows = self.windows * (self.groups + 1);
+        let mut start = Vec::with_capacity(rows);
+        let mut group = Vec::with_capacity(rows);
+        let mut offered = Vec::with_capacity(rows);
+        let mut accepted = Vec::with_capacity(rows);
+        let mut latency = Vec::with_capacity(rows);
+        let mut packets = Vec::with_capacity(rows);
+        let seconds = self.window as f64 * 1e-12;
+        let total_capacity: f64 = capacity_bps.iter().sum();
+        let load = |bytes: u64, cap: f64| if cap > 0.0 { bytes as f64 * 8.0 / seconds / cap } else { 0.0 };
+        for w in 0..self.windows {
+            let t = (w as u64 * self.window) as f64 / ps_per_unit;
+            let (mut gen_all, mut del_all, mut lat_all, mut n_all) = (0, 0, 0, 0);
+            for g in 0..self.groups {
+                let c = w * self.groups + g;
+                start.push(t);
+                group.push(names[g].clone());
+                offered.push(load(self.generated[c], capacity_bps[g]));
+                accepted.push(load(self.delivered[c], capacity_bps[g]));
+                latency.push(mean(self.latency_sum[c], self.latency_count[c], ps_per_unit));
+                packets.push(self.latency_count[c]);
+                gen_all += self.generated[c];
+                del_all += self.delivered[c];
+                lat_all += self.latency_sum[c];
+                n_all += self.latency_count[c];
+            }
+            start.push(t);
+            group.push("all".to_string());
+            offered.push(load(gen_all, total_capacity));
+            accepted.push(load(del_all, total_capacity));
+            latency.push(mean(lat_all, n_all, ps_per_unit));
+            packets.push(n_all);
+        }
+        let col = |name: &str, data| Column { name: name.to_string(), data };
+        Table {
+            columns: vec![
+                col("time", ColumnData::F64(start)),
+                col("group", ColumnData::Str(group)),
+                col("offered_load", ColumnData::F64(offered)),
+                col("accepted_load", ColumnData::F64(accepted)),
+                col("latency_mean", ColumnData::F64(latency)),
+                col("packets_delivered", ColumnData::U64(packets)),
+            ],
+        }
+    }
+}
+
+fn mean(sum: u64, count: u64, ps_per_unit: f64) -> f64 {
+    if count == 0 {
+        f64::NAN
+    } else {
+        sum as f64 / count as f64 / ps_per_unit
+    }
+}

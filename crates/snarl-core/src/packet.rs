@@ -1,0 +1,228 @@
+//! Packets and messages live in slabs and travel as `u32` handles; queues are intrusive
+//! FIFOs threaded through the packets, so moving a packet never allocates.
+
+/// The null handle.
+pub const NIL: u32 = u32::MAX;
+
+/// One packet in flight. Fields are those the per-hop path reads.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    /// Next packet in whatever FIFO holds this one.
+    pub next: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u32,
+    /// Queue pair of the flow within (src, dst).
+    pub qp: u32,
+    pub message: u32,
+    pub group: u16,
+    pub vc: u8,
+    /// Output VC chosen at the current switch.
+    pub out_vc: u8,
+    /// Output port chosen at the current switch.
+    pub out_port: u16,
+    pub hops: u16,
+    /// Generation time of the packet's message.
+    pub created: u64,
+    /// Time the first bit left the source NIC.
+    pub injected: u64,
+    /// Time the tail reaches the buffer currently holding the packet.
+    pub tail_at: u64,
+    /// Earliest time the current output may start sending it (cut-through bound).
+    pub ready_at: u64,
+}
+
+/// A pool of packets with a free list; handles stay valid until freed.
+#[derive(Default)]
+pub struct PacketSlab {
+    packets: Vec<Packet>,
+    free: u32,
+    live: u32,
+}
+
+impl PacketSlab {
+    pub fn alloc(&mut self, packet: Packet) -> u32 {
+        self.live += 1;
+        if self.free != NIL && !self.packets.is_empty() {
+            let id = self.free;
+            self.free = self.packets[id as usize].next;
+            self.packets[id as usize] = packet;
+            id
+        } else {
+            self.packets.push(packet);
+            (self.packets.len() - 1) as u32
+        }
+    }
+
+    pub fn release(&mut self, id: u32) {
+        self.live -= 1;
+        self.packets[id as usize].next = self.free;
+        self.free = id;
+    }
+
+    pub fn live(&self) -> u32 {
+        self.live
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.packets.len()
+    }
+
+    pub fn new() -> PacketSlab {
+        PacketSlab { packets: Vec::new(), free: NIL, live: 0 }
+    }
+}
+
+impl std::ops::Index<u32> for PacketSlab {
+    type Output = Packet;
+    #[inline]
+    fn index(&self, id: u32) -> &Packet {
+        &self.packets[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<u32> for PacketSlab {
+    #[inline]
+    fn index_mut(&mut self, id: u32) -> &mut Packet {
+        &mut self.packets[id as usize]
+    }
+}
+
+/// An intrusive FIFO of packets, with its byte count.
+#[derive(Clone, Copy, Debug)]
+pub struct Fifo {
+    pub head: u32,
+    pub tail: u32,
+    pub len: u32,
+    pub bytes: u64,
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo { head: NIL, tail: NIL, len: 0, bytes: 0 }
+    }
+}
+
+impl Fifo {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    #[inline]
+    pub fn push(&mut self, slab: &mut PacketSlab, id: u32) {
+        slab[id].next = NIL;
+        if self.tail == NIL {
+            self.head = id;
+        } else {
+            slab[self.tail].next = id;
+        }
+        self.tail = id;
+        self.len += 1;
+        self.bytes += slab[id].size as u64;
+    }
+
+    #[inline]
+    pub fn pop(&mut self, slab: &PacketSlab) -> u32 {
+        let id = self.head;
+        debug_assert!(id != NIL, "pop from an empty FIFO");
+        self.head = slab[id].next;
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        self.len -= 1;
+        self.bytes -= slab[id].size as u64;
+        id
+    }
+}
+
+/// A message: generated as a whole, segmented into packets by its NIC.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Message {
+    pub dst: u32,
+    pub qp: u32,
+    pub created: u64,
+    /// Bytes not yet segmented into packets.
+    pub unsent: u64,
+    /// Packets created but not yet delivered, plus one while bytes remain unsent.
+    pub outstanding: u32,
+    pub vc: u8,
+    pub next_free: u32,
+}
+
+/// Pool of messages, bounded in practice by the source queues.
+#[derive(Default)]
+pub struct MessageSlab {
+    messages: Vec<Message>,
+    free: u32,
+}
+
+impl MessageSlab {
+    pub fn new() -> MessageSlab {
+        MessageSlab { messages: Vec::new(), free: NIL }
+    }
+
+    pub fn alloc(&mut self, message: Message) -> u32 {
+        if self.free != NIL {
+            let id = self.free;
+            self.free = self.messages[id as usize].next_free;
+            self.messages[id as usize] = message;
+            id
+        } else {
+            self.messages.push(message);
+            (self.messages.len() - 1) as u32
+        }
+    }
+
+    pub fn release(&mut self, id: u32) {
+        self.messages[id as usize].next_free = self.free;
+        self.free = id;
+    }
+}
+
+impl std::ops::Index<u32> for MessageSlab {
+    type Output = Message;
+    #[inline]
+    fn index(&self, id: u32) -> &Message {
+        &self.messages[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<u32> for MessageSlab {
+    #[inline]
+    fn index_mut(&mut self, id: u32) -> &mut Message {
+        &mut self.messages[id as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_keeps_order_and_bytes() {
+        let mut slab = PacketSlab::new();
+        let mut q = Fifo::default();
+        let ids: Vec<u32> = (0..5).map(|i| slab.alloc(Packet { size: 10 + i, ..Default::default() })).collect();
+        for &id in &ids {
+            q.push(&mut slab, id);
+        }
+        assert_eq!(q.bytes, 10 + 11 + 12 + 13 + 14);
+        for &id in &ids {
+            assert_eq!(q.pop(&slab), id);
+        }
+        assert!(q.is_empty());
+        assert_eq!(q.bytes, 0);
+    }
+
+    #[test]
+    fn slab_reuses_freed_slots() {
+        let mut slab = PacketSlab::new();
+        let a = slab.alloc(Packet::default());
+        let _b = slab.alloc(Packet::default());
+        slab.release(a);
+        assert_eq!(slab.alloc(Packet::default()), a);
+        assert_eq!(slab.capacity(), 2);
+        assert_eq!(slab.live(), 2);
+    }
+}

@@ -1,0 +1,16 @@
+//! D-mod-K: the up-port is a function of the destination alone, so all traffic to one
+//! destination converges on one root and down-paths are contention free.
+
+use super::{PortView, Route, RouteQuery, Routing};
+use crate::topology::{AnyTopology, UpDown};
+use rand_pcg::Pcg64Mcg;
+
+pub struct DModK;
+
+impl Routing for DModK {
+    #[inline]
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
+        let hops = topo.next_hops(q.switch as usize, q.dst as usize);
+        Route { port: hops.first + hops.dmodk, vc: q.vc }
+    }
+}

@@ -1,0 +1,59 @@
+//! Arbiters pick one request among many.
+
+/// Picks one set bit of a request mask.
+pub trait Arbiter {
+    /// The first requester, in this arbiter's order starting at `start`, for which
+    /// `eligible` holds.
+    fn pick(&self, mask: &[u64], bits: usize, start: usize, eligible: impl FnMut(usize) -> bool) -> Option<usize>;
+}
+
+/// Round robin: scan the requesters cyclically from the one after the last grant.
+pub struct RoundRobin;
+
+impl Arbiter for RoundRobin {
+    #[inline]
+    fn pick(&self, mask: &[u64], bits: usize, start: usize, mut eligible: impl FnMut(usize) -> bool) -> Option<usize> {
+        let start = if start >= bits { 0 } else { start };
+        // Two passes: [start, bits) then [0, start).
+        for (lo, hi) in [(start, bits), (0, start)] {
+            let mut word_index = lo / 64;
+            while word_index * 64 < hi {
+                let mut word = mask[word_index];
+                let base = word_index * 64;
+                if base < lo {
+                    word &= !0u64 << (lo - base);
+                }
+                if hi - base < 64 {
+                    word &= (1u64 << (hi - base)) - 1;
+                }
+                while word != 0 {
+                    let bit = base + word.trailing_zeros() as usize;
+                    if eligible(bit) {
+                        return Some(bit);
+                    }
+                    word &= word - 1;
+                }
+                word_index += 1;
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_rotates_and_skips_ineligible() {
+        let mask = [0b1011_0000u64, 1];
+        let rr = RoundRobin;
+        assert_eq!(rr.pick(&mask, 70, 0, |_| true), Some(4));
+        assert_eq!(rr.pick(&mask, 70, 5, |_| true), Some(5));
+        assert_eq!(rr.pick(&mask, 70, 6, |_| true), Some(7));
+        assert_eq!(rr.pick(&mask, 70, 8, |_| true), Some(64));
+        assert_eq!(rr.pick(&mask, 70, 65, |_| true), Some(4), "wraps around");
+        assert_eq!(rr.pick(&mask, 70, 0, |b| b != 4 && b != 5), Some(7));
+        assert_eq!(rr.pick(&[0, 0], 70, 3, |_| true), None);
+    }
+}

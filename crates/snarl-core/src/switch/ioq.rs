@@ -1,0 +1,410 @@
+//! The input-output queued (IOQ) switch, for all switches of a fabric at once.
+//!
+//! State is struct-of-arrays indexed by global port id (`port_base[switch] + port`) and
+//! by `port * vcs + vc`, so the per-packet path touches a few flat vectors and never
+//! allocates. A packet's life at a switch:
+//!
+//! 1. `arrive`: its head enters the input VC queue; at the head of the queue it is
+//!    routed and requests its output (one bit in the output's request mask).
+//! 2. `try_allocate`: when the output's crossbar side is free, a round-robin arbiter
+//!    grants the first requesting input that is itself free and whose packet fits in the
+//!    output VC buffer. The transfer takes size / (rate · speedup) but cannot end before
+//!    the packet's tail has arrived (cut-through); then the input buffer space is
+//!    returned to the upstream sender as credits that travel the link back.
+//! 3. `try_transmit`: the output link sends the first ready packet (round robin over
+//!    VCs) for which the downstream buffer has room; its output-buffer space is released
+//!    when the tail has left.
+
+use super::arbiter::{Arbiter, RoundRobin};
+use crate::flow_control::{CreditSender, UNLIMITED};
+use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::packet::{Fifo, NIL};
+use crate::routing::{PortView, RouteQuery, Routing};
+use crate::topology::{Endpoint, Topology};
+use crate::units::Rate;
+
+pub struct IoqFabric {
+    vcs: usize,
+    input_capacity: u64,
+    output_capacity: u64,
+    latency: u64,
+
+    // Per switch.
+    port_base: Vec<u32>,
+    radix: Vec<u16>,
+
+    // Per global port.
+    owner: Vec<u32>,
+    /// Far end: a global input port, `HOST_TARGET | host`, or `NIL` when unwired.
+    peer: Vec<u32>,
+    rate: Vec<Rate>,
+    crossbar_rate: Vec<Rate>,
+    link_latency: Vec<u64>,
+    link_free_at: Vec<u64>,
+    /// Earliest pending `LinkWake` (0: none).
+    wake_at: Vec<u64>,
+    /// Output-buffer bytes (and their VC) to release once the current transmission ends.
+    releasing: Vec<(u32, u8)>,
+    crossbar_out_free_at: Vec<u64>,
+    input_busy_until: Vec<u64>,
+    mask_base: Vec<u32>,
+    mask_words: Vec<u16>,
+    grant_next: Vec<u16>,
+    vc_next: Vec<u8>,
+
+    // Per (global port, VC).
+    input: Vec<Fifo>,
+    output: Vec<Fifo>,
+    output_used: Vec<u64>,
+    credits: CreditSender,
+
+    /// Request masks: bit (input port * vcs + vc) of output port o's words.
+    requests: Vec<u64>,
+}
+
+/// The read-only view a routing gets of one switch.
+struct SwitchView<'a> {
+    fabric: &'a IoqFabric,
+    base: usize,
+}
+
+impl PortView for SwitchView<'_> {
+    #[inline]
+    fn occupancy(&self, port: u16) -> u64 {
+        let gp = self.base + port as usize;
+        let v = self.fabric.vcs;
+        self.fabric.output_used[gp * v..gp * v + v].iter().sum::<u64>() + self.fabric.credits.in_use(gp)
+    }
+}
+
+impl IoqFabric {
+    pub fn new(
+        topo: &impl Topology,
+        vcs: usize,
+        input_capacity: u64,
+        output_capacity: u64,
+        speedup: f64,
+        latency: u64,
+    ) -> IoqFabric {
+        let switches = topo.num_switches();
+        let mut port_base = Vec::with_capacity(switches);
+        let mut radix = Vec::with_capacity(switches);
+        let mut total = 0usize;
+        for s in 0..switches {
+            port_base.push(total as u32);
+            let r = topo.num_ports(s);
+            radix.push(r as u16);
+            total += r;
+        }
+        let mut owner = Vec::with_capacity(total);
+        let mut peer = Vec::with_capacity(total);
+        let mut rate = Vec::with_capacity(total);
+        let mut crossbar_rate = Vec::with_capacity(total);
+        let mut link_latency = Vec::with_capacity(total);
+        let mut mask_base = Vec::with_capacity(total);
+        let mut mask_words = Vec::with_capacity(total);
+        let mut credit_capacity = Vec::with_capacity(total);
+        let mut words_total = 0usize;
+        for s in 0..switches {
+            let words = (radix[s] as usize * vcs).div_ceil(64);
+            for p in 0..radix[s] as usize {
+                owner.push(s as u32);
+                let link = topo.link(s, p);
+                let (far, capacity) = match topo.peer(s, p) {
+                    Endpoint::Switch { switch, port } => {
+                        (port_base[switch as usize] + port as u32, input_capacity as i64)
+                    }
+                    Endpoint::Host(h) => (HOST_TARGET | h, UNLIMITED),
+                    Endpoint::Unconnected => (NIL, 0),
+                };
+                peer.push(far);
+                credit_capacity.push(capacity);
+                rate.push(link.rate);
+                crossbar_rate.push(Rate(((link.rate.0 as f64) * speedup).round() as u64));
+                link_latency.push(link.latency.0);
+                mask_base.push(words_total as u32);
+                mask_words.push(words as u16);
+                words_total += words;
+            }
+        }
+        IoqFabric {
+            vcs,
+            input_capacity,
+            output_capacity,
+            latency,
+            port_base,
+            radix,
+            owner,
+            peer,
+            rate,
+            crossbar_rate,
+            link_latency,
+            link_free_at: vec![0; total],
+            wake_at: vec![0; total],
+            releasing: vec![(0, 0); total],
+            crossbar_out_free_at: vec![0; total],
+            input_busy_until: vec![0; total],
+            mask_base,
+            mask_words,
+            grant_next: vec![0; total],
+            vc_next: vec![0; total],
+            input: vec![Fifo::default(); total * vcs],
+            output: vec![Fifo::default(); total * vcs],
+            output_used: vec![0; total * vcs],
+            credits: CreditSender::new(credit_capacity, vcs),
+            requests: vec![0; words_total],
+        }
+    }
+
+    /// Global id of `port` of `switch`.
+    #[inline]
+    pub fn global_port(&self, switch: usize, port: usize) -> u32 {
+        self.port_base[switch] + port as u32
+    }
+
+    pub fn input_capacity(&self) -> u64 {
+        self.input_capacity
+    }
+
+    /// The head of `packet` reaches global input port `gp`.
+    #[inline]
+    pub fn arrive(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
+        let vc = ctx.packets[packet].vc as usize;
+        let q = gp as usize * self.vcs + vc;
+        let was_empty = self.input[q].is_empty();
+        self.input[q].push(ctx.packets, packet);
+        if was_empty {
+            let out = self.route_head(ctx, gp, vc);
+            self.try_allocate(ctx, out);
+        }
+    }
+
+    /// Routes the packet at the head of input (gp, vc) and posts its request.
+    #[inline]
+    fn route_head(&mut self, ctx: &mut Ctx, gp: u32, vc: usize) -> u32 {
+        let id = self.input[gp as usize * self.vcs + vc].head;
+        let switch = self.owner[gp as usize];
+        let base = self.port_base[switch as usize];
+        let p = &ctx.packets[id];
+        let query = RouteQuery { switch, src: p.src, dst: p.dst, qp: p.qp, vc: p.vc };
+        let view = SwitchView { fabric: self, base: base as usize };
+        let route = ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng);
+        let p = &mut ctx.packets[id];
+        p.out_port = route.port;
+        p.out_vc = route.vc;
+        let out = base + route.port as u32;
+        let bit = (gp - base) as usize * self.vcs + vc;
+        self.requests[self.mask_base[out as usize] as usize + bit / 64] |= 1 << (bit % 64);
+        out
+    }
+
+    /// Grants the crossbar path into output `out` to one eligible request, if any.
+    fn try_allocate(&mut self, ctx: &mut Ctx, out: u32) {
+        let o = out as usize;
+        if self.crossbar_out_free_at[o] > ctx.now {
+            return; // Its XbarFree event will retry.
+        }
+        let switch = self.owner[o] as usize;
+        let base = self.port_base[switch] as usize;
+        let bits = self.radix[switch] as usize * self.vcs;
+        let words = self.mask_base[o] as usize..self.mask_base[o] as usize + self.mask_words[o] as usize;
+        let now = ctx.now;
+        let vcs = self.vcs;
+        let picked = RoundRobin.pick(&self.requests[words], bits, self.grant_next[o] as usize, |bit| {
+            let input = base + bit / vcs;
+            if self.input_busy_until[input] > now {
+                return false;
+            }
+            let head = &ctx.packets[self.input[input * vcs + bit % vcs].head];
+            self.output_used[o * vcs + head.out_vc as usize] + head.size as u64 <= self.output_capacity
+        });
+        if let Some(bit) = picked {
+            self.grant(ctx, (base + bit / vcs) as u32, bit % vcs, out, bit);
+        }
+    }
+
+    fn grant(&mut self, ctx: &mut Ctx, input: u32, vc: usize, out: u32, bit: usize) {
+        let (i, o, vcs) = (input as usize, out as usize, self.vcs);
+        let id = self.input[i * vcs + vc].pop(ctx.packets);
+        self.requests[self.mask_base[o] as usize + bit / 64] &= !(1 << (bit % 64));
+        self.grant_next[o] = (bit + 1) as u16;
+
+        let now = ctx.now;
+        let p = &mut ctx.packets[id];
+        let size = p.size as u64;
+        let done = (now + self.crossbar_rate[o].serialize(size)).max(p.tail_at);
+        // Cut-through: the output may start once the head is through the switch, but must
+        // not finish before the tail has crossed the crossbar.
+        let serialise = self.rate[o].serialize(size);
+        p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
+        p.vc = p.out_vc;
+        let out_vc = p.out_vc as usize;
+        self.input_busy_until[i] = done;
+        self.crossbar_out_free_at[o] = done;
+        ctx.schedule(done, Event::XbarFree { input, output: out });
+        // The input buffer frees as the tail leaves it: credits travel back upstream.
+        let upstream = self.peer[i];
+        ctx.schedule(done + self.link_latency[i], Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
+
+        self.output_used[o * vcs + out_vc] += size;
+        self.output[o * vcs + out_vc].push(ctx.packets, id);
+        if !self.input[i * vcs + vc].is_empty() {
+            self.route_head(ctx, input, vc);
+        }
+        self.try_transmit(ctx, out);
+    }
+
+    /// A crossbar transfer ended: both its input and its output may serve others.
+    pub fn crossbar_free(&mut self, ctx: &mut Ctx, input: u32, out: u32) {
+        self.try_allocate(ctx, out);
+        let switch = self.owner[input as usize] as usize;
+        let base = self.port_base[switch];
+        for vc in 0..self.vcs {
+            let head = self.input[input as usize * self.vcs + vc].head;
+            if head != NIL {
+                let wanted = base + ctx.packets[head].out_port as u32;
+                if wanted != out {
+                    self.try_allocate(ctx, wanted);
+                }
+            }
+        }
+    }
+
+    /// Credits for (`port`, `vc`) came back from downstream.
+    pub fn credit(&mut self, ctx: &mut Ctx, port: u32, vc: usize, bytes: u64) {
+        self.credits.on_credit(port as usize, vc, bytes);
+        self.try_transmit(ctx, port);
+    }
+
+    /// The output link of `port` may have finished a packet or have one ready.
+    pub fn link_wake(&mut self, ctx: &mut Ctx, port: u32) {
+        if self.wake_at[port as usize] == ctx.now {
+            self.wake_at[port as usize] = 0;
+        }
+        self.try_transmit(ctx, port);
+    }
+
+    fn try_transmit(&mut self, ctx: &mut Ctx, port: u32) {
+        let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
+        if self.link_free_at[o] > now {
+            return; // Its end-of-transmission wake will come.
+        }
+        let (released, released_vc) = std::mem::take(&mut self.releasing[o]);
+        let mut chosen = None;
+        let mut earliest = u64::MAX;
+        let first = self.vc_next[o] as usize;
+        for k in 0..vcs {
+            let vc = (first + k) % vcs;
+            let head = self.output[o * vcs + vc].head;
+            if head == NIL {
+                continue;
+            }
+            let p = &ctx.packets[head];
+            if !self.credits.can_send(o, vc, p.size as u64) {
+                continue; // A credit event will retry.
+            }
+            if p.ready_at > now {
+                earliest = earliest.min(p.ready_at);
+                continue;
+            }
+            chosen = Some(vc);
+            break;
+        }
+        if let Some(vc) = chosen {
+            self.send(ctx, port, vc);
+        } else if earliest != u64::MAX {
+            self.wake(ctx, port, earliest);
+        }
+        if released > 0 {
+            self.output_used[o * vcs + released_vc as usize] -= released as u64;
+            self.try_allocate(ctx, port);
+        }
+    }
+
+    fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize) {
+        let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
+        let id = self.output[o * vcs + vc].pop(ctx.packets);
+        self.vc_next[o] = ((vc + 1) % vcs) as u8;
+        let size = ctx.packets[id].size as u64;
+        let serialise = self.rate[o].serialize(size);
+        let end = now + serialise;
+        self.credits.on_send(o, vc, size);
+        self.link_free_at[o] = end;
+        self.releasing[o] = (size as u32, vc as u8);
+        // Always wake at the end of the transmission: it releases the buffer space.
+        self.wake_at[o] = end;
+        ctx.schedule(end, Event::LinkWake { port });
+        let arrival = now + self.link_latency[o];
+        let p = &mut ctx.packets[id];
+        p.tail_at = arrival + serialise;
+        p.hops += 1;
+        ctx.stats.packet_hops += 1;
+        *ctx.last_progress = now;
+        let far = self.peer[o];
+        if far & HOST_TARGET != 0 {
+            ctx.schedule(arrival + serialise, Event::Deliver { packet: id });
+        } else {
+            ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
+        }
+    }
+
+    /// Schedules a `LinkWake` at `at` unless one is already pending no later.
+    fn wake(&mut self, ctx: &mut Ctx, port: u32, at: u64) {
+        let pending = self.wake_at[port as usize];
+        if pending >= ctx.now && pending != 0 && pending <= at {
+            return;
+        }
+        self.wake_at[port as usize] = at;
+        ctx.schedule(at, Event::LinkWake { port });
+    }
+
+    /// Packets held in switch buffers.
+    pub fn buffered_packets(&self) -> u64 {
+        self.input.iter().chain(&self.output).map(|q| q.len as u64).sum()
+    }
+
+    /// Credit counters all within [0, capacity], and output accounting consistent.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.credits.check_bounds()?;
+        for (i, (&used, q)) in self.output_used.iter().zip(&self.output).enumerate() {
+            let port = i / self.vcs;
+            let releasing = if self.releasing[port].1 as usize == i % self.vcs { self.releasing[port].0 as u64 } else { 0 };
+            if used != q.bytes + releasing || used > self.output_capacity {
+                return Err(format!("output buffer {i}: {used} bytes accounted, {} queued + {releasing} leaving", q.bytes));
+            }
+        }
+        for (i, q) in self.input.iter().enumerate() {
+            if q.bytes > self.input_capacity {
+                return Err(format!("input buffer {i} holds {} bytes > capacity {}", q.bytes, self.input_capacity));
+            }
+        }
+        Ok(())
+    }
+
+    /// The most loaded blocked queues, for deadlock reports.
+    pub fn blocked_ports(&self, limit: usize) -> Vec<String> {
+        let mut blocked: Vec<(u32, String)> = Vec::new();
+        for (i, q) in self.input.iter().enumerate() {
+            if !q.is_empty() {
+                let gp = i / self.vcs;
+                let switch = self.owner[gp];
+                let port = gp as u32 - self.port_base[switch as usize];
+                blocked.push((q.len, format!("switch {switch} input port {port} vc {}: {} packets", i % self.vcs, q.len)));
+            }
+        }
+        for (i, q) in self.output.iter().enumerate() {
+            if !q.is_empty() {
+                let gp = i / self.vcs;
+                let switch = self.owner[gp];
+                let port = gp as u32 - self.port_base[switch as usize];
+                let credits = self.credits.credits(gp, i % self.vcs);
+                blocked.push((
+                    q.len,
+                    format!("switch {switch} output port {port} vc {}: {} packets, {credits} credit bytes", i % self.vcs, q.len),
+                ));
+            }
+        }
+        blocked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        blocked.into_iter().take(limit).map(|(_, s)| s).collect()
+    }
+}

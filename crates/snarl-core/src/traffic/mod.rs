@@ -1,0 +1,226 @@
+//! Traffic: node groups with their own pattern, load and cap, an injection process, and
+//! phases that change them along the timeline. Everything is resolved at build time into
+//! flat tables; the per-message path only indexes them.
+
+mod pattern;
+mod placement;
+mod process;
+
+pub use pattern::Pattern;
+pub use process::Process;
+
+use crate::config::{Config, GroupConfig, PatternConfig, TrafficConfig};
+use crate::error::{Error, Result};
+use crate::units::{Rate, Time};
+use rand_pcg::Pcg64Mcg;
+
+/// The current settings of one node group.
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub name: String,
+    pub hosts: Vec<u32>,
+    pub load: f64,
+    /// Injection cap as a fraction of the host link; 1.0 means uncapped.
+    pub cap: f64,
+    /// Index into [`Workload::patterns`].
+    pub pattern: u32,
+    pub message_size: u64,
+    pub process: Process,
+}
+
+impl Group {
+    pub fn sends(&self, patterns: &[Pattern]) -> bool {
+        self.load > 0.0 && !patterns[self.pattern as usize].is_silent()
+    }
+}
+
+/// One group's changes at a phase boundary.
+#[derive(Clone, Debug)]
+pub struct GroupChange {
+    pub group: u16,
+    pub pattern: Option<u32>,
+    pub load: Option<f64>,
+    pub cap: Option<f64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Phase {
+    pub at: Time,
+    pub label: String,
+    pub changes: Vec<GroupChange>,
+}
+
+/// All traffic of a run, resolved.
+pub struct Workload {
+    pub groups: Vec<Group>,
+    /// Group of each host.
+    pub host_group: Vec<u16>,
+    pub patterns: Vec<Pattern>,
+    /// Sorted by time.
+    pub phases: Vec<Phase>,
+}
+
+impl Workload {
+    /// Resolves the traffic of `config` on a fabric of `hosts` hosts with links of
+    /// `host_rate`.
+    pub fn build(config: &Config, hosts: usize, host_rate: Rate, rng: &mut Pcg64Mcg) -> Result<Workload> {
+        let t = &config.traffic;
+        let mut builder = Builder { hosts, patterns: Vec::new(), rng };
+        let mut free: Vec<u32> = (0..hosts as u32).collect();
+        let mut groups = Vec::new();
+        let mut host_group = vec![u16::MAX; hosts];
+        let default_size = t.message_size.unwrap_or(config.nic.mtu).0;
+        // Groups that take "the rest" are filled after all others.
+        let (rest, sized): (Vec<usize>, Vec<usize>) = (0..t.groups.len()).partition(|&i| t.groups[i].rest);
+        let order = sized.into_iter().chain(rest);
+        let mut members_of = vec![Vec::new(); t.groups.len()];
+        for i in order {
+            members_of[i] = builder.members(i, &t.groups[i], &mut free, &host_group)?;
+            for &h in &members_of[i] {
+                host_group[h as usize] = i as u16;
+            }
+        }
+        for (i, g) in t.groups.iter().enumerate() {
+            let members = std::mem::take(&mut members_of[i]);
+            let message_size = g.message_size.map_or(default_size, |s| s.0);
+            groups.push(Group {
+                name: g.name.clone(),
+                hosts: members,
+                load: g.load.unwrap_or(t.load),
+                cap: g.cap.unwrap_or(1.0),
+                pattern: 0,
+                message_size,
+                process: process(t, host_rate, message_size),
+            });
+        }
+        if !free.is_empty() {
+            for &h in &free {
+                host_group[h as usize] = groups.len() as u16;
+            }
+            groups.push(Group {
+                name: "default".into(),
+                hosts: free,
+                load: t.load,
+                cap: 1.0,
+                pattern: 0,
+                message_size: default_size,
+                process: process(t, host_rate, default_size),
+            });
+        }
+        if groups.len() > u16::MAX as usize {
+            return Err(Error::config("traffic.groups", "too many groups"));
+        }
+        // Patterns need every group's members, so they are resolved last.
+        for i in 0..groups.len() {
+            let pattern_config = t.groups.get(i).map_or(&t.pattern, |g| &g.pattern);
+            groups[i].pattern = builder.pattern(pattern_config, i, &groups)?;
+        }
+        let mut phases = Vec::new();
+        for phase in &t.phases {
+            let targets: Vec<usize> = match phase.group.as_str() {
+                "all" => (0..groups.len()).collect(),
+                name => groups.iter().position(|g| g.name == name).into_iter().collect(),
+            };
+            let mut changes = Vec::new();
+            for g in targets {
+                let pattern = match &phase.pattern {
+                    Some(p) => Some(builder.pattern(p, g, &groups)?),
+                    None => None,
+                };
+                changes.push(GroupChange { group: g as u16, pattern, load: phase.load, cap: phase.cap });
+            }
+            phases.push(Phase { at: phase.at, label: phase.label.clone().unwrap_or_default(), changes });
+        }
+        phases.sort_by_key(|p| p.at);
+        Ok(Workload { groups, host_group, patterns: builder.patterns, phases })
+    }
+}
+
+fn process(t: &TrafficConfig, host_rate: Rate, message_size: u64) -> Process {
+    let message_time = host_rate.serialize(message_size).max(1);
+    Process { kind: t.process, slot: t.slot.map_or(message_time, |s| s.0), message_time }
+}
+
+struct Builder<'a> {
+    hosts: usize,
+    patterns: Vec<Pattern>,
+    rng: &'a mut Pcg64Mcg,
+}
+
+impl Builder<'_> {
+    fn members(&mut self, i: usize, g: &GroupConfig, free: &mut Vec<u32>, taken: &[u16]) -> Result<Vec<u32>> {
+        let at = format!("traffic.groups.{i}");
+        if g.rest {
+            return Ok(std::mem::take(free));
+        }
+        if let Some(list) = &g.hosts {
+            let mut members = list.clone();
+            members.sort_unstable();
+            members.dedup();
+            for &h in &members {
+                if h as usize >= self.hosts {
+                    return Err(Error::config(format!("{at}.hosts"), format!("host {h} does not exist (the fabric has {} hosts)", self.hosts)));
+                }
+                if taken[h as usize] != u16::MAX {
+                    return Err(Error::config(format!("{at}.hosts"), format!("host {h} already belongs to another group")));
+                }
+            }
+            free.retain(|h| members.binary_search(h).is_err());
+            return Ok(members);
+        }
+        let count = match (g.count, g.fraction) {
+            (Some(c), _) => c as usize,
+            (None, Some(f)) => ((f * self.hosts as f64).round() as usize).max(1),
+            _ => unreachable!("validate() requires count, fraction, hosts or rest"),
+        };
+        if count > free.len() {
+            return Err(Error::config(
+                at,
+                format!("needs {count} hosts but only {} of {} are not in an earlier group", free.len(), self.hosts),
+            ));
+        }
+        Ok(placement::take(free, count, g.placement, self.rng))
+    }
+
+    /// Resolves `config` for the senders of group `g`; returns its index.
+    fn pattern(&mut self, config: &PatternConfig, g: usize, groups: &[Group]) -> Result<u32> {
+        let senders = &groups[g].hosts;
+        let among = |name: &str| -> Vec<u32> {
+            match name {
+                "all" => (0..self.hosts as u32).collect(),
+                "group" => senders.clone(),
+                other => groups.iter().find(|x| x.name == other).map(|x| x.hosts.clone()).unwrap_or_default(),
+            }
+        };
+        let pattern = match config {
+            PatternConfig::Uniform { among: a } => Pattern::Uniform { among: among(a) },
+            PatternConfig::Permutation { among: a } => {
+                Pattern::Table { dest: pattern::permutation_table(self.hosts, senders, &among(a), self.rng) }
+            }
+            PatternConfig::Shift { offset, among: a } => {
+                Pattern::Table { dest: pattern::shift_table(self.hosts, senders, &among(a), *offset) }
+            }
+            PatternConfig::Hotspot { hotspots, among: a, assign } => {
+                let spots = pattern::choose_hotspots(&among(a), *hotspots as usize, self.rng);
+                match assign {
+                    crate::config::HotspotAssign::Partition => {
+                        Pattern::Table { dest: pattern::partition_table(self.hosts, senders, &spots) }
+                    }
+                    crate::config::HotspotAssign::Random => Pattern::AnyOf { among: spots },
+                }
+            }
+            PatternConfig::Incast { destination } => {
+                if *destination as usize >= self.hosts {
+                    return Err(Error::config(
+                        "traffic.pattern.destination",
+                        format!("host {destination} does not exist (the fabric has {} hosts)", self.hosts),
+                    ));
+                }
+                Pattern::Fixed(*destination)
+            }
+            PatternConfig::Silent => Pattern::Silent,
+        };
+        self.patterns.push(pattern);
+        Ok((self.patterns.len() - 1) as u32)
+    }
+}

@@ -1,0 +1,165 @@
+//! Destination patterns, resolved at build time into what the per-message path needs:
+//! a host list to draw from, or a per-source destination table.
+
+use crate::packet::NIL;
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
+
+/// A resolved destination pattern.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pattern {
+    /// A uniformly random member of `among` other than the sender.
+    Uniform { among: Vec<u32> },
+    /// A uniformly random member of `among` (a message to oneself is not generated).
+    AnyOf { among: Vec<u32> },
+    /// A fixed destination per source (`NIL`: the source does not send).
+    Table { dest: Vec<u32> },
+    /// One destination for every source.
+    Fixed(u32),
+    Silent,
+}
+
+impl Pattern {
+    /// The destination of the next message from `src`, if it sends one.
+    #[inline]
+    pub fn dest(&self, src: u32, rng: &mut Pcg64Mcg) -> Option<u32> {
+        let d = match self {
+            Pattern::Uniform { among } => {
+                let n = among.len();
+                if n == 0 || (n == 1 && among[0] == src) {
+                    return None;
+                }
+                loop {
+                    let d = among[rng.random_range(0..n)];
+                    if d != src {
+                        break d;
+                    }
+                }
+            }
+            Pattern::AnyOf { among } => *among.get(rng.random_range(0..among.len().max(1)))?,
+            Pattern::Table { dest } => dest[src as usize],
+            Pattern::Fixed(d) => *d,
+            Pattern::Silent => return None,
+        };
+        (d != src && d != NIL).then_some(d)
+    }
+
+    pub fn is_silent(&self) -> bool {
+        matches!(self, Pattern::Silent)
+    }
+}
+
+/// A random permutation of `among` without fixed points, as a per-host table.
+pub fn permutation_table(hosts: usize, senders: &[u32], among: &[u32], rng: &mut Pcg64Mcg) -> Vec<u32> {
+    let mut dest = vec![NIL; hosts];
+    let n = among.len();
+    if n < 2 {
+        return dest;
+    }
+    // Sattolo's algorithm: a uniformly random cyclic permutation has no fixed point.
+    let mut order: Vec<u32> = among.to_vec();
+    for i in (1..n).rev() {
+        let j = rng.random_range(0..i);
+        order.swap(i, j);
+    }
+    for i in 0..n {
+        dest[order[i] as usize] = order[(i + 1) % n];
+    }
+    // Senders outside `among` are paired with a member by position.
+    for (i, &s) in senders.iter().enumerate() {
+        if dest[s as usize] == NIL {
+            dest[s as usize] = among[i % n];
+        }
+    }
+    dest
+}
+
+/// Destination = the host `offset` places further in `among` (senders outside `among`
+/// use their own index).
+pub fn shift_table(hosts: usize, senders: &[u32], among: &[u32], offset: i64) -> Vec<u32> {
+    let mut dest = vec![NIL; hosts];
+    let n = among.len() as i64;
+    if n == 0 {
+        return dest;
+    }
+    let mut position = vec![u32::MAX; hosts];
+    for (i, &h) in among.iter().enumerate() {
+        position[h as usize] = i as u32;
+    }
+    for &s in senders {
+        let base = if position[s as usize] != u32::MAX { position[s as usize] as i64 } else { s as i64 };
+        dest[s as usize] = among[(base + offset).rem_euclid(n) as usize];
+    }
+    dest
+}
+
+/// `k` distinct random members of `among`.
+pub fn choose_hotspots(among: &[u32], k: usize, rng: &mut Pcg64Mcg) -> Vec<u32> {
+    let mut pool = among.to_vec();
+    let k = k.min(pool.len());
+    for i in 0..k {
+        let j = rng.random_range(i..pool.len());
+        pool.swap(i, j);
+    }
+    pool.truncate(k);
+    pool
+}
+
+/// Senders split evenly over the hotspots, each always sending to its own.
+pub fn partition_table(hosts: usize, senders: &[u32], hotspots: &[u32]) -> Vec<u32> {
+    let mut dest = vec![NIL; hosts];
+    if hotspots.is_empty() {
+        return dest;
+    }
+    for (i, &s) in senders.iter().enumerate() {
+        dest[s as usize] = hotspots[i % hotspots.len()];
+    }
+    dest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn permutation_has_no_fixed_point_and_is_bijective() {
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let among: Vec<u32> = (0..50).collect();
+        let table = permutation_table(50, &among, &among, &mut rng);
+        let mut seen = vec![false; 50];
+        for (s, &d) in table.iter().enumerate() {
+            assert_ne!(s as u32, d);
+            assert!(!seen[d as usize]);
+            seen[d as usize] = true;
+        }
+    }
+
+    #[test]
+    fn uniform_never_picks_sender() {
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let p = Pattern::Uniform { among: (0..4).collect() };
+        let mut counts = [0u32; 4];
+        for _ in 0..3000 {
+            counts[p.dest(1, &mut rng).unwrap() as usize] += 1;
+        }
+        assert_eq!(counts[1], 0);
+        assert!(counts.iter().enumerate().filter(|(i, _)| *i != 1).all(|(_, &c)| (900..1100).contains(&c)));
+    }
+
+    #[test]
+    fn shift_wraps_within_set() {
+        let among = vec![10, 20, 30, 40];
+        let t = shift_table(41, &among, &among, 1);
+        assert_eq!((t[10], t[40]), (20, 10));
+        let t = shift_table(41, &among, &among, -1);
+        assert_eq!(t[10], 40);
+    }
+
+    #[test]
+    fn partition_spreads_senders() {
+        let senders: Vec<u32> = (0..8).collect();
+        let t = partition_table(8, &senders, &[100, 200]);
+        assert_eq!(t.iter().filter(|&&d| d == 100).count(), 4);
+    }
+}

@@ -1,0 +1,54 @@
+//! Bad input is refused before anything runs, with the key path and a hint.
+
+use crate::common::SINGLE_SWITCH;
+use snarl_core::{load_config, Error};
+
+fn config_error(overrides: &[(&str, &str)]) -> (String, String) {
+    let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    match load_config(SINGLE_SWITCH, &o, None) {
+        Err(Error::Config { path, message }) => (path, message),
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}
+
+#[test]
+fn misspelt_key() {
+    let (path, message) = config_error(&[("traffic.lod", "0.5")]);
+    assert_eq!(path, "traffic.lod");
+    assert!(message.contains("`load`"), "{message}");
+}
+
+#[test]
+fn wrong_variant() {
+    let (path, message) = config_error(&[("routing.type", "ecmpp")]);
+    assert_eq!(path, "routing.type");
+    assert!(message.contains("`ecmp`"), "{message}");
+}
+
+#[test]
+fn negative_load() {
+    let (path, _) = config_error(&[("traffic.load", "-0.5")]);
+    assert_eq!(path, "traffic.load");
+}
+
+#[test]
+fn bad_unit() {
+    let (path, message) = config_error(&[("links.host.rate", "100 parsecs")]);
+    assert!(path.starts_with("links.host.rate"), "{path}");
+    assert!(message.contains("unknown rate unit"), "{message}");
+}
+
+#[test]
+fn impossible_topology_is_refused_before_the_run() {
+    let o = vec![("topology.hosts".to_string(), "1".to_string())];
+    let e = load_config(SINGLE_SWITCH, &o, None).unwrap_err();
+    assert!(matches!(e, Error::Config { ref path, .. } if path == "topology.hosts"), "{e}");
+}
+
+#[test]
+fn group_larger_than_fabric() {
+    let text = format!("{SINGLE_SWITCH}\n[[traffic.groups]]\nname = \"big\"\ncount = 9\n");
+    let config = load_config(&text, &[], None).unwrap();
+    let e = snarl_core::run(&config).unwrap_err();
+    assert!(matches!(e, Error::Config { ref path, .. } if path == "traffic.groups.0"), "{e}");
+}

@@ -1,0 +1,37 @@
+//! Helpers shared by the integration tests. Every run goes through `run`, which checks
+//! the lossless invariants (the kernel verifies conservation, credit bounds and buffer
+//! bounds at the end of every run) and that nothing was dropped.
+
+use snarl_core::{load_config, Report};
+
+pub fn run(text: &str, overrides: &[(&str, &str)]) -> Report {
+    let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let config = load_config(text, &o, None).unwrap_or_else(|e| panic!("config: {e}"));
+    let report = snarl_core::run(&config).unwrap_or_else(|e| panic!("run: {e}"));
+    let p = &report.summary.packets;
+    assert_eq!(p.injected, p.delivered + p.in_flight, "packet conservation");
+    assert_eq!(p.dropped, 0, "lossless fabric dropped packets");
+    assert!(p.delivered > 0, "nothing was delivered");
+    report
+}
+
+/// `|got - want| <= tol`, with a readable failure.
+pub fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
+    assert!((got - want).abs() <= tol, "{what}: got {got:.4}, want {want:.4} ± {tol}");
+}
+
+pub const SINGLE_SWITCH: &str = r#"
+[simulation]
+duration = "200us"
+warmup = "20us"
+
+[topology]
+type = "single_switch"
+hosts = 8
+
+[links]
+host = { rate = "100Gbps", latency = "25ns" }
+
+[traffic]
+load = 0.5
+"#;
