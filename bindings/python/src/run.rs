@@ -34,7 +34,8 @@ pub fn run<'py>(
         let mut python_error: Option<PyErr> = None;
         let mut last_visit = Instant::now();
         let mut visit = |fraction: f64| -> bool {
-            if last_visit.elapsed() < CHECK_EVERY {
+            // The end (1.0) is reported below, once, after the run.
+            if fraction >= 1.0 || last_visit.elapsed() < CHECK_EVERY {
                 return true;
             }
             last_visit = Instant::now();

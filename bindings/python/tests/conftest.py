@@ -15,6 +15,9 @@ import pytest
 
 import snarl
 
+REPO = Path(__file__).resolve().parents[3]
+"""The repository root (bindings/python/tests -> .)."""
+
 SMALL = """\
 [simulation]
 duration = "20us"
@@ -30,12 +33,18 @@ load = 0.5
 
 
 def assert_invariants(summary: dict[str, Any]) -> None:
-    """Packets are conserved (injected = delivered + in flight) and none is dropped."""
+    """Packets are conserved (injected = delivered + in flight), in total and per group
+    of senders, the groups add up to the total, and nothing is dropped (lossless)."""
     packets = summary["packets"]
     assert packets["injected"] == packets["delivered"] + packets["in_flight"], packets
     assert packets["dropped"] == 0, packets
     for name, group in summary["groups"].items():
-        assert group["packets"]["dropped"] == 0, (name, group["packets"])
+        counts = group["packets"]
+        assert counts["injected"] == counts["delivered"] + counts["in_flight"], (name, counts)
+        assert counts["dropped"] == 0, (name, counts)
+    for key in ("injected", "delivered", "in_flight"):
+        assert sum(g["packets"][key] for g in summary["groups"].values()) == packets[key], key
+    assert summary["counters"].get("packets_dropped", 0) == 0
 
 
 @pytest.fixture

@@ -96,7 +96,7 @@ def test_an_exception_in_the_progress_callback_stops_the_run():
 
 def test_the_run_releases_the_gil(small_config):
     """Another Python thread keeps running while a simulation runs."""
-    long = SMALL.replace('duration = "20us"', 'duration = "2ms"').replace("hosts = 8", "hosts = 32")
+    long = SMALL.replace('duration = "20us"', 'duration = "20ms"').replace("hosts = 8", "hosts = 32")
     ticks = 0
     done = threading.Event()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import SMALL, assert_invariants
+from conftest import REPO, SMALL, assert_invariants
 
 SUMMARY_KEYS = {
     "accepted_load",
@@ -265,3 +265,14 @@ def test_ctrl_c_stops_a_long_run(write_config, tmp_path):
     assert "interrupted" in err
     assert stopped_after < 5.0
     assert not (tmp_path / "never").exists()
+
+
+BASIC_SCENARIOS = sorted((REPO / "scenarios" / "basics").glob("*.toml"))
+
+
+@pytest.mark.parametrize("scenario", BASIC_SCENARIOS, ids=[p.stem for p in BASIC_SCENARIOS])
+def test_basic_scenarios_run(cli, scenario):
+    done = cli("run", scenario, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["packets"]["delivered"] > 0

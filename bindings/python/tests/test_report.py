@@ -45,8 +45,8 @@ def test_groups_one_row_per_group_with_flat_columns():
     assert isinstance(groups, pd.DataFrame)
     assert list(groups.index) == ["aggressors", "victims"]
     assert groups.index.name == "group"
-    assert groups.loc["victims", "latency.p99"] == 300.0
-    assert groups.loc["aggressors", "packets.delivered"] == 5
+    assert groups.loc["victims", "latency_p99"] == 300.0
+    assert groups.loc["aggressors", "packets_delivered"] == 5
 
 
 def test_timeseries_keeps_columns_types_and_buffers():
@@ -73,6 +73,6 @@ def test_real_report(simulate, small_config):
     report = simulate(small_config)
     assert len(report.timeseries) == report.to_arrow().num_rows > 0
     assert set(report.groups.index) == set(report.summary["groups"])
-    assert "latency.p99" in report.groups.columns
+    assert "latency_p99" in report.groups.columns
     assert report.config["topology"]["hosts"] == 8
     assert json.loads(report.to_json()) == report.summary

@@ -242,13 +242,14 @@ def _print_tables(report: Any, file: str) -> None:
     total = {key: s.get(key) for key in ("accepted_load", "offered_load", "received_load", "accepted_gbps")}
     total.update(latency=s.get("latency", {}), packets=s.get("packets", {}))
     total["hosts"] = sum(g.get("hosts", 0) for g in groups.values()) if groups else None
-    rows = [*groups.items(), ("all", total)] if len(groups) != 1 else [("all", total)]
+    # One row per group, and the total when there is more than one group.
+    rows = [*groups.items(), ("all", total)] if len(groups) > 1 else list(groups.items()) or [("all", total)]
 
     console = Console(highlight=False)
+    console.print(f"[bold]snarl[/bold] {file}")
     console.print(
-        f"[bold]snarl[/bold] {file}: seed {s.get('seed')}, {_num(s.get('sim_time'), 1)} {unit} simulated "
-        f"(measured from {_num(s.get('measure_from'), 1)}), {_int(s.get('events'))} events, "
-        f"{_num(s.get('wall_seconds'), 2)} s wall"
+        f"seed {s.get('seed')} · {_num(s.get('sim_time'), 0)} {unit} simulated, measured from "
+        f"{_num(s.get('measure_from'), 0)} · {_int(s.get('events'))} events in {_num(s.get('wall_seconds'), 2)} s"
     )
 
     load = Table(title="Load (fraction of link capacity, per host)", title_justify="left")

@@ -55,7 +55,8 @@ class Report:
     @cached_property
     def groups(self) -> pd.DataFrame:
         """One row per node group (index ``group``); nested figures are flattened into
-        dotted columns such as ``latency.p99`` and ``packets.delivered``."""
+        columns such as ``latency_p99`` and ``packets_delivered`` (the naming of the
+        time series)."""
         import pandas as pd
 
         rows = {name: _flatten(figures) for name, figures in self.summary.get("groups", {}).items()}
@@ -98,11 +99,11 @@ class Report:
 
 
 def _flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"latency": {"p99": 1}}`` -> ``{"latency.p99": 1}``."""
+    """``{"latency": {"p99": 1}}`` -> ``{"latency_p99": 1}``."""
     flat: dict[str, Any] = {}
     for key, value in figures.items():
         if isinstance(value, dict):
-            flat.update(_flatten(value, f"{prefix}{key}."))
+            flat.update(_flatten(value, f"{prefix}{key}_"))
         else:
             flat[f"{prefix}{key}"] = value
     return flat
