@@ -246,6 +246,8 @@ def _print_tables(report: Any, file: str) -> None:
     rows = [*groups.items(), ("all", total)] if len(groups) > 1 else list(groups.items()) or [("all", total)]
 
     console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=120)  # a file or a pipe: no reason to wrap at 80
     console.print(f"[bold]snarl[/bold] {file}")
     console.print(
         f"seed {s.get('seed')} · {_num(s.get('sim_time'), 0)} {unit} simulated, measured from "
@@ -270,7 +272,7 @@ def _print_tables(report: Any, file: str) -> None:
         latency.add_column(name, justify="left" if name == "group" else "right")
     for name, g in rows:
         lat = g.get("latency") or {}
-        latency.add_row(name, *(_num(lat.get(k), 1) for k in ("mean", "p50", "p95", "p99", "max")))
+        latency.add_row(name, *(_latency(lat.get(k)) for k in ("mean", "p50", "p95", "p99", "max")))
 
     packets = Table(title="Packets", title_justify="left")
     for name in ("group", "injected", "delivered", "in flight", "dropped"):
@@ -288,6 +290,13 @@ def _print_tables(report: Any, file: str) -> None:
 def _num(value: Any, digits: int) -> str:
     """A number with thousands separators and ``digits`` decimals; "-" if missing."""
     return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _latency(value: Any) -> str:
+    """A latency: one decimal below 1000, whole units above."""
+    if value is None:
+        return "-"
+    return _num(value, 1 if abs(value) < 1000 else 0)
 
 
 def _int(value: Any) -> str:
