@@ -54,16 +54,24 @@ demo: setup
 	$(VENV)/bin/snarl run $(DEMO)
 
 ## bench: simulated packet-hops per wall second and peak memory per endpoint
+# bench/run.sh runs the benchmark suite when it exists; otherwise each basic scenario is
+# one case (one JSON line each).
+BENCH_SCENARIOS ?= $(wildcard scenarios/basics/*.toml)
 bench:
 	$(CARGO) build --release -p snarl-core --bin snarl-bench
-	if [ -x bench/run.sh ]; then ./bench/run.sh; else target/release/snarl-bench; fi
+	if [ -f bench/run.sh ]; then bash ./bench/run.sh; \
+	else for f in $(BENCH_SCENARIOS); do \
+		target/release/snarl-bench "$$(basename "$$f" .toml)" "$$f" || exit 1; \
+	done; fi
 
-## lint: formatting and clippy
+## lint: formatting and clippy (both run; fails if either complains)
 lint:
-	$(CARGO) fmt --all --check
+	status=0; \
+	$(CARGO) fmt --all --check || status=1; \
 	if $(CARGO) clippy --version >/dev/null 2>&1; then \
-		PYO3_PYTHON=$(PYTHON) $(CARGO) clippy --workspace --all-targets --release; \
-	else echo "cargo clippy is not installed: skipped"; fi
+		PYO3_PYTHON=$(PYTHON) $(CARGO) clippy --workspace --all-targets --release -- -D warnings || status=1; \
+	else echo "cargo clippy is not installed: skipped"; fi; \
+	exit $$status
 
 clean:
 	rm -rf $(VENV) bindings/python/python/snarl/*.so
