@@ -11,7 +11,7 @@ use crate::packet::{Message, Packet, NIL};
 use crate::routing::hash::qp_number;
 use crate::topology::{Endpoint, Topology};
 use crate::traffic::Workload;
-use crate::units::Rate;
+use crate::units::{Rate, SerialTime};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
@@ -23,6 +23,7 @@ pub struct Nics {
     /// Far end of each host link: a global switch input port or `HOST_TARGET | host`.
     peer: Vec<u32>,
     rate: Vec<Rate>,
+    serializer: Vec<SerialTime>,
     latency: Vec<u64>,
     link_free_at: Vec<u64>,
     /// Earliest time the host's injection cap allows its next packet.
@@ -71,6 +72,7 @@ impl Nics {
             queue_capacity,
             qps,
             peer,
+            serializer: rate.iter().map(|&r| SerialTime::new(r)).collect(),
             rate,
             latency,
             link_free_at: vec![0; hosts],
@@ -159,7 +161,7 @@ impl Nics {
             self.queue_len[h] -= 1;
         }
         let group = work.host_group[h];
-        let serialise = self.rate[h].serialize(size);
+        let serialise = self.serializer[h].time(size);
         let arrival = now + self.latency[h];
         let packet = ctx.packets.alloc(Packet {
             next: NIL,

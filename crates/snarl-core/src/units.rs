@@ -52,6 +52,25 @@ impl Rate {
     }
 }
 
+/// Serialisation time at a fixed rate, precomputed for the per-packet path: picoseconds
+/// per byte in 32.32 fixed point, so no division per packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SerialTime {
+    ps_per_byte_q32: u128,
+}
+
+impl SerialTime {
+    pub fn new(rate: Rate) -> SerialTime {
+        SerialTime { ps_per_byte_q32: (8_000_000_000_000u128 << 32).div_ceil(rate.0 as u128) }
+    }
+
+    /// Time to serialise `bytes`, rounded up (within 1 ps of [`Rate::serialize`]).
+    #[inline]
+    pub fn time(self, bytes: u64) -> u64 {
+        ((bytes as u128 * self.ps_per_byte_q32 + ((1u128 << 32) - 1)) >> 32) as u64
+    }
+}
+
 /// Splits "25 ns" into (25.0, "ns").
 fn split_number(text: &str) -> Option<(f64, &str)> {
     let text = text.trim();
@@ -267,6 +286,18 @@ mod tests {
         assert_eq!(Rate(100_000_000_000).serialize(4096), 327_680);
         // 8 phits at one phit per cycle = 8 cycles.
         assert_eq!("1phit/cycle".parse::<Rate>().unwrap().serialize(8), 8 * PS_PER_CYCLE);
+    }
+
+    #[test]
+    fn fixed_point_serialiser_matches_division() {
+        for rate in ["100Gbps", "20Gbps", "1phit/cycle", "56Gbps", "13.5Gbps", "400Gbps", "1Mbps"] {
+            let r: Rate = rate.parse().unwrap();
+            let s = SerialTime::new(r);
+            for bytes in [1, 8, 64, 1500, 2048, 4096, 65536] {
+                let (exact, fast) = (r.serialize(bytes), s.time(bytes));
+                assert!(fast >= exact && fast - exact <= 1, "{rate} {bytes}: {fast} vs {exact}");
+            }
+        }
     }
 
     #[test]

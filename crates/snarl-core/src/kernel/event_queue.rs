@@ -1,11 +1,15 @@
 //! Pending events ordered by (time, sequence number): a calendar of fixed-width buckets
-//! over a sliding window, with the current bucket kept as a binary heap and far-future
+//! over a sliding window, with the current bucket kept as a sorted deque and far-future
 //! events in an overflow heap. Push is O(1) for near events; nothing allocates once the
 //! buckets have grown to their working size.
+//!
+//! Fabrics are largely synchronous (equal packet and link times), so many events share
+//! one instant: a bucket is sorted once when it becomes current (its entries arrive
+//! nearly in order, which the sort detects in linear time) and then popped from the front.
 
 use super::event::Event;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -32,7 +36,7 @@ impl Ord for Entry {
     }
 }
 
-const WHEEL_BITS: u32 = 14;
+const WHEEL_BITS: u32 = 10;
 const WHEEL: u64 = 1 << WHEEL_BITS;
 
 pub struct EventQueue {
@@ -40,7 +44,8 @@ pub struct EventQueue {
     shift: u32,
     /// Bucket number (time >> shift) of `current`.
     cursor: u64,
-    current: BinaryHeap<Entry>,
+    /// Events of the cursor's bucket, sorted by (time, seq).
+    current: VecDeque<Entry>,
     wheel: Vec<Vec<Entry>>,
     /// One bit per wheel slot: set when the slot holds events.
     occupied: Vec<u64>,
@@ -56,7 +61,7 @@ impl EventQueue {
         EventQueue {
             shift,
             cursor: 0,
-            current: BinaryHeap::new(),
+            current: VecDeque::new(),
             wheel: (0..WHEEL).map(|_| Vec::new()).collect(),
             occupied: vec![0; (WHEEL / 64) as usize],
             overflow: BinaryHeap::new(),
@@ -82,7 +87,7 @@ impl EventQueue {
         let bucket = time >> self.shift;
         debug_assert!(bucket >= self.cursor, "event scheduled in the past");
         if bucket == self.cursor {
-            self.current.push(entry);
+            self.insert_current(entry);
         } else if bucket < self.cursor + WHEEL {
             let slot = (bucket & (WHEEL - 1)) as usize;
             self.wheel[slot].push(entry);
@@ -98,7 +103,7 @@ impl EventQueue {
         if self.current.is_empty() && !self.advance() {
             return None;
         }
-        let entry = self.current.pop()?;
+        let entry = self.current.pop_front()?;
         self.len -= 1;
         Some((entry.time, entry.event))
     }
@@ -114,9 +119,11 @@ impl EventQueue {
                     self.cursor = bucket;
                     let slot = (bucket & (WHEEL - 1)) as usize;
                     self.occupied[slot / 64] &= !(1 << (slot % 64));
-                    let spare = std::mem::take(&mut self.current).into_vec();
-                    let events = std::mem::replace(&mut self.wheel[slot], spare);
-                    self.current = BinaryHeap::from(events);
+                    let mut spare = Vec::from(std::mem::take(&mut self.current));
+                    spare.clear();
+                    let mut events = std::mem::replace(&mut self.wheel[slot], spare);
+                    events.sort_unstable_by_key(|e| (e.time, e.seq));
+                    self.current = VecDeque::from(events);
                     self.pull_overflow();
                     return true;
                 }
@@ -166,7 +173,7 @@ impl EventQueue {
             }
             let entry = self.overflow.pop().expect("peeked");
             if bucket == self.cursor {
-                self.current.push(entry);
+                self.insert_current(entry);
             } else {
                 let slot = (bucket & (WHEEL - 1)) as usize;
                 self.wheel[slot].push(entry);
@@ -181,7 +188,20 @@ impl EventQueue {
                 break;
             }
             let entry = self.overflow.pop().expect("peeked");
-            self.current.push(entry);
+            self.insert_current(entry);
+        }
+    }
+
+    /// Inserts into the sorted current bucket; new events usually go at the back.
+    #[inline]
+    fn insert_current(&mut self, entry: Entry) {
+        let key = (entry.time, entry.seq);
+        match self.current.back() {
+            Some(last) if (last.time, last.seq) > key => {
+                let at = self.current.partition_point(|e| (e.time, e.seq) < key);
+                self.current.insert(at, entry);
+            }
+            _ => self.current.push_back(entry),
         }
     }
 }

@@ -75,9 +75,10 @@ impl Simulation {
         let end = sim.duration.0;
         let window = sim.window.map_or((end / 100).max(1), |w| w.0);
         let stats = Stats::new(work.groups.len(), sim.warmup.0, window, end);
-        // Bucket width: about half the shortest per-hop delay.
-        let host_link = topo.host_link(0);
-        let hint = host_link.latency.0.min(host_link.rate.serialize(config.nic.mtu.0)).max(128) / 2;
+        // Calendar buckets of about 1/256 packet time: the wheel (1024 buckets) then spans
+        // a few packet times, the horizon of nearly every event, and stays in cache.
+        let packet_time = topo.host_link(0).rate.serialize(config.nic.mtu.0);
+        let hint = (packet_time / 256).max(16);
         let mut simulation = Simulation {
             now: 0,
             end,

@@ -21,7 +21,7 @@ use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::packet::{Fifo, NIL};
 use crate::routing::{PortView, RouteQuery, Routing};
 use crate::topology::{Endpoint, Topology};
-use crate::units::Rate;
+use crate::units::{Rate, SerialTime};
 
 pub struct IoqFabric {
     vcs: usize,
@@ -37,8 +37,8 @@ pub struct IoqFabric {
     owner: Vec<u32>,
     /// Far end: a global input port, `HOST_TARGET | host`, or `NIL` when unwired.
     peer: Vec<u32>,
-    rate: Vec<Rate>,
-    crossbar_rate: Vec<Rate>,
+    serializer: Vec<SerialTime>,
+    crossbar: Vec<SerialTime>,
     link_latency: Vec<u64>,
     link_free_at: Vec<u64>,
     /// Earliest pending `LinkWake` (0: none).
@@ -98,8 +98,8 @@ impl IoqFabric {
         }
         let mut owner = Vec::with_capacity(total);
         let mut peer = Vec::with_capacity(total);
-        let mut rate = Vec::with_capacity(total);
-        let mut crossbar_rate = Vec::with_capacity(total);
+        let mut serializer = Vec::with_capacity(total);
+        let mut crossbar = Vec::with_capacity(total);
         let mut link_latency = Vec::with_capacity(total);
         let mut mask_base = Vec::with_capacity(total);
         let mut mask_words = Vec::with_capacity(total);
@@ -119,8 +119,8 @@ impl IoqFabric {
                 };
                 peer.push(far);
                 credit_capacity.push(capacity);
-                rate.push(link.rate);
-                crossbar_rate.push(Rate(((link.rate.0 as f64) * speedup).round() as u64));
+                serializer.push(SerialTime::new(link.rate));
+                crossbar.push(SerialTime::new(Rate(((link.rate.0 as f64) * speedup).round() as u64)));
                 link_latency.push(link.latency.0);
                 mask_base.push(words_total as u32);
                 mask_words.push(words as u16);
@@ -136,8 +136,8 @@ impl IoqFabric {
             radix,
             owner,
             peer,
-            rate,
-            crossbar_rate,
+            serializer,
+            crossbar,
             link_latency,
             link_free_at: vec![0; total],
             wake_at: vec![0; total],
@@ -204,10 +204,13 @@ impl IoqFabric {
         if self.crossbar_out_free_at[o] > ctx.now {
             return; // Its XbarFree event will retry.
         }
+        let words = self.mask_base[o] as usize..self.mask_base[o] as usize + self.mask_words[o] as usize;
+        if self.requests[words.clone()].iter().all(|&w| w == 0) {
+            return;
+        }
         let switch = self.owner[o] as usize;
         let base = self.port_base[switch] as usize;
         let bits = self.radix[switch] as usize * self.vcs;
-        let words = self.mask_base[o] as usize..self.mask_base[o] as usize + self.mask_words[o] as usize;
         let now = ctx.now;
         let vcs = self.vcs;
         let picked = RoundRobin.pick(&self.requests[words], bits, self.grant_next[o] as usize, |bit| {
@@ -232,10 +235,10 @@ impl IoqFabric {
         let now = ctx.now;
         let p = &mut ctx.packets[id];
         let size = p.size as u64;
-        let done = (now + self.crossbar_rate[o].serialize(size)).max(p.tail_at);
+        let done = (now + self.crossbar[o].time(size)).max(p.tail_at);
         // Cut-through: the output may start once the head is through the switch, but must
         // not finish before the tail has crossed the crossbar.
-        let serialise = self.rate[o].serialize(size);
+        let serialise = self.serializer[o].time(size);
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = p.out_vc;
         let out_vc = p.out_vc as usize;
@@ -326,7 +329,7 @@ impl IoqFabric {
         let id = self.output[o * vcs + vc].pop(ctx.packets);
         self.vc_next[o] = ((vc + 1) % vcs) as u8;
         let size = ctx.packets[id].size as u64;
-        let serialise = self.rate[o].serialize(size);
+        let serialise = self.serializer[o].time(size);
         let end = now + serialise;
         self.credits.on_send(o, vc, size);
         self.link_free_at[o] = end;

@@ -315,10 +315,8 @@ mod tests {
     }
 
     #[test]
-    fn k64_fat_tree_is_cheap() {
-        let start = std::time::Instant::now();
+    fn k64_fat_tree_is_computed_from_coordinates() {
         let t = Xgft::fat_tree(64, 3, links()).unwrap();
-        assert!(start.elapsed().as_millis() < 100, "built in {:?}", start.elapsed());
         assert_eq!((t.num_hosts(), t.num_switches()), (65_536, 5_120));
         assert_eq!(t.switches_at(1).len(), 2048);
         assert_eq!(t.switches_at(3).len(), 1024);
