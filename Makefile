@@ -1,0 +1,78 @@
+# snarl: make demo | make test | make bench | make lint
+#
+# Needs only cargo, python3 (>= 3.10) and pip. The Python environment lives in .venv;
+# stamp files there keep repeated runs from reinstalling or rebuilding what is current.
+
+PYTHON ?= python3
+CARGO ?= cargo
+VENV := .venv
+VPY := $(VENV)/bin/python
+DEMO ?= scenarios/basics/fat-tree-648-hotspot.toml
+PYTEST_ARGS ?=
+
+# Everything the extension module is built from.
+RUST_SOURCES := $(shell find crates bindings/python/src -name '*.rs' 2>/dev/null) \
+	Cargo.toml Cargo.lock crates/snarl-core/Cargo.toml \
+	bindings/python/Cargo.toml bindings/python/pyproject.toml
+
+.PHONY: all setup build test test-rust test-python demo bench lint clean
+
+all: build
+
+## setup: the virtualenv with pinned dev dependencies and the snarl package (release build)
+setup: $(VENV)/.snarl-built
+
+$(VPY):
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.deps-installed: requirements-dev.txt constraints.txt | $(VPY)
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+# maturin develop builds the extension into bindings/python/python/snarl and installs
+# the package in editable mode: Python sources are picked up without rebuilding.
+$(VENV)/.snarl-built: $(VENV)/.deps-installed $(RUST_SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet \
+		--manifest-path bindings/python/Cargo.toml
+	touch $@
+
+## build: the Python package (as above) and the Rust binaries
+build: setup
+	$(CARGO) build --release
+
+## test: Rust tests of the core, then the Python tests
+test: setup test-rust test-python
+
+test-rust:
+	$(CARGO) test --release
+
+test-python: setup
+	$(VPY) -m pytest bindings/python/tests $(PYTEST_ARGS)
+
+## demo: run the flagship scenario
+demo: setup
+	$(VENV)/bin/snarl run $(DEMO)
+
+## bench: simulated packet-hops per wall second and peak memory per endpoint
+# bench/run.sh runs the benchmark suite when it exists; otherwise each basic scenario is
+# one case (one JSON line each).
+BENCH_SCENARIOS ?= $(wildcard scenarios/basics/*.toml)
+bench:
+	$(CARGO) build --release -p snarl-core --bin snarl-bench
+	if [ -f bench/run.sh ]; then bash ./bench/run.sh; \
+	else for f in $(BENCH_SCENARIOS); do \
+		target/release/snarl-bench "$$(basename "$$f" .toml)" "$$f" || exit 1; \
+	done; fi
+
+## lint: formatting and clippy (both run; fails if either complains)
+lint:
+	status=0; \
+	$(CARGO) fmt --all --check || status=1; \
+	if $(CARGO) clippy --version >/dev/null 2>&1; then \
+		PYO3_PYTHON=$(PYTHON) $(CARGO) clippy --workspace --all-targets --release -- -D warnings || status=1; \
+	else echo "cargo clippy is not installed: skipped"; fi; \
+	exit $$status
+
+clean:
+	rm -rf $(VENV) bindings/python/python/snarl/*.so
+	$(CARGO) clean

@@ -1,0 +1,38 @@
+"""snarl: a deterministic packet-level simulator of congestion in lossless fabrics.
+
+Describe an experiment in TOML (or a dict), run it, and get tidy tables back::
+
+    import snarl
+
+    report = snarl.run("experiment.toml", set={"traffic.load": 0.7}, seed=3)
+    report.summary["accepted_load"]
+    report.groups        # one row per node group
+    report.timeseries    # throughput per time window and group
+
+Errors derive from :class:`SnarlError`: :class:`ConfigError` (a ``ValueError`` whose
+``path`` names the offending key), :class:`TopologyError`, :class:`DeadlockError` and
+:class:`InternalError`. An interrupted run raises ``KeyboardInterrupt``.
+"""
+
+from snarl._core import (
+    ConfigError,
+    DeadlockError,
+    InternalError,
+    SnarlError,
+    TopologyError,
+)
+from snarl._core import __version__ as __version__
+from snarl.api import resolve_config, run
+from snarl.report import Report
+
+__all__ = [
+    "ConfigError",
+    "DeadlockError",
+    "InternalError",
+    "Report",
+    "SnarlError",
+    "TopologyError",
+    "__version__",
+    "resolve_config",
+    "run",
+]

@@ -1,0 +1,48 @@
+"""Type stubs of the compiled module ``snarl._core`` (use the ``snarl`` package instead)."""
+
+from typing import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class SnarlError(Exception):
+    """Base class of every error raised by snarl."""
+
+class ConfigError(SnarlError, ValueError):
+    """A config (file, dict or override) is invalid.
+
+    ``path`` is the dotted key path of the problem, ``message`` what is wrong there.
+    """
+
+    path: str
+    message: str
+
+class TopologyError(SnarlError, ValueError):
+    """The fabric cannot be built as described."""
+
+class DeadlockError(SnarlError, RuntimeError):
+    """The run stopped making progress for the watchdog interval."""
+
+class InternalError(SnarlError, RuntimeError):
+    """A broken internal invariant: a bug in snarl."""
+
+def resolve_config(
+    text: str,
+    overrides: list[tuple[str, str]] = ...,
+    seed: int | None = None,
+) -> str:
+    """Validates a config (TOML, or a JSON object) and returns it fully resolved as TOML."""
+
+def run(
+    text: str,
+    overrides: list[tuple[str, str]] = ...,
+    seed: int | None = None,
+    progress: Callable[[float], object] | None = None,
+) -> tuple[str, dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]], str]:
+    """Simulates a config; returns ``(summary_json, timeseries_columns, resolved_toml)``.
+
+    The GIL is released during the run. ``progress(fraction)`` is called at most every
+    ~150 ms and once with 1.0 at the end; Ctrl-C stops the run with ``KeyboardInterrupt``.
+    """

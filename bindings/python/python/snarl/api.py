@@ -1,0 +1,200 @@
+"""The Python entry points: :func:`run` and :func:`resolve_config`.
+
+A config is given as a path to a ``.toml`` file, as TOML text, or as a dict shaped like
+the TOML file. Overrides (``set=``) are a dict of dotted keys such as ``"traffic.load"``
+or ``"traffic.groups.0.pattern.type"`` to Python values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Union
+
+from snarl import _core
+from snarl.report import Report
+
+ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+"""A path to a .toml file, TOML text, or a dict shaped like the TOML file."""
+
+ProgressLike = Union[bool, None, Callable[[float], object]]
+"""False/None: quiet; True: a progress bar on stderr; a callable: called with the fraction done."""
+
+try:  # Python >= 3.11
+    import tomllib as _tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as _tomllib  # type: ignore[no-redef]
+
+
+def run(
+    config: ConfigLike,
+    set: Mapping[str, Any] | None = None,  # noqa: A002 - mirrors the command's --set
+    seed: int | None = None,
+    progress: ProgressLike = False,
+) -> Report:
+    """Simulates an experiment and returns its :class:`~snarl.Report`.
+
+    Args:
+        config: a path (``str`` or ``Path``) to an existing ``.toml`` file, TOML text, or
+            a dict shaped like the TOML file.
+        set: overrides, dotted key -> value, applied on top of ``config`` (like the
+            command's ``--set``). Values are numbers, bools, strings or lists;
+            ``"100Gbps"`` and ``"25ns"`` are written as strings.
+        seed: replaces the config's seed.
+        progress: ``True`` draws a progress bar on stderr; a callable receives the
+            fraction done (0..1) a few times per second.
+
+    Raises:
+        ConfigError: the config is invalid (``.path`` names the key).
+        TopologyError: the fabric cannot be built as described.
+        DeadlockError: the run stopped making progress.
+        FileNotFoundError: ``config`` names a ``.toml`` file that does not exist.
+        KeyboardInterrupt: the run was interrupted (Ctrl-C).
+    """
+    text = config_text(config)
+    overrides = overrides_from(set)
+    _check_seed(seed)
+    if progress is True:
+        from snarl.progress import progress_bar
+
+        with progress_bar() as update:
+            summary_json, columns, resolved = _core.run(text, overrides, seed, update)
+    else:
+        callback = progress if callable(progress) else None
+        summary_json, columns, resolved = _core.run(text, overrides, seed, callback)
+    return Report(summary_json, columns, resolved)
+
+
+def resolve_config(
+    config: ConfigLike,
+    set: Mapping[str, Any] | None = None,  # noqa: A002
+    seed: int | None = None,
+) -> str:
+    """Validates ``config`` (as :func:`run` takes it) and returns it fully resolved as TOML.
+
+    Every default is written out, so the text describes the experiment completely.
+    Raises :class:`~snarl.ConfigError` for an invalid config.
+    """
+    _check_seed(seed)
+    return _core.resolve_config(config_text(config), overrides_from(set), seed)
+
+
+def _check_seed(seed: object) -> None:
+    """A seed is None or an int in [0, 2^64)."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int or None, not {type(seed).__name__}")
+    if not 0 <= seed < 2**64:
+        raise _config_error("seed", f"must be an integer in [0, 2^64), found {seed}")
+
+
+def config_text(config: ConfigLike) -> str:
+    """The text handed to the core: TOML (a file's content or the string itself), or a
+    JSON object for a dict."""
+    if isinstance(config, Mapping):
+        try:
+            return json.dumps(_plain(config, ""), allow_nan=False)
+        except _NotAValue as e:
+            raise _config_error(e.path, str(e)) from None
+    if isinstance(config, os.PathLike):
+        return Path(config).read_text(encoding="utf-8")
+    if isinstance(config, str):
+        if _looks_like_path(config):
+            return Path(config).read_text(encoding="utf-8")
+        return config
+    raise TypeError(f"config must be a path, TOML text or a dict, not {type(config).__name__}")
+
+
+def _looks_like_path(text: str) -> bool:
+    """A one-line string is a path if it names a file, or if it ends in ``.toml`` (so a
+    missing file is reported as such, not as bad TOML)."""
+    if "\n" in text or "=" in text or "[" in text:
+        return False
+    return os.path.isfile(text) or text.strip().endswith(".toml")
+
+
+def overrides_from(values: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """``{"traffic.load": 0.5}`` -> ``[("traffic.load", "0.5")]`` (values as TOML text)."""
+    if not values:
+        return []
+    if not isinstance(values, Mapping):
+        raise TypeError(f"set must be a dict of dotted keys to values, not {type(values).__name__}")
+    return [(str(key), toml_value(value, key=str(key))) for key, value in values.items()]
+
+
+def toml_value(value: Any, key: str = "", top: bool = True) -> str:
+    """Writes a Python value as a TOML value.
+
+    A string that is already a TOML value (``"0.5"``, ``"[1, 2]"``) is passed on as
+    TOML; any other string is quoted. Inside lists and tables strings are always quoted.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        if top and _is_toml_value(value):
+            return value
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        items = (f"{json.dumps(str(k))} = {toml_value(v, f'{key}.{k}', top=False)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v, f"{key}.{i}", top=False) for i, v in enumerate(value)) + "]"
+    if value is None:
+        raise _config_error(key, "None is not a value: leave the key out to get its default")
+    raise _config_error(key, f"cannot write a {type(value).__name__} as a config value")
+
+
+def _is_toml_value(text: str) -> bool:
+    """Whether ``text`` parses as a TOML value (``0.5``, ``true``, ``[1, 2]``, ``"x"``)."""
+    try:
+        _tomllib.loads(f"v = {text}")
+    except _tomllib.TOMLDecodeError:
+        return False
+    return True
+
+
+class _NotAValue(Exception):
+    """A value of a dict config that has no TOML form, with its key path."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _plain(value: Any, path: str) -> Any:
+    """A dict config as plain JSON-able data (paths as str, tuples as lists)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, f"{path}.{i}") for i, v in enumerate(value)]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _NotAValue(path, f"must be a finite number, found {value}")
+    if value is None:
+        raise _NotAValue(path, "None is not a value: leave the key out to get its default")
+    if isinstance(value, (str, int, float, bool)):
+        return value
+    raise _NotAValue(path, f"cannot write a {type(value).__name__} as a config value")
+
+
+def _config_error(path: str, message: str) -> _core.ConfigError:
+    """A ConfigError shaped like the core's: message, ``.path`` and ``.message``."""
+    error = _core.ConfigError(f"config error at `{path}`: {message}")
+    error.path = path
+    error.message = message
+    return error

@@ -1,0 +1,304 @@
+"""The ``snarl`` command.
+
+``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
+
+Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
+bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
+3 deadlock; 1 internal error; 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_BAD_INPUT = 2
+EXIT_DEADLOCK = 3
+EXIT_INTERRUPTED = 130
+
+OUTPUT_FILES = frozenset({"summary.json", "config.toml", "timeseries.parquet"})
+"""What ``--out`` writes; a directory holding only these may be replaced."""
+
+
+class Failure(Exception):
+    """Ends the command with a one-line message on stderr and an exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT, one_line: bool = True) -> None:
+        super().__init__(message)
+        self.code = code
+        self.one_line = one_line
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Reports a usage error as a :class:`Failure` (one line, exit 2)."""
+        raise Failure(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line: ``snarl [--version] run FILE.toml [options]``."""
+    from snarl import __version__
+
+    parser = _Parser(
+        prog="snarl",
+        description="Deterministic packet-level simulation of congestion in lossless fabrics.",
+    )
+    parser.add_argument("--version", action="version", version=f"snarl {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = commands.add_parser(
+        "run",
+        help="simulate one experiment",
+        description="Simulate the experiment described by a TOML file and print its summary.",
+    )
+    run.add_argument("file", metavar="FILE.toml", help="the experiment")
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a config value by its dotted key, e.g. --set traffic.load=0.7 (repeatable)",
+    )
+    run.add_argument("--seed", type=_seed, help="replace the config's seed")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as one JSON object on stdout, and nothing else",
+    )
+    run.add_argument(
+        "--out",
+        metavar="DIR",
+        type=Path,
+        help="write summary.json, config.toml (fully resolved) and timeseries.parquet to DIR",
+    )
+    run.set_defaults(handler=_run)
+    return parser
+
+
+def _seed(text: str) -> int:
+    """Parses ``--seed``: an integer in [0, 2^64) (decimal, or 0x.. hexadecimal)."""
+    try:
+        seed = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: expected a non-negative integer") from None
+    if not 0 <= seed < 2**64:
+        raise argparse.ArgumentTypeError(f"invalid seed {text}: expected an integer in [0, 2^64)")
+    return seed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``snarl`` command and returns its exit code."""
+    try:
+        args = _parser().parse_args(argv)
+        if args.command is None:
+            _parser().print_help(sys.stderr)
+            return EXIT_BAD_INPUT
+        return int(args.handler(args))
+    except Failure as failure:
+        _error(str(failure), failure.one_line)
+        return failure.code
+    except KeyboardInterrupt:
+        print("snarl: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (e.g. `snarl run x.toml --json | head`): not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _error(message: str, one_line: bool = True) -> None:
+    """Writes ``snarl: error: <message>`` on stderr, as one line unless told otherwise."""
+    if one_line:
+        message = " ".join(message.split())
+    print(f"snarl: error: {message.rstrip()}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``snarl run``: check the input, simulate, write --out, print the summary."""
+    from snarl import _core
+    from snarl.report import Report
+
+    overrides = [_parse_override(item) for item in args.overrides]
+    text = _read_config(args.file)
+    if args.out is not None:
+        _check_out(args.out)
+
+    try:
+        if sys.stderr.isatty():
+            from snarl.progress import progress_bar
+
+            with progress_bar(f"simulating {Path(args.file).name}") as update:
+                summary_json, columns, resolved = _core.run(text, overrides, args.seed, update)
+        else:
+            summary_json, columns, resolved = _core.run(text, overrides, args.seed, None)
+    except (_core.ConfigError, _core.TopologyError) as e:
+        raise Failure(str(e), EXIT_BAD_INPUT) from None
+    except _core.DeadlockError as e:
+        # The report of blocked ports may span lines: keep them.
+        raise Failure(str(e), EXIT_DEADLOCK, one_line=False) from None
+    except _core.SnarlError as e:
+        raise Failure(f"{e} (this is a bug in snarl)", EXIT_INTERNAL) from None
+
+    report = Report(summary_json, columns, resolved)
+    if args.out is not None:
+        _write_out(report, args.out)
+    if args.json:
+        sys.stdout.write(report.to_json() + "\n")
+        sys.stdout.flush()
+    else:
+        _print_tables(report, args.file)
+    return EXIT_OK
+
+
+def _parse_override(item: str) -> tuple[str, str]:
+    """Splits ``--set key=value`` at the first ``=``."""
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise Failure(f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. --set traffic.load=0.5")
+    return key.strip(), value.strip()
+
+
+def _read_config(file: str) -> str:
+    """The text of the experiment file; any failure to read it is bad input."""
+    path = Path(file)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise Failure(f"{file}: no such file") from None
+    except IsADirectoryError:
+        raise Failure(f"{file}: is a directory, not a TOML file") from None
+    except UnicodeDecodeError as e:
+        raise Failure(f"{file}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise Failure(f"{file}: cannot read: {e.strerror or e}") from None
+
+
+def _check_out(out: Path) -> None:
+    """Refuses an --out that cannot be written, before the run."""
+    if out.exists():
+        if not out.is_dir():
+            raise Failure(f"--out {out}: exists and is not a directory")
+        others = sorted(p.name for p in out.iterdir() if p.name not in OUTPUT_FILES)
+        if others:
+            raise Failure(
+                f"--out {out}: the directory holds other files ({', '.join(others[:3])}"
+                f"{', ...' if len(others) > 3 else ''}); give a new or empty directory"
+            )
+    parent = out.absolute().parent
+    existing = next((p for p in (parent, *parent.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise Failure(f"--out {out}: cannot create it (no writable directory above it)")
+
+
+def _write_out(report: Any, out: Path) -> None:
+    """Writes the results into a temporary directory beside ``out``, then renames it
+    into place, so ``out`` holds a complete result or nothing new."""
+    parent = out.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent))
+    except OSError as e:
+        raise Failure(f"--out {out}: {e.strerror or e}", EXIT_INTERNAL) from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        staging.chmod(0o777 & ~umask)
+        report.write(staging)
+        if out.exists():
+            previous = staging.with_name(staging.name + ".old")
+            os.rename(out, previous)
+            os.rename(staging, out)
+            shutil.rmtree(previous, ignore_errors=True)
+        else:
+            os.rename(staging, out)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise Failure(f"--out {out}: cannot write the results: {e.strerror or e}", EXIT_INTERNAL) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _print_tables(report: Any, file: str) -> None:
+    """The summary as rich tables on stdout: load, latency and packets per group."""
+    from rich.console import Console
+    from rich.table import Table
+
+    s = report.summary
+    unit = s.get("time_unit", "ns")
+    groups: dict[str, dict[str, Any]] = dict(s.get("groups", {}))
+    total = {key: s.get(key) for key in ("accepted_load", "offered_load", "received_load", "accepted_gbps")}
+    total.update(latency=s.get("latency", {}), packets=s.get("packets", {}))
+    total["hosts"] = sum(g.get("hosts", 0) for g in groups.values()) if groups else None
+    # One row per group, and the total when there is more than one group.
+    rows = [*groups.items(), ("all", total)] if len(groups) > 1 else list(groups.items()) or [("all", total)]
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=120)  # a file or a pipe: no reason to wrap at 80
+    console.print(f"[bold]snarl[/bold] {file}")
+    console.print(
+        f"seed {s.get('seed')} · {_num(s.get('sim_time'), 0)} {unit} simulated, measured from "
+        f"{_num(s.get('measure_from'), 0)} · {_int(s.get('events'))} events in {_num(s.get('wall_seconds'), 2)} s"
+    )
+
+    load = Table(title="Load (fraction of link capacity, per host)", title_justify="left")
+    for name in ("group", "hosts", "offered", "accepted", "received", "accepted Gb/s"):
+        load.add_column(name, justify="left" if name == "group" else "right")
+    for name, g in rows:
+        load.add_row(
+            name,
+            _int(g.get("hosts")),
+            _num(g.get("offered_load"), 4),
+            _num(g.get("accepted_load"), 4),
+            _num(g.get("received_load"), 4),
+            _num(g.get("accepted_gbps"), 2),
+        )
+
+    latency = Table(title=f"Packet latency ({unit})", title_justify="left")
+    for name in ("group", "mean", "p50", "p95", "p99", "max"):
+        latency.add_column(name, justify="left" if name == "group" else "right")
+    for name, g in rows:
+        lat = g.get("latency") or {}
+        latency.add_row(name, *(_latency(lat.get(k)) for k in ("mean", "p50", "p95", "p99", "max")))
+
+    packets = Table(title="Packets", title_justify="left")
+    for name in ("group", "injected", "delivered", "in flight", "dropped"):
+        packets.add_column(name, justify="left" if name == "group" else "right")
+    for name, g in rows:
+        p = g.get("packets") or {}
+        packets.add_row(name, *(_int(p.get(k)) for k in ("injected", "delivered", "in_flight", "dropped")))
+
+    console.print(load, latency, packets)
+    counters = {k: v for k, v in (s.get("counters") or {}).items() if v}
+    if counters:
+        console.print("counters: " + ", ".join(f"{k} {_int(v)}" for k, v in counters.items()))
+
+
+def _num(value: Any, digits: int) -> str:
+    """A number with thousands separators and ``digits`` decimals; "-" if missing."""
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _latency(value: Any) -> str:
+    """A latency: one decimal below 1000, whole units above."""
+    if value is None:
+        return "-"
+    return _num(value, 1 if abs(value) < 1000 else 0)
+
+
+def _int(value: Any) -> str:
+    """An integer with thousands separators; "-" if missing."""
+    return "-" if value is None else f"{value:,}"

@@ -1,0 +1,109 @@
+"""What a run hands back: :class:`Report`."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+try:  # Python >= 3.11
+    import tomllib as _tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as _tomllib  # type: ignore[no-redef]
+
+
+class Report:
+    """The results of one run.
+
+    Attributes:
+        summary: the summary as a dict: ``accepted_load``, ``offered_load``,
+            ``latency`` (mean, p50, p95, p99, max), ``packets`` (injected, delivered,
+            in_flight, dropped), ``groups``, ``counters``, ``sim_time``, ``seed``, ...
+        config_toml: the fully resolved config (every default written out) as TOML.
+    """
+
+    def __init__(self, summary_json: str, columns: dict[str, Any], config_toml: str) -> None:
+        """Wraps the raw results of ``snarl._core.run`` (use :func:`snarl.run`)."""
+        self._summary_json = summary_json
+        self._columns = columns
+        self.config_toml: str = config_toml
+        self.summary: dict[str, Any] = json.loads(summary_json)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<snarl.Report offered_load={s.get('offered_load', float('nan')):.4f} "
+            f"accepted_load={s.get('accepted_load', float('nan')):.4f} "
+            f"groups={len(s.get('groups', {}))} timeseries_rows={self.to_arrow().num_rows}>"
+        )
+
+    def to_json(self) -> str:
+        """The summary as the core wrote it: deterministic JSON (same config and seed,
+        same text apart from ``wall_seconds``)."""
+        return self._summary_json
+
+    @cached_property
+    def config(self) -> dict[str, Any]:
+        """The fully resolved config as a dict (parsed from :attr:`config_toml`)."""
+        return _tomllib.loads(self.config_toml)
+
+    @cached_property
+    def groups(self) -> pd.DataFrame:
+        """One row per node group (index ``group``); nested figures are flattened into
+        columns such as ``latency_p99`` and ``packets_delivered`` (the naming of the
+        time series)."""
+        import pandas as pd
+
+        rows = {name: _flatten(figures) for name, figures in self.summary.get("groups", {}).items()}
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        frame.index.name = "group"
+        return frame
+
+    def to_arrow(self) -> pa.Table:
+        """The time series as a pyarrow Table (numeric columns share the run's buffers)."""
+        return self._arrow
+
+    @cached_property
+    def _arrow(self) -> pa.Table:
+        """Builds the Table once from the run's columns."""
+        import pyarrow as pa
+
+        arrays = {}
+        for name, values in self._columns.items():
+            if isinstance(values, list):
+                arrays[name] = pa.array(values, type=pa.string())
+            else:
+                arrays[name] = pa.array(values)  # zero-copy from the numpy array
+        return pa.table(arrays)
+
+    @cached_property
+    def timeseries(self) -> pd.DataFrame:
+        """Throughput per fixed time window: one row per (window, group), including the
+        group ``all``."""
+        return self.to_arrow().to_pandas(split_blocks=True)
+
+    def write(self, directory: str | Path) -> None:
+        """Writes ``summary.json``, ``config.toml`` and ``timeseries.parquet`` into
+        ``directory`` (which must exist)."""
+        import pyarrow.parquet as pq
+
+        directory = Path(directory)
+        (directory / "summary.json").write_text(self._summary_json + "\n", encoding="utf-8")
+        (directory / "config.toml").write_text(self.config_toml, encoding="utf-8")
+        pq.write_table(self.to_arrow(), directory / "timeseries.parquet")
+
+
+def _flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"latency": {"p99": 1}}`` -> ``{"latency_p99": 1}``."""
+    flat: dict[str, Any] = {}
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}_"))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat

@@ -1,0 +1,105 @@
+//! Running a simulation: the GIL is released for the whole run and re-acquired only now
+//! and then, to let Python handle signals (Ctrl-C) and to report progress.
+
+use crate::config;
+use crate::errors::to_py;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use snarl_core::{ColumnData, Error, Table};
+use std::time::{Duration, Instant};
+
+/// Least wall time between two visits to Python during a run.
+const CHECK_EVERY: Duration = Duration::from_millis(150);
+
+/// Simulates a config and returns `(summary_json, timeseries, resolved_toml)`.
+///
+/// `text` is TOML or a JSON object, `overrides` `(dotted.key, value)` pairs, `seed`
+/// replaces the config's seed. `progress(fraction_done)` is called at most every
+/// ~150 ms of wall time and once with 1.0 at the end. `timeseries` maps each column name
+/// to a numpy array (numbers) or a list of str. Ctrl-C (or an exception raised by
+/// `progress`) stops the run and is raised here.
+#[pyfunction]
+#[pyo3(signature = (text, overrides = Vec::new(), seed = None, progress = None))]
+pub fn run<'py>(
+    py: Python<'py>,
+    text: &str,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+    progress: Option<PyObject>,
+) -> PyResult<(String, Bound<'py, PyDict>, String)> {
+    let config = config::load(py, text, &overrides, seed)?;
+    let resolved = config.to_toml();
+
+    let (result, python_error) = py.allow_threads(|| {
+        let mut python_error: Option<PyErr> = None;
+        let mut last_visit = Instant::now();
+        let mut visit = |fraction: f64| -> bool {
+            // The end (1.0) is reported below, once, after the run.
+            if fraction >= 1.0 || last_visit.elapsed() < CHECK_EVERY {
+                return true;
+            }
+            last_visit = Instant::now();
+            Python::with_gil(|py| {
+                let outcome = py.check_signals().and_then(|()| match &progress {
+                    Some(callback) => callback.call1(py, (fraction,)).map(drop),
+                    None => Ok(()),
+                });
+                match outcome {
+                    Ok(()) => true,
+                    Err(e) => {
+                        python_error = Some(e);
+                        false
+                    }
+                }
+            })
+        };
+        let result = snarl_core::run_with_progress(&config, &mut visit);
+        (result, python_error)
+    });
+
+    // A Python exception (KeyboardInterrupt from a signal, or one raised by the progress
+    // callback) is the reason the run stopped: it wins over the core's `Interrupted`.
+    if let Some(error) = python_error {
+        return Err(error);
+    }
+    let report = result.map_err(|e: Error| to_py(py, e))?;
+    if let Some(callback) = &progress {
+        callback.call1(py, (1.0,))?;
+    }
+    let columns = table_to_dict(py, &report.timeseries)?;
+    Ok((report.summary_json(), columns, resolved))
+}
+
+/// Columns as a dict: numbers become numpy arrays over a bytes buffer (one copy out of
+/// Rust, none after), strings a list of str.
+fn table_to_dict<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let frombuffer = py.import("numpy")?.getattr("frombuffer")?;
+    let dict = PyDict::new(py);
+    for column in &table.columns {
+        let value = match &column.data {
+            ColumnData::F64(values) => {
+                frombuffer.call1((native_bytes(py, values, |v| v.to_ne_bytes())?, "=f8"))?
+            }
+            ColumnData::U64(values) => {
+                frombuffer.call1((native_bytes(py, values, |v| v.to_ne_bytes())?, "=u8"))?
+            }
+            ColumnData::Str(values) => PyList::new(py, values)?.into_any(),
+        };
+        dict.set_item(&column.name, value)?;
+    }
+    Ok(dict)
+}
+
+/// Copies 8-byte numbers into a new bytes object in native byte order.
+fn native_bytes<'py, T: Copy>(
+    py: Python<'py>,
+    values: &[T],
+    to_bytes: fn(T) -> [u8; 8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, values.len() * 8, |buffer| {
+        for (chunk, value) in buffer.chunks_exact_mut(8).zip(values) {
+            chunk.copy_from_slice(&to_bytes(*value));
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,110 @@
+"""Shared fixtures. Every test that simulates goes through `simulate` or `cli`, which
+check the invariants of every run: packets are conserved and none is dropped."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import snarl
+
+REPO = Path(__file__).resolve().parents[3]
+"""The repository root (bindings/python/tests -> .)."""
+
+SMALL = """\
+[simulation]
+duration = "20us"
+
+[topology]
+type = "single_switch"
+hosts = 8
+
+[traffic]
+load = 0.5
+"""
+"""A run that takes milliseconds: 8 hosts on one switch for 20 µs."""
+
+
+def assert_invariants(summary: dict[str, Any]) -> None:
+    """Packets are conserved (injected = delivered + in flight), in total and per group
+    of senders, the groups add up to the total, and nothing is dropped (lossless)."""
+    packets = summary["packets"]
+    assert packets["injected"] == packets["delivered"] + packets["in_flight"], packets
+    assert packets["dropped"] == 0, packets
+    for name, group in summary["groups"].items():
+        counts = group["packets"]
+        assert counts["injected"] == counts["delivered"] + counts["in_flight"], (name, counts)
+        assert counts["dropped"] == 0, (name, counts)
+    for key in ("injected", "delivered", "in_flight"):
+        assert sum(g["packets"][key] for g in summary["groups"].values()) == packets[key], key
+    assert summary["counters"].get("packets_dropped", 0) == 0
+
+
+@pytest.fixture
+def small_config(tmp_path: Path) -> Path:
+    """The small experiment as a .toml file."""
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def write_config(tmp_path: Path) -> Callable[[str, str], Path]:
+    """Writes TOML text to a file in tmp_path and returns its path."""
+
+    def write(text: str, name: str = "experiment.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def simulate() -> Callable[..., snarl.Report]:
+    """`snarl.run`, checking the invariants of the report."""
+
+    def run(*args: Any, **kwargs: Any) -> snarl.Report:
+        report = snarl.run(*args, **kwargs)
+        assert_invariants(report.summary)
+        return report
+
+    return run
+
+
+def run_snarl(*args: str | os.PathLike[str], cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Runs `python -m snarl ARGS` and returns the finished process (text output)."""
+    return subprocess.run(
+        [sys.executable, "-m", "snarl", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Runs the snarl command in tmp_path; a successful run's summary (on stdout with
+    --json, and in --out DIR) is checked for the invariants."""
+
+    def run(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[str]:
+        done = run_snarl(*args, cwd=tmp_path)
+        if done.returncode == 0:
+            strings = [str(a) for a in args]
+            if "--json" in strings:
+                assert_invariants(json.loads(done.stdout))
+            if "--out" in strings:
+                out = tmp_path / strings[strings.index("--out") + 1]
+                assert_invariants(json.loads((out / "summary.json").read_text()))
+        return done
+
+    return run

@@ -1,0 +1,231 @@
+"""snarl.run and snarl.resolve_config (snarl.api)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import snarl
+from conftest import SMALL
+from snarl.api import config_text, overrides_from, toml_value
+
+SMALL_DICT = {
+    "simulation": {"duration": "20us"},
+    "topology": {"type": "single_switch", "hosts": 8},
+    "traffic": {"load": 0.5},
+}
+
+
+def test_run_a_dict(simulate):
+    report = simulate(SMALL_DICT)
+    assert isinstance(report, snarl.Report)
+    assert report.summary["packets"]["delivered"] > 0
+    assert report.config["topology"] == {"type": "single_switch", "hosts": 8}
+
+
+def test_a_dict_a_file_and_toml_text_are_the_same_experiment(simulate, small_config):
+    from_dict = simulate(SMALL_DICT, seed=5)
+    from_path = simulate(small_config, seed=5)
+    from_str_path = simulate(str(small_config), seed=5)
+    from_text = simulate(SMALL, seed=5)
+    expected = from_dict.summary | {"wall_seconds": 0}
+    for report in (from_path, from_str_path, from_text):
+        assert report.summary | {"wall_seconds": 0} == expected
+        assert report.config_toml == from_dict.config_toml
+
+
+def test_run_a_path_with_overrides(simulate, small_config):
+    report = simulate(small_config, set={"traffic.load": 0.2, "topology.hosts": 4}, seed=11)
+    assert report.config["traffic"]["load"] == 0.2
+    assert report.config["topology"]["hosts"] == 4
+    assert report.config["seed"] == 11
+    assert report.summary["seed"] == 11
+    assert report.summary["offered_load"] == pytest.approx(0.2, abs=0.1)
+
+
+def test_same_seed_same_summary_different_seed_different(simulate):
+    a = simulate(SMALL_DICT, seed=3).summary
+    b = simulate(SMALL_DICT, seed=3).summary
+    c = simulate(SMALL_DICT, seed=4).summary
+    for s in (a, b, c):
+        s.pop("wall_seconds")
+    assert a == b
+    assert a | {"seed": 0} != c | {"seed": 0}
+
+
+def test_report_tables(simulate):
+    report = simulate(SMALL_DICT)
+    assert isinstance(report.timeseries, pd.DataFrame)
+    assert len(report.timeseries) > 0
+    assert isinstance(report.groups, pd.DataFrame)
+    assert list(report.groups.index) == list(report.summary["groups"])
+
+
+def test_progress_callback_sees_the_end(simulate):
+    seen: list[float] = []
+    simulate(SMALL_DICT, progress=seen.append)
+    assert seen and seen[-1] == 1.0
+    assert all(0.0 <= f <= 1.0 for f in seen)
+
+
+def test_progress_bar_does_not_disturb_the_result(simulate):
+    plain = simulate(SMALL_DICT, seed=2).summary
+    with_bar = simulate(SMALL_DICT, seed=2, progress=True).summary
+    assert plain | {"wall_seconds": 0} == with_bar | {"wall_seconds": 0}
+
+
+def test_an_exception_in_the_progress_callback_stops_the_run():
+    long = SMALL_DICT | {"simulation": {"duration": "10s"}, "topology": {"type": "single_switch", "hosts": 64}}
+
+    class Stop(Exception):
+        pass
+
+    def stop(fraction: float) -> None:
+        raise Stop
+
+    started = time.monotonic()
+    with pytest.raises(Stop):
+        snarl.run(long, progress=stop)
+    assert time.monotonic() - started < 5.0
+
+
+def test_the_run_releases_the_gil(small_config):
+    """Another Python thread keeps running while a simulation runs."""
+    long = SMALL.replace('duration = "20us"', 'duration = "20ms"').replace("hosts = 8", "hosts = 32")
+    ticks = 0
+    done = threading.Event()
+
+    def tick() -> None:
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=tick)
+    thread.start()
+    try:
+        started = time.monotonic()
+        snarl.run(long)
+        elapsed = time.monotonic() - started
+    finally:
+        done.set()
+        thread.join()
+    if elapsed < 0.05:
+        pytest.skip(f"the run took only {elapsed:.3f} s: too short to tell")
+    assert ticks >= 10
+
+
+def test_config_error_is_a_value_error_with_a_path():
+    with pytest.raises(ValueError) as caught:
+        snarl.run(SMALL_DICT, set={"traffic.lod": 0.3})
+    error = caught.value
+    assert isinstance(error, snarl.ConfigError)
+    assert isinstance(error, snarl.SnarlError)
+    assert error.path == "traffic.lod"
+    assert "load" in str(error)
+
+
+def test_wrong_variant_names_the_closest():
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.resolve_config(SMALL_DICT, set={"topology.type": "singel_switch"})
+    assert caught.value.path == "topology.type"
+    assert "single_switch" in str(caught.value)
+
+
+def test_impossible_fabric_is_refused_before_the_run():
+    fat_tree = SMALL_DICT | {"topology": {"type": "fat_tree", "radix": 3, "levels": 2}}
+    with pytest.raises(ValueError) as caught:
+        snarl.run(fat_tree)
+    assert isinstance(caught.value, (snarl.ConfigError, snarl.TopologyError))
+    assert "radix" in str(caught.value)
+
+
+def test_none_in_a_dict_names_its_key():
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.resolve_config(SMALL_DICT | {"traffic": {"load": None}})
+    assert caught.value.path == "traffic.load"
+
+
+def test_missing_toml_file_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        snarl.run(str(tmp_path / "nowhere.toml"))
+    with pytest.raises(FileNotFoundError):
+        snarl.run(tmp_path / "nowhere.toml")
+
+
+def test_negative_seed_is_a_config_error():
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.resolve_config(SMALL_DICT, seed=-1)
+    assert caught.value.path == "seed"
+
+
+def test_resolve_config_writes_every_default():
+    resolved = tomllib.loads(snarl.resolve_config(SMALL_DICT, seed=9))
+    assert resolved["seed"] == 9
+    assert {"simulation", "topology", "links", "switch", "flow_control", "routing", "nic", "traffic"} <= resolved.keys()
+    # The resolved config is itself a valid config that resolves to itself.
+    assert snarl.resolve_config(resolved) == snarl.resolve_config(SMALL_DICT, seed=9)
+
+
+def test_lists_of_tables_survive_the_dict_route():
+    config = SMALL_DICT | {
+        "traffic": {
+            "load": 0.5,
+            "groups": [
+                {"name": "victims", "count": 4, "pattern": {"type": "uniform"}},
+                {"name": "aggressors", "count": 4, "pattern": {"type": "incast", "destination": 0}, "load": 0.9},
+            ],
+        }
+    }
+    resolved = tomllib.loads(snarl.resolve_config(config, set={"traffic.groups.1.load": 0.8}))
+    assert [g["name"] for g in resolved["traffic"]["groups"]] == ["victims", "aggressors"]
+    assert resolved["traffic"]["groups"][1]["load"] == 0.8
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (True, "true"),
+        (False, "false"),
+        (3, "3"),
+        (0.25, "0.25"),
+        (float("inf"), "inf"),
+        ("0.5", "0.5"),
+        ("[1, 2]", "[1, 2]"),
+        ("fat_tree", '"fat_tree"'),
+        ("100Gbps", '"100Gbps"'),
+        ('say "hi"', '"say \\"hi\\""'),
+        ([1, "a", 2.5], '[1, "a", 2.5]'),
+        (["0.5"], '["0.5"]'),
+        ({"type": "incast", "destination": 0}, '{"type" = "incast", "destination" = 0}'),
+        (Path("x/y.toml"), '"x/y.toml"'),
+    ],
+)
+def test_override_values_are_written_as_toml(value, text):
+    assert toml_value(value) == text
+    tomllib.loads(f"v = {text}")
+
+
+def test_overrides_from_a_dict():
+    assert overrides_from({"traffic.load": 0.5, "topology.type": "fat_tree"}) == [
+        ("traffic.load", "0.5"),
+        ("topology.type", '"fat_tree"'),
+    ]
+    assert overrides_from(None) == []
+    with pytest.raises(snarl.ConfigError) as caught:
+        overrides_from({"traffic.load": None})
+    assert caught.value.path == "traffic.load"
+
+
+def test_config_text_tells_paths_from_toml(small_config):
+    assert config_text(small_config) == SMALL
+    assert config_text(str(small_config)) == SMALL
+    assert config_text(SMALL) == SMALL
+    assert config_text({"a": {"b": 1}}) == '{"a": {"b": 1}}'
+    with pytest.raises(TypeError):
+        config_text(42)  # type: ignore[arg-type]

@@ -1,0 +1,278 @@
+"""The snarl command (snarl.cli), run as a subprocess like a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import REPO, SMALL, assert_invariants
+
+SUMMARY_KEYS = {
+    "accepted_load",
+    "offered_load",
+    "latency",
+    "packets",
+    "groups",
+    "counters",
+    "sim_time",
+    "wall_seconds",
+    "events",
+}
+
+
+def without_wall_time(text: str) -> str:
+    """The summary JSON with the one non-deterministic figure blanked out."""
+    blanked, count = re.subn(r'"wall_seconds": [^,\n}]+', '"wall_seconds": 0', text)
+    assert count == 1, text
+    return blanked
+
+
+def test_json_summary_has_the_stable_keys(cli, small_config):
+    done = cli("run", small_config, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)  # stdout is exactly one JSON object
+    assert SUMMARY_KEYS <= summary.keys()
+    assert {"mean", "p50", "p95", "p99", "max"} <= summary["latency"].keys()
+    assert {"injected", "delivered", "in_flight", "dropped"} <= summary["packets"].keys()
+    assert summary["packets"]["injected"] > 0
+    assert summary["packets"]["delivered"] > 0
+    assert 0 < summary["accepted_load"] <= summary["offered_load"] + 0.05
+    assert summary["events"] > 0
+    assert summary["groups"], "at least one group of hosts"
+
+
+def test_json_is_the_only_output(cli, small_config):
+    done = cli("run", small_config, "--json")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # stderr is not a terminal: no progress bar
+    assert done.stdout.startswith("{") and done.stdout.rstrip().endswith("}")
+
+
+def test_same_seed_gives_identical_json(cli, small_config):
+    first = cli("run", small_config, "--json", "--seed", "7")
+    second = cli("run", small_config, "--json", "--seed", "7")
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert without_wall_time(first.stdout) == without_wall_time(second.stdout)
+    assert json.loads(first.stdout)["seed"] == 7
+
+
+def test_different_seed_gives_different_results(cli, small_config):
+    first = cli("run", small_config, "--json", "--seed", "1")
+    second = cli("run", small_config, "--json", "--seed", "2")
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    a, b = json.loads(first.stdout), json.loads(second.stdout)
+    for summary in (a, b):
+        summary.pop("wall_seconds")
+        summary.pop("seed")
+    assert a != b
+
+
+def test_set_changes_offered_load(cli, small_config):
+    default = json.loads(cli("run", small_config, "--json").stdout)
+    lowered = cli("run", small_config, "--json", "--set", "traffic.load=0.2")
+    assert lowered.returncode == 0, lowered.stderr
+    low = json.loads(lowered.stdout)
+    assert low["offered_load"] < default["offered_load"]
+    assert low["offered_load"] == pytest.approx(0.2, abs=0.1)
+    assert default["offered_load"] == pytest.approx(0.5, abs=0.15)
+
+
+def test_out_writes_summary_config_and_timeseries(cli, small_config, tmp_path):
+    done = cli("run", small_config, "--json", "--seed", "3", "--out", "results")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "results"
+    assert sorted(p.name for p in out.iterdir()) == ["config.toml", "summary.json", "timeseries.parquet"]
+    assert (out / "summary.json").read_text().strip() == done.stdout.strip()
+    config = tomllib.loads((out / "config.toml").read_text())
+    assert config["seed"] == 3
+    assert config["traffic"]["load"] == 0.5
+    assert config["topology"] == {"type": "single_switch", "hosts": 8}
+    table = pq.read_table(out / "timeseries.parquet")
+    assert table.num_rows > 0
+    assert table.num_columns > 1
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".results")], "no staging left"
+
+
+def test_out_replaces_a_previous_result(cli, small_config, tmp_path):
+    assert cli("run", small_config, "--out", "results", "--seed", "1").returncode == 0
+    done = cli("run", small_config, "--out", "results", "--seed", "2")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "results" / "summary.json").read_text())["seed"] == 2
+
+
+def test_out_refuses_a_directory_with_other_files(cli, small_config, tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    done = cli("run", small_config, "--out", "mine")
+    assert done.returncode == 2
+    assert done.stderr.startswith("snarl: error: --out mine") and done.stderr.count("\n") == 1
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_table_output_shows_loads_latency_and_packets(cli, small_config):
+    done = cli("run", small_config)
+    assert done.returncode == 0, done.stderr
+    for word in ("offered", "accepted", "p99", "injected", "delivered", "all"):
+        assert word in done.stdout, word
+    assert done.stderr == ""
+
+
+BAD_INPUTS = {
+    "misspelt key": (["--set", "traffic.lod=0.3"], ["traffic.lod", "load"]),
+    "wrong variant": (["--set", "topology.type=singel_switch"], ["topology.type", "single_switch"]),
+    "negative load": (["--set", "traffic.load=-0.5"], ["traffic.load"]),
+    "one host": (["--set", "topology.hosts=1"], ["topology.hosts"]),
+    "set without =": (["--set", "traffic.load"], ["--set", "traffic.load", "KEY=VALUE"]),
+    "set without key": (["--set", "=0.5"], ["--set"]),
+    "bad seed": (["--seed", "minus-one"], ["--seed"]),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS, ids=list(BAD_INPUTS))
+def test_bad_input_is_one_line_exit_2_nothing_written(cli, small_config, tmp_path, case):
+    args, expected = BAD_INPUTS[case]
+    done = cli("run", small_config, "--out", "never", *args)
+    assert_refused(done, expected)
+    assert not (tmp_path / "never").exists()
+
+
+def assert_refused(done: subprocess.CompletedProcess[str], expected: list[str]) -> None:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("snarl: error: ")
+    for text in expected:
+        assert text in lines[0], (text, lines[0])
+
+
+IMPOSSIBLE = {
+    "fat tree of radix 3": (
+        '[simulation]\nduration = "20us"\n[topology]\ntype = "fat_tree"\nradix = 3\nlevels = 2\n[traffic]\nload = 0.5\n',
+        ["radix"],
+    ),
+    "single switch, one host": (SMALL.replace("hosts = 8", "hosts = 1"), ["topology.hosts"]),
+    "invalid TOML": ("[simulation\nduration = 1\n", ["TOML"]),
+    "missing section": ('[simulation]\nduration = "20us"\n[traffic]\nload = 0.5\n', ["topology"]),
+}
+
+
+@pytest.mark.parametrize("case", IMPOSSIBLE, ids=list(IMPOSSIBLE))
+def test_impossible_or_invalid_config_is_refused(cli, write_config, tmp_path, case):
+    text, expected = IMPOSSIBLE[case]
+    done = cli("run", write_config(text), "--out", "never")
+    assert_refused(done, expected)
+    assert not (tmp_path / "never").exists()
+
+
+def test_missing_file_is_refused(cli, tmp_path):
+    done = cli("run", "no-such-experiment.toml", "--json", "--out", "never")
+    assert_refused(done, ["no-such-experiment.toml", "no such file"])
+    assert not (tmp_path / "never").exists()
+
+
+def test_non_utf8_file_is_refused(cli, tmp_path):
+    (tmp_path / "binary.toml").write_bytes(b"\xff\xfe\x00garbage")
+    assert_refused(cli("run", "binary.toml"), ["binary.toml", "UTF-8"])
+
+
+def test_no_command_prints_usage_and_exits_2(cli):
+    done = cli()
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "usage" in done.stderr
+
+
+def test_version(cli):
+    done = cli("--version")
+    assert done.returncode == 0
+    assert done.stdout.startswith("snarl ")
+
+
+def test_console_script_is_installed(small_config):
+    script = Path(sys.executable).with_name("snarl")
+    if not script.exists():
+        pytest.skip("the snarl console script is not installed next to this Python")
+    done = subprocess.run([script, "run", small_config, "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert_invariants(json.loads(done.stdout))
+
+
+def test_deadlock_exits_3_and_writes_nothing(monkeypatch, capsys, small_config, tmp_path):
+    from snarl import _core, cli
+
+    def deadlocked(*args, **kwargs):
+        raise _core.DeadlockError("deadlock: no packet moved for 1ms; blocked: switch 0 port 3")
+
+    monkeypatch.setattr(_core, "run", deadlocked)
+    code = cli.main(["run", str(small_config), "--json", "--out", str(tmp_path / "never")])
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert out == ""
+    assert err == "snarl: error: deadlock: no packet moved for 1ms; blocked: switch 0 port 3\n"
+    assert not (tmp_path / "never").exists()
+
+
+def test_interrupted_run_exits_130(monkeypatch, capsys, small_config, tmp_path):
+    from snarl import _core, cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_core, "run", interrupted)
+    code = cli.main(["run", str(small_config), "--out", str(tmp_path / "never")])
+    out, err = capsys.readouterr()
+    assert code == 130
+    assert out == ""
+    assert "interrupted" in err
+    assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_stops_a_long_run(write_config, tmp_path):
+    """SIGINT reaches Python while the run holds no GIL: the run stops promptly."""
+    path = write_config(SMALL.replace('duration = "20us"', 'duration = "10s"').replace("hosts = 8", "hosts = 64"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "snarl", "run", str(path), "--json", "--out", str(tmp_path / "never")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        time.sleep(2.0)  # interpreter start-up and config loading are well done by now
+        assert process.poll() is None, process.communicate()
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        stopped_after = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, err
+    assert out == ""
+    assert "interrupted" in err
+    assert stopped_after < 5.0
+    assert not (tmp_path / "never").exists()
+
+
+BASIC_SCENARIOS = sorted((REPO / "scenarios" / "basics").glob("*.toml"))
+
+
+@pytest.mark.parametrize("scenario", BASIC_SCENARIOS, ids=[p.stem for p in BASIC_SCENARIOS])
+def test_basic_scenarios_run(cli, scenario):
+    done = cli("run", scenario, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["packets"]["delivered"] > 0

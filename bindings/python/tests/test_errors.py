@@ -1,0 +1,63 @@
+"""The exception classes made by snarl._core and re-exported by snarl."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import snarl
+from snarl import _core
+
+
+@pytest.mark.parametrize(
+    ("name", "builtin"),
+    [
+        ("ConfigError", ValueError),
+        ("TopologyError", ValueError),
+        ("DeadlockError", RuntimeError),
+        ("InternalError", RuntimeError),
+    ],
+)
+def test_hierarchy(name, builtin):
+    cls = getattr(snarl, name)
+    assert cls is getattr(_core, name)
+    assert issubclass(cls, snarl.SnarlError)
+    assert issubclass(cls, builtin)
+    assert cls.__module__ == "snarl"
+    assert cls.__name__ == name
+    assert cls.__doc__
+
+
+def test_base_class():
+    assert issubclass(snarl.SnarlError, Exception)
+    assert not issubclass(snarl.SnarlError, (ValueError, RuntimeError))
+    assert snarl.SnarlError.__module__ == "snarl"
+
+
+def test_config_error_carries_path_and_message():
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.resolve_config("[simulation]\nduration = \"1us\"\n[topology]\ntype = \"single_switch\"\nhosts = 2\n[traffic]\nload = 2.0\n")
+    error = caught.value
+    assert error.path == "traffic.load"
+    assert "fraction" in error.message
+    assert str(error) == f"config error at `{error.path}`: {error.message}"
+
+
+def test_invalid_toml_is_a_config_error():
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.resolve_config("[simulation\n")
+    assert "invalid TOML" in str(caught.value)
+
+
+def test_invalid_json_dict_text_is_a_config_error():
+    with pytest.raises(snarl.ConfigError) as caught:
+        _core.resolve_config('{"simulation": ')
+    assert "JSON" in str(caught.value)
+
+
+def test_classes_can_be_raised_and_caught_by_their_builtin():
+    with pytest.raises(RuntimeError):
+        raise snarl.DeadlockError("deadlock: stuck")
+    error = pickle.loads(pickle.dumps(snarl.TopologyError("no such fabric")))
+    assert isinstance(error, snarl.TopologyError) and str(error) == "no such fabric"

@@ -1,0 +1,78 @@
+"""snarl.Report (snarl.report), on hand-made results and on a real run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from snarl import Report
+
+SUMMARY = {
+    "accepted_load": 0.4,
+    "offered_load": 0.5,
+    "groups": {
+        "aggressors": {"hosts": 2, "accepted_load": 0.3, "latency": {"p99": 900.0}, "packets": {"delivered": 5}},
+        "victims": {"hosts": 6, "accepted_load": 0.45, "latency": {"p99": 300.0}, "packets": {"delivered": 9}},
+    },
+    "packets": {"injected": 14, "delivered": 14, "in_flight": 0, "dropped": 0},
+}
+
+
+def made_report() -> tuple[Report, dict]:
+    columns = {
+        "time": np.array([0.0, 0.0, 10.0, 10.0]),
+        "group": ["all", "victims", "all", "victims"],
+        "delivered_bytes": np.array([4096, 0, 8192, 4096], dtype=np.uint64),
+    }
+    summary_json = json.dumps(SUMMARY, indent=2)
+    return Report(summary_json, columns, 'seed = 1\n[traffic]\nload = 0.5\n'), columns
+
+
+def test_summary_config_and_json():
+    report, _ = made_report()
+    assert report.summary == SUMMARY
+    assert report.to_json() == json.dumps(SUMMARY, indent=2)
+    assert report.config == {"seed": 1, "traffic": {"load": 0.5}}
+    assert "accepted_load=0.4000" in repr(report)
+
+
+def test_groups_one_row_per_group_with_flat_columns():
+    report, _ = made_report()
+    groups = report.groups
+    assert isinstance(groups, pd.DataFrame)
+    assert list(groups.index) == ["aggressors", "victims"]
+    assert groups.index.name == "group"
+    assert groups.loc["victims", "latency_p99"] == 300.0
+    assert groups.loc["aggressors", "packets_delivered"] == 5
+
+
+def test_timeseries_keeps_columns_types_and_buffers():
+    report, columns = made_report()
+    frame = report.timeseries
+    assert list(frame.columns) == ["time", "group", "delivered_bytes"]
+    assert len(frame) == 4
+    assert frame["delivered_bytes"].dtype == np.uint64
+    assert list(frame["group"]) == ["all", "victims", "all", "victims"]
+    # The arrow column shares the numpy buffer: no copy on the way.
+    arrow = report.to_arrow().column("time").chunk(0)
+    assert arrow.buffers()[1].address == columns["time"].ctypes.data
+
+
+def test_write_creates_the_three_files(tmp_path):
+    report, _ = made_report()
+    report.write(tmp_path)
+    assert json.loads((tmp_path / "summary.json").read_text()) == SUMMARY
+    assert (tmp_path / "config.toml").read_text() == report.config_toml
+    assert pq.read_table(tmp_path / "timeseries.parquet").num_rows == 4
+
+
+def test_real_report(simulate, small_config):
+    report = simulate(small_config)
+    assert len(report.timeseries) == report.to_arrow().num_rows > 0
+    assert set(report.groups.index) == set(report.summary["groups"])
+    assert "latency_p99" in report.groups.columns
+    assert report.config["topology"]["hosts"] == 8
+    assert json.loads(report.to_json()) == report.summary
