@@ -53,16 +53,10 @@ test-python: setup
 demo: setup
 	$(VENV)/bin/snarl run $(DEMO)
 
-## bench: simulated packet-hops per wall second and peak memory per endpoint
-# bench/run.sh runs the benchmark suite when it exists; otherwise each basic scenario is
-# one case (one JSON line each).
-BENCH_SCENARIOS ?= $(wildcard scenarios/basics/*.toml)
+## bench: simulated packet-hops per wall second and peak memory (bench/results.md)
 bench:
 	$(CARGO) build --release -p snarl-core --bin snarl-bench
-	if [ -f bench/run.sh ]; then bash ./bench/run.sh; \
-	else for f in $(BENCH_SCENARIOS); do \
-		target/release/snarl-bench "$$(basename "$$f" .toml)" "$$f" || exit 1; \
-	done; fi
+	bash ./bench/run.sh
 
 ## lint: formatting and clippy (both run; fails if either complains)
 lint:

@@ -7,17 +7,8 @@ use snarl_core::Config;
 
 /// Loads and validates a config. `text` is TOML, or a JSON object when it starts with
 /// `{` (a TOML document never does). Errors are `ConfigError`s naming the key path.
-pub fn load(
-    py: Python<'_>,
-    text: &str,
-    overrides: &[(String, String)],
-    seed: Option<u64>,
-) -> PyResult<Config> {
-    let toml_text = if text.trim_start().starts_with('{') {
-        json_to_toml(py, text)?
-    } else {
-        text.to_string()
-    };
+pub fn load(py: Python<'_>, text: &str, overrides: &[(String, String)], seed: Option<u64>) -> PyResult<Config> {
+    let toml_text = if text.trim_start().starts_with('{') { json_to_toml(py, text)? } else { text.to_string() };
     snarl_core::load_config(&toml_text, overrides, seed).map_err(|e| to_py(py, e))
 }
 
@@ -38,24 +29,13 @@ pub fn resolve_config(
 
 /// Converts a JSON object to TOML text.
 fn json_to_toml(py: Python<'_>, text: &str) -> PyResult<String> {
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| config_error(py, "<root>", &format!("invalid JSON config: {e}")))?;
-    let toml::Value::Table(table) =
-        json_value_to_toml(&value, "").map_err(|(path, m)| config_error(py, &path, &m))?
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| config_error(py, "<root>", &format!("invalid JSON config: {e}")))?;
+    let toml::Value::Table(table) = json_value_to_toml(&value, "").map_err(|(path, m)| config_error(py, &path, &m))?
     else {
-        return Err(config_error(
-            py,
-            "<root>",
-            "a config must be a table (a dict), not a single value",
-        ));
+        return Err(config_error(py, "<root>", "a config must be a table (a dict), not a single value"));
     };
-    toml::to_string(&table).map_err(|e| {
-        config_error(
-            py,
-            "<root>",
-            &format!("cannot write the config as TOML: {e}"),
-        )
-    })
+    toml::to_string(&table).map_err(|e| config_error(py, "<root>", &format!("cannot write the config as TOML: {e}")))
 }
 
 fn join(path: &str, key: &str) -> String {
@@ -67,18 +47,12 @@ fn join(path: &str, key: &str) -> String {
 }
 
 /// JSON -> TOML value; the error is (key path, message). TOML has no null.
-fn json_value_to_toml(
-    value: &serde_json::Value,
-    path: &str,
-) -> Result<toml::Value, (String, String)> {
+fn json_value_to_toml(value: &serde_json::Value, path: &str) -> Result<toml::Value, (String, String)> {
     use serde_json::Value as J;
     Ok(match value {
         J::Null => {
             let at = if path.is_empty() { "<root>" } else { path };
-            return Err((
-                at.to_string(),
-                "None/null is not a value: leave the key out to get its default".into(),
-            ));
+            return Err((at.to_string(), "None/null is not a value: leave the key out to get its default".into()));
         }
         J::Bool(b) => toml::Value::Boolean(*b),
         J::Number(n) => {
@@ -87,10 +61,7 @@ fn json_value_to_toml(
             } else if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
                 toml::Value::Float(f)
             } else {
-                return Err((
-                    path.to_string(),
-                    format!("integer {n} is out of range (at most {})", i64::MAX),
-                ));
+                return Err((path.to_string(), format!("integer {n} is out of range (at most {})", i64::MAX)));
             }
         }
         J::String(s) => toml::Value::String(s.clone()),

@@ -13,12 +13,7 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 use pyo3::PyTypeInfo;
 use snarl_core::Error;
 
-create_exception!(
-    snarl,
-    SnarlError,
-    PyException,
-    "Base class of every error raised by snarl."
-);
+create_exception!(snarl, SnarlError, PyException, "Base class of every error raised by snarl.");
 
 /// A class deriving from `SnarlError` and one builtin exception, created once.
 struct DualClass {
@@ -29,17 +24,8 @@ struct DualClass {
 }
 
 impl DualClass {
-    const fn new(
-        name: &'static str,
-        builtin: fn(Python<'_>) -> Bound<'_, PyType>,
-        doc: &'static str,
-    ) -> Self {
-        DualClass {
-            name,
-            builtin,
-            doc,
-            cell: GILOnceCell::new(),
-        }
+    const fn new(name: &'static str, builtin: fn(Python<'_>) -> Bound<'_, PyType>, doc: &'static str) -> Self {
+        DualClass { name, builtin, doc, cell: GILOnceCell::new() }
     }
 
     fn get<'py>(&self, py: Python<'py>) -> PyResult<&Bound<'py, PyType>> {
@@ -50,9 +36,7 @@ impl DualClass {
                 namespace.set_item("__module__", "snarl")?;
                 namespace.set_item("__qualname__", self.name)?;
                 namespace.set_item("__doc__", self.doc)?;
-                let class = py
-                    .get_type::<PyType>()
-                    .call1((self.name, bases, namespace))?;
+                let class = py.get_type::<PyType>().call1((self.name, bases, namespace))?;
                 Ok::<_, PyErr>(class.downcast_into::<PyType>()?.unbind())
             })
             .map(|class| class.bind(py))
@@ -66,11 +50,8 @@ static CONFIG_ERROR: DualClass = DualClass::new(
      `path` is the dotted key path of the problem (e.g. \"traffic.load\"), `message` \
      what is wrong there.",
 );
-static TOPOLOGY_ERROR: DualClass = DualClass::new(
-    "TopologyError",
-    |py| py.get_type::<PyValueError>(),
-    "The fabric cannot be built as described.",
-);
+static TOPOLOGY_ERROR: DualClass =
+    DualClass::new("TopologyError", |py| py.get_type::<PyValueError>(), "The fabric cannot be built as described.");
 static DEADLOCK_ERROR: DualClass = DualClass::new(
     "DeadlockError",
     |py| py.get_type::<PyRuntimeError>(),
@@ -87,12 +68,7 @@ static INTERNAL_ERROR: DualClass = DualClass::new(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("SnarlError", SnarlError::type_object(py))?;
-    for class in [
-        &CONFIG_ERROR,
-        &TOPOLOGY_ERROR,
-        &DEADLOCK_ERROR,
-        &INTERNAL_ERROR,
-    ] {
+    for class in [&CONFIG_ERROR, &TOPOLOGY_ERROR, &DEADLOCK_ERROR, &INTERNAL_ERROR] {
         m.add(class.name, class.get(py)?)?;
     }
     Ok(())
@@ -119,12 +95,9 @@ pub fn config_error(py: Python<'_>, path: &str, message: &str) -> PyErr {
 pub fn to_py(py: Python<'_>, error: Error) -> PyErr {
     let text = error.to_string();
     match error {
-        Error::Config { path, message } => raise(
-            py,
-            &CONFIG_ERROR,
-            text,
-            &[("path", path.as_str()), ("message", message.as_str())],
-        ),
+        Error::Config { path, message } => {
+            raise(py, &CONFIG_ERROR, text, &[("path", path.as_str()), ("message", message.as_str())])
+        }
         Error::Topology(_) => raise(py, &TOPOLOGY_ERROR, text, &[]),
         Error::Deadlock(_) => raise(py, &DEADLOCK_ERROR, text, &[]),
         Error::Interrupted(_) => PyKeyboardInterrupt::new_err(text),

@@ -77,12 +77,8 @@ fn table_to_dict<'py>(py: Python<'py>, table: &Table) -> PyResult<Bound<'py, PyD
     let dict = PyDict::new(py);
     for column in &table.columns {
         let value = match &column.data {
-            ColumnData::F64(values) => {
-                frombuffer.call1((native_bytes(py, values, |v| v.to_ne_bytes())?, "=f8"))?
-            }
-            ColumnData::U64(values) => {
-                frombuffer.call1((native_bytes(py, values, |v| v.to_ne_bytes())?, "=u8"))?
-            }
+            ColumnData::F64(values) => frombuffer.call1((native_bytes(py, values, |v| v.to_ne_bytes())?, "=f8"))?,
+            ColumnData::U64(values) => frombuffer.call1((native_bytes(py, values, |v| v.to_ne_bytes())?, "=u8"))?,
             ColumnData::Str(values) => PyList::new(py, values)?.into_any(),
         };
         dict.set_item(&column.name, value)?;

@@ -21,10 +21,8 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let (name, file) = (&args[0], &args[1]);
-    let overrides: Vec<(String, String)> = args[2..]
-        .iter()
-        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
-        .collect();
+    let overrides: Vec<(String, String)> =
+        args[2..].iter().filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))).collect();
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) => {

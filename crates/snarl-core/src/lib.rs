@@ -19,8 +19,8 @@ pub mod traffic;
 pub mod units;
 
 pub use config::{load_config, Config};
-pub use kernel::Simulation;
 pub use error::{Error, Result};
+pub use kernel::Simulation;
 pub use report::{Column, ColumnData, Report, Summary, Table};
 
 /// Simulates `config` to its end.

@@ -56,7 +56,9 @@ impl Nics {
         let mut latency = Vec::with_capacity(hosts);
         for h in 0..hosts {
             let (far, cap) = match topo.attachment(h) {
-                Endpoint::Switch { switch, port } => (port_of(switch as usize, port as usize), switch_input_capacity as i64),
+                Endpoint::Switch { switch, port } => {
+                    (port_of(switch as usize, port as usize), switch_input_capacity as i64)
+                }
                 Endpoint::Host(other) => (HOST_TARGET | other, UNLIMITED),
                 Endpoint::Unconnected => (NIL, 0),
             };

@@ -159,8 +159,8 @@ impl std::str::FromStr for Rate {
             "phit/cycle" | "phits/cycle" => 8e9,
             _ => {
                 return Err(format!(
-                    "unknown rate unit \"{unit}\" in \"{text}\"; expected one of bps, Mbps, Gbps, Tbps, GB/s, phits/cycle"
-                ))
+                "unknown rate unit \"{unit}\" in \"{text}\"; expected one of bps, Mbps, Gbps, Tbps, GB/s, phits/cycle"
+            ))
             }
         };
         let bits = whole(value, scale, "a rate", text)?;
@@ -174,11 +174,11 @@ impl std::str::FromStr for Rate {
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
-        if ps % 1_000_000_000 == 0 && ps != 0 {
+        if ps.is_multiple_of(1_000_000_000) && ps != 0 {
             write!(f, "{}ms", ps / 1_000_000_000)
-        } else if ps % 1_000_000 == 0 && ps != 0 {
+        } else if ps.is_multiple_of(1_000_000) && ps != 0 {
             write!(f, "{}us", ps / 1_000_000)
-        } else if ps % 1_000 == 0 {
+        } else if ps.is_multiple_of(1_000) {
             write!(f, "{}ns", ps / 1_000)
         } else {
             write!(f, "{ps}ps")
@@ -189,9 +189,9 @@ impl fmt::Display for Time {
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b != 0 && b % (1024 * 1024) == 0 {
+        if b != 0 && b.is_multiple_of(1024 * 1024) {
             write!(f, "{}MiB", b / (1024 * 1024))
-        } else if b != 0 && b % 1024 == 0 {
+        } else if b != 0 && b.is_multiple_of(1024) {
             write!(f, "{}KiB", b / 1024)
         } else {
             write!(f, "{b}B")
@@ -202,9 +202,9 @@ impl fmt::Display for Bytes {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = self.0;
-        if r % 1_000_000_000 == 0 {
+        if r.is_multiple_of(1_000_000_000) {
             write!(f, "{}Gbps", r / 1_000_000_000)
-        } else if r % 1_000_000 == 0 {
+        } else if r.is_multiple_of(1_000_000) {
             write!(f, "{}Mbps", r / 1_000_000)
         } else {
             write!(f, "{r}bps")

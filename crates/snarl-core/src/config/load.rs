@@ -60,9 +60,7 @@ fn set_dotted(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
     let mut node = doc;
     for (depth, part) in parts[..parts.len() - 1].iter().enumerate() {
         let here = parts[..=depth].join(".");
-        let next = node
-            .entry(part.to_string())
-            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let next = node.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         node = match next {
             toml::Value::Table(t) => t,
             toml::Value::Array(items) => {
@@ -77,8 +75,9 @@ fn set_dotted(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
                 // The index consumed the next path element.
                 let rest = parts[depth + 2..].join(".");
                 return match item {
-                    toml::Value::Table(t) if !rest.is_empty() => set_dotted(t, &rest, value)
-                        .map_err(|e| prefix_path(e, &format!("{here}.{index}"))),
+                    toml::Value::Table(t) if !rest.is_empty() => {
+                        set_dotted(t, &rest, value).map_err(|e| prefix_path(e, &format!("{here}.{index}")))
+                    }
                     _ if rest.is_empty() => {
                         *item = value;
                         Ok(())
@@ -124,11 +123,7 @@ fn explain_serde_error(path: &str, message: &str) -> Error {
                 Some(name) => format!("; did you mean `{name}`?"),
                 None => String::new(),
             };
-            let list = if valid.is_empty() {
-                String::new()
-            } else {
-                format!(" (valid: {})", valid.join(", "))
-            };
+            let list = if valid.is_empty() { String::new() } else { format!(" (valid: {})", valid.join(", ")) };
             return Error::config(full_path, format!("unknown {noun} `{found}`{hint}{list}"));
         }
     }

@@ -262,11 +262,7 @@ fn default_source_queue() -> u32 {
 
 impl Default for NicConfig {
     fn default() -> Self {
-        NicConfig {
-            mtu: default_mtu(),
-            source_queue: default_source_queue(),
-            qps_per_destination: 1,
-        }
+        NicConfig { mtu: default_mtu(), source_queue: default_source_queue(), qps_per_destination: 1 }
     }
 }
 

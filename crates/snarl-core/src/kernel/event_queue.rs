@@ -38,7 +38,6 @@ impl Ord for Entry {
     }
 }
 
-
 #[derive(Clone, Copy)]
 struct Node {
     entry: Entry,

@@ -68,8 +68,8 @@ impl Simulation {
             config.nic.source_queue as usize,
             config.nic.qps_per_destination,
         );
-        let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x7472_6166_6669_63));
-        let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x726f_7574_696e_67));
+        let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
+        let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
         let work = Workload::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?;
         let sim = &config.simulation;
         let end = sim.duration.0;
@@ -145,7 +145,10 @@ impl Simulation {
                 if wall.duration_since(last_report).as_millis() >= 100 {
                     last_report = wall;
                     if !progress(self.now as f64 / self.end as f64) {
-                        return Err(Error::Interrupted(format!("{:.1}% of the run", 100.0 * self.now as f64 / self.end as f64)));
+                        return Err(Error::Interrupted(format!(
+                            "{:.1}% of the run",
+                            100.0 * self.now as f64 / self.end as f64
+                        )));
                     }
                 }
             }

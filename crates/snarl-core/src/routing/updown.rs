@@ -22,9 +22,9 @@ impl Routing for UpDownRouting {
             match self.select {
                 UpSelect::Random => rng.random_range(0..hops.count),
                 UpSelect::Deterministic => (q.src % hops.count as u32) as u16,
-                UpSelect::Adaptive => (0..hops.count)
-                    .min_by_key(|i| view.occupancy(hops.first + i))
-                    .expect("count > 1"),
+                UpSelect::Adaptive => {
+                    (0..hops.count).min_by_key(|i| view.occupancy(hops.first + i)).expect("count > 1")
+                }
             }
         };
         Route { port: hops.first + index, vc: q.vc }

@@ -105,9 +105,9 @@ impl IoqFabric {
         let mut mask_words = Vec::with_capacity(total);
         let mut credit_capacity = Vec::with_capacity(total);
         let mut words_total = 0usize;
-        for s in 0..switches {
-            let words = (radix[s] as usize * vcs).div_ceil(64);
-            for p in 0..radix[s] as usize {
+        for (s, &ports) in radix.iter().enumerate() {
+            let words = (ports as usize * vcs).div_ceil(64);
+            for p in 0..ports as usize {
                 owner.push(s as u32);
                 let link = topo.link(s, p);
                 let (far, capacity) = match topo.peer(s, p) {
@@ -371,9 +371,13 @@ impl IoqFabric {
         self.credits.check_bounds()?;
         for (i, (&used, q)) in self.output_used.iter().zip(&self.output).enumerate() {
             let port = i / self.vcs;
-            let releasing = if self.releasing[port].1 as usize == i % self.vcs { self.releasing[port].0 as u64 } else { 0 };
+            let releasing =
+                if self.releasing[port].1 as usize == i % self.vcs { self.releasing[port].0 as u64 } else { 0 };
             if used != q.bytes + releasing || used > self.output_capacity {
-                return Err(format!("output buffer {i}: {used} bytes accounted, {} queued + {releasing} leaving", q.bytes));
+                return Err(format!(
+                    "output buffer {i}: {used} bytes accounted, {} queued + {releasing} leaving",
+                    q.bytes
+                ));
             }
         }
         for (i, q) in self.input.iter().enumerate() {
@@ -392,7 +396,8 @@ impl IoqFabric {
                 let gp = i / self.vcs;
                 let switch = self.owner[gp];
                 let port = gp as u32 - self.port_base[switch as usize];
-                blocked.push((q.len, format!("switch {switch} input port {port} vc {}: {} packets", i % self.vcs, q.len)));
+                blocked
+                    .push((q.len, format!("switch {switch} input port {port} vc {}: {} packets", i % self.vcs, q.len)));
             }
         }
         for (i, q) in self.output.iter().enumerate() {
@@ -403,7 +408,11 @@ impl IoqFabric {
                 let credits = self.credits.credits(gp, i % self.vcs);
                 blocked.push((
                     q.len,
-                    format!("switch {switch} output port {port} vc {}: {} packets, {credits} credit bytes", i % self.vcs, q.len),
+                    format!(
+                        "switch {switch} output port {port} vc {}: {} packets, {credits} credit bytes",
+                        i % self.vcs,
+                        q.len
+                    ),
                 ));
             }
         }

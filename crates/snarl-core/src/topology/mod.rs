@@ -23,7 +23,10 @@ use crate::units::{Rate, Time};
 /// What sits at the far end of a port or host link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Endpoint {
-    Switch { switch: u32, port: u16 },
+    Switch {
+        switch: u32,
+        port: u16,
+    },
     Host(u32),
     /// An unwired port (e.g. spare ports of a radix-k switch).
     Unconnected,

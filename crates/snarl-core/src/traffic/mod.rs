@@ -159,10 +159,16 @@ impl Builder<'_> {
             members.dedup();
             for &h in &members {
                 if h as usize >= self.hosts {
-                    return Err(Error::config(format!("{at}.hosts"), format!("host {h} does not exist (the fabric has {} hosts)", self.hosts)));
+                    return Err(Error::config(
+                        format!("{at}.hosts"),
+                        format!("host {h} does not exist (the fabric has {} hosts)", self.hosts),
+                    ));
                 }
                 if taken[h as usize] != u16::MAX {
-                    return Err(Error::config(format!("{at}.hosts"), format!("host {h} already belongs to another group")));
+                    return Err(Error::config(
+                        format!("{at}.hosts"),
+                        format!("host {h} already belongs to another group"),
+                    ));
                 }
             }
             free.retain(|h| members.binary_search(h).is_err());

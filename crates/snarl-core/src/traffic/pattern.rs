@@ -9,11 +9,17 @@ use rand_pcg::Pcg64Mcg;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Pattern {
     /// A uniformly random member of `among` other than the sender.
-    Uniform { among: Vec<u32> },
+    Uniform {
+        among: Vec<u32>,
+    },
     /// A uniformly random member of `among` (a message to oneself is not generated).
-    AnyOf { among: Vec<u32> },
+    AnyOf {
+        among: Vec<u32>,
+    },
     /// A fixed destination per source (`NIL`: the source does not send).
-    Table { dest: Vec<u32> },
+    Table {
+        dest: Vec<u32>,
+    },
     /// One destination for every source.
     Fixed(u32),
     Silent,
@@ -127,7 +133,7 @@ mod tests {
         let mut rng = Pcg64Mcg::seed_from_u64(3);
         let among: Vec<u32> = (0..50).collect();
         let table = permutation_table(50, &among, &among, &mut rng);
-        let mut seen = vec![false; 50];
+        let mut seen = [false; 50];
         for (s, &d) in table.iter().enumerate() {
             assert_ne!(s as u32, d);
             assert!(!seen[d as usize]);

@@ -71,6 +71,6 @@ mod tests {
     fn bernoulli_gaps_are_whole_slots() {
         let p = Process { kind: ProcessKind::Bernoulli, slot: 1000, message_time: 8000 };
         let mut rng = Pcg64Mcg::seed_from_u64(5);
-        assert!((0..1000).all(|_| p.gap(0.3, &mut rng) % 1000 == 0));
+        assert!((0..1000).all(|_| p.gap(0.3, &mut rng).is_multiple_of(1000)));
     }
 }

@@ -2,8 +2,8 @@
 
 mod analytic;
 mod bad_input;
+mod common;
 mod determinism;
 mod docs;
 mod mechanisms;
 mod scenarios;
-mod common;

@@ -65,23 +65,17 @@ fn injection_cap_limits_a_group() {
 /// Phases change a group's load at a point of the timeline.
 #[test]
 fn phases_change_load_on_the_timeline() {
-    let text = format!(
-        "{}\n[[traffic.phases]]\nat = \"100us\"\ngroup = \"default\"\nload = 0.1\n",
-        SINGLE_SWITCH
-    );
+    let text = format!("{}\n[[traffic.phases]]\nat = \"100us\"\ngroup = \"default\"\nload = 0.1\n", SINGLE_SWITCH);
     let r = run(&text, &[("simulation.window", "10us")]);
-    let (times, groups, accepted) = match (
-        r.timeseries.column("time"),
-        r.timeseries.column("group"),
-        r.timeseries.column("accepted_load"),
-    ) {
-        (
-            Some(snarl_core::ColumnData::F64(t)),
-            Some(snarl_core::ColumnData::Str(g)),
-            Some(snarl_core::ColumnData::F64(a)),
-        ) => (t, g, a),
-        other => panic!("unexpected columns {other:?}"),
-    };
+    let (times, groups, accepted) =
+        match (r.timeseries.column("time"), r.timeseries.column("group"), r.timeseries.column("accepted_load")) {
+            (
+                Some(snarl_core::ColumnData::F64(t)),
+                Some(snarl_core::ColumnData::Str(g)),
+                Some(snarl_core::ColumnData::F64(a)),
+            ) => (t, g, a),
+            other => panic!("unexpected columns {other:?}"),
+        };
     let mean = |from: f64, to: f64| {
         let v: Vec<f64> = (0..times.len())
             .filter(|&i| groups[i] == "all" && times[i] >= from && times[i] < to)
