@@ -140,7 +140,11 @@ impl Nics {
     /// allow it.
     pub fn try_inject(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {
         let (h, now) = (host as usize, ctx.now);
-        if self.link_free_at[h] > now || self.queue_len[h] == 0 {
+        if self.queue_len[h] == 0 {
+            return;
+        }
+        if self.link_free_at[h] > now {
+            self.wake(ctx, host, self.link_free_at[h]);
             return;
         }
         if self.next_allowed[h] > now {
@@ -191,8 +195,10 @@ impl Nics {
         ctx.stats.on_inject(group);
         ctx.stats.packet_hops += 1;
         *ctx.last_progress = now;
-        self.wake_at[h] = now + serialise;
-        ctx.schedule(now + serialise, Event::HostWake { host });
+        if self.queue_len[h] > 0 {
+            self.wake_at[h] = now + serialise;
+            ctx.schedule(now + serialise, Event::HostWake { host });
+        }
         let far = self.peer[h];
         if far & HOST_TARGET != 0 {
             ctx.schedule(arrival + serialise, Event::Deliver { packet });

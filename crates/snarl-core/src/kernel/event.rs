@@ -11,8 +11,9 @@ pub enum Event {
     Arrive { port: u32, packet: u32 },
     /// The tail of `packet` reaches its destination host.
     Deliver { packet: u32 },
-    /// A crossbar transfer from input `input` to output `output` has finished.
-    XbarFree { input: u32, output: u32 },
+    /// Output `output` retries crossbar allocation: a resource its requests waited for
+    /// (its crossbar side, a requesting input) has become free.
+    AllocRetry { output: u32 },
     /// Output port `port` may be able to transmit (transfer finished or packet ready).
     LinkWake { port: u32 },
     /// Credits for `bytes` on `vc` return to a sender: an output port, or a host NIC

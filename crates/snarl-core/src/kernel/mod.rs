@@ -172,7 +172,7 @@ impl Simulation {
         };
         match event {
             Event::Arrive { port, packet } => self.fabric.arrive(&mut ctx, port, packet),
-            Event::XbarFree { input, output } => self.fabric.crossbar_free(&mut ctx, input, output),
+            Event::AllocRetry { output } => self.fabric.alloc_retry(&mut ctx, output),
             Event::LinkWake { port } => self.fabric.link_wake(&mut ctx, port),
             Event::Credit { target, vc, bytes } => {
                 if target & HOST_TARGET != 0 {

@@ -14,6 +14,12 @@
 //! 3. `try_transmit`: the output link sends the first ready packet (round robin over
 //!    VCs) for which the downstream buffer has room; its output-buffer space is released
 //!    when the tail has left.
+//!
+//! Wake-ups are scheduled only when something waits: an output that cannot allocate
+//! because its crossbar side or the requesting inputs are busy retries when the earliest
+//! of them frees (`AllocRetry`); a link wakes at the end of a transmission only if packets
+//! or requests wait for it. Released output-buffer space is settled lazily, by whoever
+//! next looks at that output.
 
 use super::arbiter::{Arbiter, RoundRobin};
 use crate::flow_control::{CreditSender, UNLIMITED};
@@ -43,6 +49,8 @@ pub struct IoqFabric {
     link_free_at: Vec<u64>,
     /// Earliest pending `LinkWake` (0: none).
     wake_at: Vec<u64>,
+    /// Earliest pending allocation retry of an output (0: none).
+    retry_at: Vec<u64>,
     /// Output-buffer bytes (and their VC) to release once the current transmission ends.
     releasing: Vec<(u32, u8)>,
     crossbar_out_free_at: Vec<u64>,
@@ -66,14 +74,17 @@ pub struct IoqFabric {
 struct SwitchView<'a> {
     fabric: &'a IoqFabric,
     base: usize,
+    now: u64,
 }
 
 impl PortView for SwitchView<'_> {
     #[inline]
     fn occupancy(&self, port: u16) -> u64 {
+        let f = self.fabric;
         let gp = self.base + port as usize;
-        let v = self.fabric.vcs;
-        self.fabric.output_used[gp * v..gp * v + v].iter().sum::<u64>() + self.fabric.credits.in_use(gp)
+        let v = f.vcs;
+        let leaving = if f.link_free_at[gp] <= self.now { f.releasing[gp].0 as u64 } else { 0 };
+        f.output_used[gp * v..gp * v + v].iter().sum::<u64>() - leaving + f.credits.in_use(gp)
     }
 }
 
@@ -141,6 +152,7 @@ impl IoqFabric {
             link_latency,
             link_free_at: vec![0; total],
             wake_at: vec![0; total],
+            retry_at: vec![0; total],
             releasing: vec![(0, 0); total],
             crossbar_out_free_at: vec![0; total],
             input_busy_until: vec![0; total],
@@ -187,7 +199,7 @@ impl IoqFabric {
         let base = self.port_base[switch as usize];
         let p = &ctx.packets[id];
         let query = RouteQuery { switch, src: p.src, dst: p.dst, qp: p.qp, vc: p.vc };
-        let view = SwitchView { fabric: self, base: base as usize };
+        let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
         let route = ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng);
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
@@ -200,30 +212,76 @@ impl IoqFabric {
 
     /// Grants the crossbar path into output `out` to one eligible request, if any.
     fn try_allocate(&mut self, ctx: &mut Ctx, out: u32) {
-        let o = out as usize;
-        if self.crossbar_out_free_at[o] > ctx.now {
-            return; // Its XbarFree event will retry.
-        }
-        let words = self.mask_base[o] as usize..self.mask_base[o] as usize + self.mask_words[o] as usize;
-        if self.requests[words.clone()].iter().all(|&w| w == 0) {
+        let (o, now) = (out as usize, ctx.now);
+        if !self.has_requests(o) {
             return;
         }
+        if self.crossbar_out_free_at[o] > now {
+            self.retry(ctx, out, self.crossbar_out_free_at[o]);
+            return;
+        }
+        self.settle(o, now);
         let switch = self.owner[o] as usize;
         let base = self.port_base[switch] as usize;
         let bits = self.radix[switch] as usize * self.vcs;
-        let now = ctx.now;
         let vcs = self.vcs;
+        let words = self.mask_base[o] as usize..self.mask_base[o] as usize + self.mask_words[o] as usize;
+        let mut inputs_free_at = u64::MAX;
+        let mut output_full = false;
         let picked = RoundRobin.pick(&self.requests[words], bits, self.grant_next[o] as usize, |bit| {
             let input = base + bit / vcs;
             if self.input_busy_until[input] > now {
+                inputs_free_at = inputs_free_at.min(self.input_busy_until[input]);
                 return false;
             }
             let head = &ctx.packets[self.input[input * vcs + bit % vcs].head];
-            self.output_used[o * vcs + head.out_vc as usize] + head.size as u64 <= self.output_capacity
+            let fits = self.output_used[o * vcs + head.out_vc as usize] + head.size as u64 <= self.output_capacity;
+            output_full |= !fits;
+            fits
         });
         if let Some(bit) = picked {
             self.grant(ctx, (base + bit / vcs) as u32, bit % vcs, out, bit);
+            if self.has_requests(o) {
+                // The others wait for this transfer to end.
+                self.retry(ctx, out, self.crossbar_out_free_at[o]);
+            }
+            return;
         }
+        if inputs_free_at != u64::MAX {
+            self.retry(ctx, out, inputs_free_at);
+        }
+        if output_full && self.link_free_at[o] > now {
+            // Space comes back when the packet on the wire has left.
+            self.wake(ctx, out, self.link_free_at[o]);
+        }
+    }
+
+    #[inline]
+    fn has_requests(&self, o: usize) -> bool {
+        let start = self.mask_base[o] as usize;
+        self.requests[start..start + self.mask_words[o] as usize].iter().any(|&w| w != 0)
+    }
+
+    /// Releases the output-buffer space of a packet whose tail has left.
+    #[inline]
+    fn settle(&mut self, o: usize, now: u64) -> bool {
+        let (bytes, vc) = self.releasing[o];
+        if bytes == 0 || self.link_free_at[o] > now {
+            return false;
+        }
+        self.output_used[o * self.vcs + vc as usize] -= bytes as u64;
+        self.releasing[o] = (0, 0);
+        true
+    }
+
+    /// Schedules an allocation retry of output `out` at `at` unless one is pending no later.
+    fn retry(&mut self, ctx: &mut Ctx, out: u32, at: u64) {
+        let pending = self.retry_at[out as usize];
+        if pending != 0 && pending >= ctx.now && pending <= at {
+            return;
+        }
+        self.retry_at[out as usize] = at;
+        ctx.schedule(at, Event::AllocRetry { output: out });
     }
 
     fn grant(&mut self, ctx: &mut Ctx, input: u32, vc: usize, out: u32, bit: usize) {
@@ -244,7 +302,6 @@ impl IoqFabric {
         let out_vc = p.out_vc as usize;
         self.input_busy_until[i] = done;
         self.crossbar_out_free_at[o] = done;
-        ctx.schedule(done, Event::XbarFree { input, output: out });
         // The input buffer frees as the tail leaves it: credits travel back upstream.
         let upstream = self.peer[i];
         ctx.schedule(done + self.link_latency[i], Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
@@ -252,25 +309,19 @@ impl IoqFabric {
         self.output_used[o * vcs + out_vc] += size;
         self.output[o * vcs + out_vc].push(ctx.packets, id);
         if !self.input[i * vcs + vc].is_empty() {
-            self.route_head(ctx, input, vc);
+            // The next packet of this VC can go once the input is free again.
+            let wanted = self.route_head(ctx, input, vc);
+            self.retry(ctx, wanted, done);
         }
         self.try_transmit(ctx, out);
     }
 
-    /// A crossbar transfer ended: both its input and its output may serve others.
-    pub fn crossbar_free(&mut self, ctx: &mut Ctx, input: u32, out: u32) {
-        self.try_allocate(ctx, out);
-        let switch = self.owner[input as usize] as usize;
-        let base = self.port_base[switch];
-        for vc in 0..self.vcs {
-            let head = self.input[input as usize * self.vcs + vc].head;
-            if head != NIL {
-                let wanted = base + ctx.packets[head].out_port as u32;
-                if wanted != out {
-                    self.try_allocate(ctx, wanted);
-                }
-            }
+    /// A crossbar resource that an output was waiting for is free: retry its allocation.
+    pub fn alloc_retry(&mut self, ctx: &mut Ctx, out: u32) {
+        if self.retry_at[out as usize] == ctx.now {
+            self.retry_at[out as usize] = 0;
         }
+        self.try_allocate(ctx, out);
     }
 
     /// Credits for (`port`, `vc`) came back from downstream.
@@ -290,9 +341,10 @@ impl IoqFabric {
     fn try_transmit(&mut self, ctx: &mut Ctx, port: u32) {
         let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
         if self.link_free_at[o] > now {
-            return; // Its end-of-transmission wake will come.
+            self.wake(ctx, port, self.link_free_at[o]);
+            return;
         }
-        let (released, released_vc) = std::mem::take(&mut self.releasing[o]);
+        let released = self.settle(o, now);
         let mut chosen = None;
         let mut earliest = u64::MAX;
         let first = self.vc_next[o] as usize;
@@ -318,8 +370,7 @@ impl IoqFabric {
         } else if earliest != u64::MAX {
             self.wake(ctx, port, earliest);
         }
-        if released > 0 {
-            self.output_used[o * vcs + released_vc as usize] -= released as u64;
+        if released {
             self.try_allocate(ctx, port);
         }
     }
@@ -334,9 +385,12 @@ impl IoqFabric {
         self.credits.on_send(o, vc, size);
         self.link_free_at[o] = end;
         self.releasing[o] = (size as u32, vc as u8);
-        // Always wake at the end of the transmission: it releases the buffer space.
-        self.wake_at[o] = end;
-        ctx.schedule(end, Event::LinkWake { port });
+        // Wake at the end of the transmission only if someone waits for this output.
+        let queued = self.output[o * vcs..o * vcs + vcs].iter().any(|q| !q.is_empty());
+        if queued || self.has_requests(o) {
+            self.wake_at[o] = end;
+            ctx.schedule(end, Event::LinkWake { port });
+        }
         let arrival = now + self.link_latency[o];
         let p = &mut ctx.packets[id];
         p.tail_at = arrival + serialise;
