@@ -22,7 +22,7 @@
 //! next looks at that output.
 
 use super::arbiter::{Arbiter, RoundRobin};
-use crate::flow_control::{CreditSender, UNLIMITED};
+use crate::flow_control::{CreditReturns, CreditSender, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::packet::{Fifo, NIL};
 use crate::routing::{PortView, RouteQuery, Routing};
@@ -65,6 +65,10 @@ pub struct IoqFabric {
     output: Vec<Fifo>,
     output_used: Vec<u64>,
     credits: CreditSender,
+    /// Credits on their way back to each output.
+    returns: CreditReturns,
+    /// Output ports whose head packet waits for credits.
+    credit_blocked: Vec<bool>,
 
     /// Request masks: bit (input port * vcs + vc) of output port o's words.
     requests: Vec<u64>,
@@ -84,7 +88,8 @@ impl PortView for SwitchView<'_> {
         let gp = self.base + port as usize;
         let v = f.vcs;
         let leaving = if f.link_free_at[gp] <= self.now { f.releasing[gp].0 as u64 } else { 0 };
-        f.output_used[gp * v..gp * v + v].iter().sum::<u64>() - leaving + f.credits.in_use(gp)
+        let returned = f.returns.arrived(gp, self.now);
+        f.output_used[gp * v..gp * v + v].iter().sum::<u64>() - leaving + f.credits.in_use(gp) - returned
     }
 }
 
@@ -164,6 +169,8 @@ impl IoqFabric {
             output: vec![Fifo::default(); total * vcs],
             output_used: vec![0; total * vcs],
             credits: CreditSender::new(credit_capacity, vcs),
+            returns: CreditReturns::new(total),
+            credit_blocked: vec![false; total],
             requests: vec![0; words_total],
         }
     }
@@ -303,8 +310,14 @@ impl IoqFabric {
         self.input_busy_until[i] = done;
         self.crossbar_out_free_at[o] = done;
         // The input buffer frees as the tail leaves it: credits travel back upstream.
-        let upstream = self.peer[i];
-        ctx.schedule(done + self.link_latency[i], Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
+        let (upstream, at) = (self.peer[i], done + self.link_latency[i]);
+        if upstream & HOST_TARGET == 0 && self.returns.push(upstream as usize, at, vc, size) {
+            if std::mem::take(&mut self.credit_blocked[upstream as usize]) {
+                self.wake(ctx, upstream, at);
+            }
+        } else {
+            ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
+        }
 
         self.output_used[o * vcs + out_vc] += size;
         self.output[o * vcs + out_vc].push(ctx.packets, id);
@@ -345,8 +358,12 @@ impl IoqFabric {
             return;
         }
         let released = self.settle(o, now);
+        self.returns.collect(o, now, &mut self.credits);
+        let mut blocked = false;
         let mut chosen = None;
         let mut earliest = u64::MAX;
+        let mut earliest_vc = 0;
+        let mut nonempty = 0;
         let first = self.vc_next[o] as usize;
         for k in 0..vcs {
             let vc = (first + k) % vcs;
@@ -354,29 +371,50 @@ impl IoqFabric {
             if head == NIL {
                 continue;
             }
+            nonempty += 1;
             let p = &ctx.packets[head];
             if !self.credits.can_send(o, vc, p.size as u64) {
-                continue; // A credit event will retry.
+                blocked = true;
+                continue;
             }
             if p.ready_at > now {
-                earliest = earliest.min(p.ready_at);
+                if p.ready_at < earliest {
+                    (earliest, earliest_vc) = (p.ready_at, vc);
+                }
                 continue;
             }
             chosen = Some(vc);
             break;
         }
         if let Some(vc) = chosen {
-            self.send(ctx, port, vc);
+            self.send(ctx, port, vc, now);
         } else if earliest != u64::MAX {
-            self.wake(ctx, port, earliest);
+            let sole = nonempty == 1 && self.output[o * vcs + earliest_vc].len == 1;
+            if sole {
+                // The only packet for an idle link with credits in hand: nothing can
+                // overtake it, so commit its transmission now for when it is ready.
+                self.send(ctx, port, earliest_vc, earliest);
+            } else {
+                self.wake(ctx, port, earliest);
+            }
+        }
+        if blocked && chosen.is_none() {
+            // Wake for the next credit return; a return not yet on its way wakes us
+            // when it is sent.
+            self.credit_blocked[o] = true;
+            if let Some(at) = self.returns.next_at(o) {
+                self.wake(ctx, port, at);
+            }
         }
         if released {
             self.try_allocate(ctx, port);
         }
     }
 
-    fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize) {
-        let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
+    /// Puts the head of (port, vc) on the wire from `now` (the current time, or a later
+    /// time at which the transmission is committed to start).
+    fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize, now: u64) {
+        let (o, vcs) = (port as usize, self.vcs);
         let id = self.output[o * vcs + vc].pop(ctx.packets);
         self.vc_next[o] = ((vc + 1) % vcs) as u8;
         let size = ctx.packets[id].size as u64;
@@ -423,6 +461,14 @@ impl IoqFabric {
     /// Credit counters all within [0, capacity], and output accounting consistent.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.credits.check_bounds()?;
+        for (port, &far) in self.peer.iter().enumerate() {
+            for vc in 0..self.vcs {
+                let held = self.credits.credits(port, vc) + self.returns.pending(port, vc) as i64;
+                if far & HOST_TARGET == 0 && far != NIL && held > self.input_capacity as i64 {
+                    return Err(format!("port {port} vc {vc}: {held} credit bytes exceed the buffer"));
+                }
+            }
+        }
         for (i, (&used, q)) in self.output_used.iter().zip(&self.output).enumerate() {
             let port = i / self.vcs;
             let releasing =
