@@ -11,16 +11,23 @@ pub mod analysis;
 mod any;
 mod back_to_back;
 mod build;
+mod grid;
+mod hyperx;
 mod limits;
+mod mesh;
 mod single_switch;
 mod spine_leaf;
+mod torus;
 mod xgft;
 
 pub use any::AnyTopology;
 pub use back_to_back::BackToBack;
 pub use build::build;
+pub use hyperx::HyperX;
+pub use mesh::Mesh;
 pub use single_switch::SingleSwitch;
 pub use spine_leaf::SpineLeaf;
+pub use torus::Torus;
 pub use xgft::Xgft;
 
 use crate::units::{Rate, Time};
