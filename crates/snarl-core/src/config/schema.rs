@@ -97,6 +97,19 @@ fn one() -> u32 {
     1
 }
 
+/// Which group each global port of a dragonfly-like fabric leads to (Camarero, Vallejo and
+/// Beivide, ACM TACO 2014; Hastings et al., 2015). With g groups and global ports
+/// k = 0..a·h numbered in switch order within a group, and g = a·h + 1:
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrangement {
+    /// Global port k of group G leads to group G − k − 1 (mod g), at its port a·h − 1 − k.
+    #[default]
+    Palmtree,
+    /// Global port k of group G leads to group G + k + 1 (mod g), at its port a·h − 1 − k.
+    Consecutive,
+}
+
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {

@@ -9,11 +9,15 @@
 
 pub mod analysis;
 mod any;
+mod arrangement;
 mod back_to_back;
 mod build;
+mod dragonfly;
 mod grid;
+mod groups;
 mod hyperx;
 mod limits;
+mod megafly;
 mod mesh;
 mod single_switch;
 mod spine_leaf;
@@ -23,7 +27,9 @@ mod xgft;
 pub use any::AnyTopology;
 pub use back_to_back::BackToBack;
 pub use build::build;
+pub use dragonfly::Dragonfly;
 pub use hyperx::HyperX;
+pub use megafly::Megafly;
 pub use mesh::Mesh;
 pub use single_switch::SingleSwitch;
 pub use spine_leaf::SpineLeaf;
