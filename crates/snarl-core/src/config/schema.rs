@@ -91,10 +91,69 @@ pub enum TopologyConfig {
     /// number of children of a level-(i+1) node, `parents[i]` the number of parents of a
     /// level-i node (parents[0] = 1: hosts have one port). Tapering is written directly.
     Xgft { children: Vec<u32>, parents: Vec<u32> },
+    /// Canonical dragonfly (Kim, Dally, Scott and Abts, 2008): `groups` groups of
+    /// `switches_per_group` switches, fully connected inside each group; every switch has
+    /// `hosts_per_switch` hosts and `global_links_per_switch` links to other groups.
+    /// `groups` defaults to, and may not exceed, switches_per_group · global_links_per_switch + 1
+    /// (one global link between every pair of groups); with fewer groups some pairs of
+    /// groups are joined by several global links.
+    Dragonfly {
+        hosts_per_switch: u32,
+        switches_per_group: u32,
+        global_links_per_switch: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        groups: Option<u32>,
+        #[serde(default)]
+        arrangement: Arrangement,
+    },
+    /// Megafly, also known as Dragonfly+ (Shpiner et al., 2017; Flajslik et al., 2018):
+    /// every group is a complete bipartite graph of `leaves_per_group` leaves and
+    /// `spines_per_group` spines; hosts sit on the leaves, global links on the spines.
+    /// `groups` defaults to, and may not exceed, spines_per_group · global_links_per_spine + 1.
+    Megafly {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        groups: Option<u32>,
+        leaves_per_group: u32,
+        spines_per_group: u32,
+        hosts_per_leaf: u32,
+        global_links_per_spine: u32,
+        #[serde(default)]
+        arrangement: Arrangement,
+    },
+    /// HyperX, or flattened butterfly (Ahn et al., 2009): switches on an n-dimensional grid
+    /// with `sides[i]` switches along dimension i, every dimension fully connected, with
+    /// `links_per_pair` parallel links between two switches that differ in one coordinate.
+    #[serde(rename = "hyperx")]
+    HyperX {
+        sides: Vec<u32>,
+        hosts_per_switch: u32,
+        #[serde(default = "one")]
+        links_per_pair: u32,
+    },
+    /// n-dimensional torus: every switch is linked to its two neighbours along each
+    /// dimension, with wraparound; along a side of 2 the two neighbours coincide and are
+    /// joined by one link.
+    Torus { sides: Vec<u32>, hosts_per_switch: u32 },
+    /// n-dimensional mesh: a torus without the wraparound links.
+    Mesh { sides: Vec<u32>, hosts_per_switch: u32 },
 }
 
 fn one() -> u32 {
     1
+}
+
+/// Which group each global port of a dragonfly-like fabric leads to (Camarero, Vallejo and
+/// Beivide, ACM TACO 2014; Hastings et al., 2015). Global ports k = 0..a·h are numbered in
+/// switch order within a group; with g = a·h + 1 groups (with fewer, the ports are dealt
+/// in blocks of g − 1 the same way):
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrangement {
+    /// Global port k of group G leads to group G − k − 1 (mod g), at its port a·h − 1 − k.
+    #[default]
+    Palmtree,
+    /// Global port k of group G leads to group G + k + 1 (mod g), at its port a·h − 1 − k.
+    Consecutive,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]

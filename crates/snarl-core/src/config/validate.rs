@@ -120,6 +120,47 @@ impl Config {
                     p.add("topology.parents.0", "hosts have a single port: parents[0] must be 1");
                 }
             }
+            TopologyConfig::Dragonfly {
+                hosts_per_switch,
+                switches_per_group,
+                global_links_per_switch,
+                groups,
+                arrangement: _,
+            } => {
+                p.positive("topology.hosts_per_switch", *hosts_per_switch as u64);
+                p.positive("topology.switches_per_group", *switches_per_group as u64);
+                p.positive("topology.global_links_per_switch", *global_links_per_switch as u64);
+                let ports = *switches_per_group as u64 * *global_links_per_switch as u64;
+                if let (Some(groups), true) = (groups, ports > 0) {
+                    global_groups(p, *groups, ports, "switches_per_group · global_links_per_switch");
+                }
+            }
+            TopologyConfig::Megafly {
+                groups,
+                leaves_per_group,
+                spines_per_group,
+                hosts_per_leaf,
+                global_links_per_spine,
+                arrangement: _,
+            } => {
+                p.positive("topology.leaves_per_group", *leaves_per_group as u64);
+                p.positive("topology.spines_per_group", *spines_per_group as u64);
+                p.positive("topology.hosts_per_leaf", *hosts_per_leaf as u64);
+                p.positive("topology.global_links_per_spine", *global_links_per_spine as u64);
+                let ports = *spines_per_group as u64 * *global_links_per_spine as u64;
+                if let (Some(groups), true) = (groups, ports > 0) {
+                    global_groups(p, *groups, ports, "spines_per_group · global_links_per_spine");
+                }
+            }
+            TopologyConfig::HyperX { sides, hosts_per_switch, links_per_pair } => {
+                grid_sides(p, sides);
+                p.positive("topology.hosts_per_switch", *hosts_per_switch as u64);
+                p.positive("topology.links_per_pair", *links_per_pair as u64);
+            }
+            TopologyConfig::Torus { sides, hosts_per_switch } | TopologyConfig::Mesh { sides, hosts_per_switch } => {
+                grid_sides(p, sides);
+                p.positive("topology.hosts_per_switch", *hosts_per_switch as u64);
+            }
         }
     }
 
@@ -234,6 +275,35 @@ impl Config {
     }
 }
 
+/// Most dimensions of a HyperX, torus or mesh.
+const MAX_DIMENSIONS: usize = 6;
+
+/// `topology.groups` of a dragonfly-like fabric with `ports` (> 0) global ports per group.
+fn global_groups(p: &mut Problems, groups: u32, ports: u64, product: &str) {
+    if groups < 2 {
+        p.add("topology.groups", format!("must be at least 2, found {groups}"));
+    } else if groups as u64 > ports + 1 {
+        p.add("topology.groups", format!("must be at most {product} + 1 = {}, found {groups}", ports + 1));
+    } else if groups % 2 == 1 && ports % 2 == 1 {
+        p.add(
+            "topology.groups",
+            format!("{groups} groups of {ports} global ports leave one port unpaired: the product must be even"),
+        );
+    }
+}
+
+/// `topology.sides` of a HyperX, torus or mesh.
+fn grid_sides(p: &mut Problems, sides: &[u32]) {
+    if sides.is_empty() || sides.len() > MAX_DIMENSIONS {
+        p.add("topology.sides", format!("must list 1 to {MAX_DIMENSIONS} dimensions, found {}", sides.len()));
+    }
+    for (i, side) in sides.iter().enumerate() {
+        if *side < 2 {
+            p.add(format!("topology.sides.{i}"), format!("must be at least 2, found {side}"));
+        }
+    }
+}
+
 /// "1:0.5" -> 0.5: uplink capacity as a fraction of the leaf's host capacity.
 pub fn parse_oversubscription(text: &str) -> std::result::Result<f64, String> {
     let bad = || format!("expected a ratio such as \"1:0.5\" (host capacity : uplink capacity), found \"{text}\"");
@@ -286,6 +356,48 @@ mod tests {
         );
         let e = load_config(&text, &[], None).unwrap_err().to_string();
         assert!(e.contains("did you mean `hot`"), "{e}");
+    }
+
+    #[test]
+    fn direct_topologies_are_checked() {
+        let fabric = |lines: &str| {
+            let text = BASE.replace("type = \"single_switch\"\n        hosts = 4", lines);
+            load_config(&text, &[], None).map(|c| c.topology)
+        };
+        let problem = |lines: &str| fabric(lines).unwrap_err().to_string();
+        let df = "type = \"dragonfly\"\nhosts_per_switch = 4\nswitches_per_group = 8\nglobal_links_per_switch = 4";
+        assert_eq!(
+            fabric(df).unwrap(),
+            TopologyConfig::Dragonfly {
+                hosts_per_switch: 4,
+                switches_per_group: 8,
+                global_links_per_switch: 4,
+                groups: None,
+                arrangement: Arrangement::Palmtree,
+            }
+        );
+        let e = problem(&format!("{df}\ngroups = 34"));
+        assert!(e.contains("`topology.groups`") && e.contains("at most") && e.contains("= 33"), "{e}");
+        assert!(problem(&format!("{df}\ngroups = 1")).contains("at least 2"));
+        let e = problem(&format!("{df}\narrangement = \"palm_tree\""));
+        assert!(e.contains("did you mean `palmtree`"), "{e}");
+        let e = problem("type = \"dragonfly\"\nhosts_per_switch = 1\nswitches_per_group = 3\nglobal_links_per_switch = 1\ngroups = 3");
+        assert!(e.contains("must be even"), "{e}");
+        let mf = "type = \"megafly\"\nleaves_per_group = 6\nspines_per_group = 6\nhosts_per_leaf = 6\nglobal_links_per_spine = 0";
+        assert!(problem(mf).contains("`topology.global_links_per_spine`"));
+        let e = problem(&format!("{}\ngroups = 40", mf.replace("spine = 0", "spine = 6")));
+        assert!(e.contains("`topology.groups`") && e.contains("= 37"), "{e}");
+        let e = problem("type = \"hyperx\"\nsides = [6, 1, 6]\nhosts_per_switch = 6");
+        assert!(e.contains("`topology.sides.1`") && e.contains("at least 2"), "{e}");
+        assert!(problem("type = \"torus\"\nsides = [2, 2, 2, 2, 2, 2, 2]\nhosts_per_switch = 1").contains("1 to 6"));
+        assert!(problem("type = \"mesh\"\nsides = []\nhosts_per_switch = 1").contains("`topology.sides`"));
+        assert!(problem("type = \"mesh\"\nsides = [4]\nhosts_per_switch = 0").contains("`topology.hosts_per_switch`"));
+        assert!(problem("type = \"hyperx\"\nsides = [4]\nhosts_per_switch = 1\nlinks_per_pair = 0")
+            .contains("`topology.links_per_pair`"));
+        assert_eq!(
+            fabric("type = \"hyperx\"\nsides = [6, 6, 6]\nhosts_per_switch = 6").unwrap(),
+            TopologyConfig::HyperX { sides: vec![6, 6, 6], hosts_per_switch: 6, links_per_pair: 1 }
+        );
     }
 
     #[test]

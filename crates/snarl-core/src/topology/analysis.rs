@@ -2,7 +2,7 @@
 //! reachability and the minimality of up/down next hops. They are meant for tests,
 //! set-up sanity checks and reports, never for the simulation's hot path.
 
-use super::{Endpoint, Topology, UpDown};
+use super::{Endpoint, Minimal, Topology, UpDown, MAX_MINIMAL};
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
 
@@ -242,6 +242,65 @@ pub fn dmodk_path<T: Topology + UpDown + ?Sized>(t: &T, src: usize, dst: usize) 
         Endpoint::Host(h) if h as usize == dst => Ok(path),
         other => fail(format!("ends at {other:?}")),
     }
+}
+
+/// Checks a [`Minimal`] fabric against breadth-first search over every pair of switches:
+/// `distance` is the BFS distance, `minimal_ports` returns exactly the ports that lead one
+/// hop closer (each once), `host_switch` agrees with the attachments, and `diameter_hint`
+/// is the largest distance between switches with hosts. O(switches · (switches + ports)):
+/// for small fabrics.
+pub fn minimal_ok<T: Topology + Minimal + ?Sized>(t: &T) -> Result<()> {
+    let fail = |message: String| Err(Error::Topology(format!("minimal ports: {message}")));
+    let switches = t.num_switches();
+    let mut has_hosts = vec![false; switches];
+    for h in 0..t.num_hosts() {
+        let (s, port) = t.host_switch(h);
+        if s >= switches || t.attachment(h) != (Endpoint::Switch { switch: s as u32, port }) {
+            return fail(format!("host {h} is on switch {s} port {port}, but attached to {:?}", t.attachment(h)));
+        }
+        has_hosts[s] = true;
+    }
+    // BFS distances towards each destination (links are symmetric).
+    let to_dist: Vec<Vec<u32>> = (0..switches).map(|to| switch_distances(t, to)).collect();
+    let mut diameter = 0;
+    let mut out = [0u16; MAX_MINIMAL];
+    for s in 0..switches {
+        for (to, dist) in to_dist.iter().enumerate() {
+            let d = dist[s];
+            if d == u32::MAX {
+                return fail(format!("switch {s} cannot reach switch {to}"));
+            }
+            if t.distance(s, to) != d {
+                return fail(format!("distance from switch {s} to {to} is {}, BFS says {d}", t.distance(s, to)));
+            }
+            if has_hosts[s] && has_hosts[to] {
+                diameter = diameter.max(d);
+            }
+            if s == to {
+                continue;
+            }
+            let closer: Vec<u16> = (0..t.num_ports(s))
+                .filter(|&port| match t.peer(s, port) {
+                    Endpoint::Switch { switch, .. } => dist[switch as usize] + 1 == d,
+                    _ => false,
+                })
+                .map(|port| port as u16)
+                .collect();
+            let n = t.minimal_ports(s, to, &mut out);
+            let mut got = out[..n].to_vec();
+            got.sort_unstable();
+            if got != closer {
+                return fail(format!("from switch {s} to {to} (distance {d}): {got:?}, but {closer:?} lead closer"));
+            }
+        }
+    }
+    if t.diameter_hint() != diameter {
+        return fail(format!(
+            "diameter hint {}, but switches with hosts are up to {diameter} apart",
+            t.diameter_hint()
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

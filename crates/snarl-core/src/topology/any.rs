@@ -1,6 +1,9 @@
 //! Every fabric behind one type, dispatched statically by `match`.
 
-use super::{BackToBack, Endpoint, Link, PortRange, SingleSwitch, SpineLeaf, Topology, UpDown, Xgft};
+use super::{
+    BackToBack, Dragonfly, Endpoint, HyperX, Link, Megafly, Mesh, Minimal, PortRange, SingleSwitch, SpineLeaf,
+    Topology, Torus, UpDown, Xgft, MAX_MINIMAL,
+};
 
 /// One of the fabrics; fat-trees and k-ary n-trees are [`Xgft`]s.
 #[derive(Clone, Debug)]
@@ -9,6 +12,11 @@ pub enum AnyTopology {
     BackToBack(BackToBack),
     SpineLeaf(SpineLeaf),
     Xgft(Xgft),
+    Dragonfly(Dragonfly),
+    Megafly(Megafly),
+    HyperX(HyperX),
+    Torus(Torus),
+    Mesh(Mesh),
 }
 
 /// Runs `$body` with `$t` bound to the fabric inside `$self`.
@@ -19,6 +27,29 @@ macro_rules! each {
             AnyTopology::BackToBack($t) => $body,
             AnyTopology::SpineLeaf($t) => $body,
             AnyTopology::Xgft($t) => $body,
+            AnyTopology::Dragonfly($t) => $body,
+            AnyTopology::Megafly($t) => $body,
+            AnyTopology::HyperX($t) => $body,
+            AnyTopology::Torus($t) => $body,
+            AnyTopology::Mesh($t) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$t` bound to a fabric that implements [`Minimal`], or evaluates
+/// `$other` for the tree fabrics.
+macro_rules! minimal {
+    ($self:expr, $t:ident => $body:expr, _ => $other:expr) => {
+        match $self {
+            AnyTopology::Dragonfly($t) => $body,
+            AnyTopology::Megafly($t) => $body,
+            AnyTopology::HyperX($t) => $body,
+            AnyTopology::Torus($t) => $body,
+            AnyTopology::Mesh($t) => $body,
+            AnyTopology::SingleSwitch(_)
+            | AnyTopology::BackToBack(_)
+            | AnyTopology::SpineLeaf(_)
+            | AnyTopology::Xgft(_) => $other,
         }
     };
 }
@@ -28,6 +59,18 @@ impl AnyTopology {
     /// "XGFT(3; 8,8,16; 1,8,8): 1024 hosts, 320 switches".
     pub fn describe(&self) -> String {
         each!(self, t => t.describe())
+    }
+
+    /// Whether the fabric is tree-like and answers [`UpDown`] (single switch, back-to-back,
+    /// spine-leaf, XGFT). Direct and hierarchical fabrics answer empty port ranges.
+    pub fn supports_up_down(&self) -> bool {
+        minimal!(self, _t => false, _ => true)
+    }
+
+    /// Whether the fabric answers [`Minimal`] (dragonfly, megafly, HyperX, torus, mesh).
+    /// Tree fabrics answer no candidates and distance 0; route them with [`UpDown`].
+    pub fn supports_minimal(&self) -> bool {
+        minimal!(self, _t => true, _ => false)
     }
 }
 
@@ -66,14 +109,53 @@ impl Topology for AnyTopology {
     }
 }
 
+/// Tree fabrics only (see [`AnyTopology::supports_up_down`]).
 impl UpDown for AnyTopology {
     #[inline]
     fn next_hops(&self, switch: usize, dst_host: usize) -> PortRange {
-        each!(self, t => t.next_hops(switch, dst_host))
+        match self {
+            AnyTopology::SingleSwitch(t) => t.next_hops(switch, dst_host),
+            AnyTopology::BackToBack(t) => t.next_hops(switch, dst_host),
+            AnyTopology::SpineLeaf(t) => t.next_hops(switch, dst_host),
+            AnyTopology::Xgft(t) => t.next_hops(switch, dst_host),
+            _ => PortRange { first: 0, count: 0, dmodk: 0 },
+        }
     }
 
     #[inline]
     fn level(&self, switch: usize) -> usize {
-        each!(self, t => t.level(switch))
+        match self {
+            AnyTopology::SingleSwitch(t) => t.level(switch),
+            AnyTopology::BackToBack(t) => t.level(switch),
+            AnyTopology::SpineLeaf(t) => t.level(switch),
+            AnyTopology::Xgft(t) => t.level(switch),
+            _ => 0,
+        }
+    }
+}
+
+/// Direct and hierarchical fabrics only (see [`AnyTopology::supports_minimal`]).
+impl Minimal for AnyTopology {
+    /// Answered by every fabric whose hosts sit on switches.
+    #[inline]
+    fn host_switch(&self, host: usize) -> (usize, u16) {
+        minimal!(self, t => t.host_switch(host), _ => match self.attachment(host) {
+            Endpoint::Switch { switch, port } => (switch as usize, port),
+            _ => (0, 0),
+        })
+    }
+
+    #[inline]
+    fn distance(&self, from: usize, to: usize) -> u32 {
+        minimal!(self, t => t.distance(from, to), _ => 0)
+    }
+
+    #[inline]
+    fn minimal_ports(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> usize {
+        minimal!(self, t => t.minimal_ports(switch, to, out), _ => 0)
+    }
+
+    fn diameter_hint(&self) -> u32 {
+        minimal!(self, t => t.diameter_hint(), _ => 0)
     }
 }

@@ -1,6 +1,8 @@
 //! From a topology config to a fabric.
 
-use super::{AnyTopology, BackToBack, Link, LinkClasses, SingleSwitch, SpineLeaf, Xgft};
+use super::{
+    AnyTopology, BackToBack, Dragonfly, HyperX, Link, LinkClasses, Megafly, Mesh, SingleSwitch, SpineLeaf, Torus, Xgft,
+};
 use crate::config::{LinkConfig, LinksConfig, TopologyConfig};
 use crate::error::{Error, Result};
 
@@ -29,6 +31,45 @@ pub fn build(cfg: &TopologyConfig, links: &LinksConfig) -> Result<AnyTopology> {
         TopologyConfig::FatTree { radix, levels } => AnyTopology::Xgft(Xgft::fat_tree(*radix, *levels, links)?),
         TopologyConfig::KAryNTree { k, n } => AnyTopology::Xgft(Xgft::k_ary_n_tree(*k, *n, links)?),
         TopologyConfig::Xgft { children, parents } => AnyTopology::Xgft(Xgft::new(children, parents, links)?),
+        TopologyConfig::Dragonfly {
+            hosts_per_switch,
+            switches_per_group,
+            global_links_per_switch,
+            groups,
+            arrangement,
+        } => AnyTopology::Dragonfly(Dragonfly::new(
+            *hosts_per_switch,
+            *switches_per_group,
+            *global_links_per_switch,
+            *groups,
+            *arrangement,
+            links,
+        )?),
+        TopologyConfig::Megafly {
+            groups,
+            leaves_per_group,
+            spines_per_group,
+            hosts_per_leaf,
+            global_links_per_spine,
+            arrangement,
+        } => AnyTopology::Megafly(Megafly::new(
+            *groups,
+            *leaves_per_group,
+            *spines_per_group,
+            *hosts_per_leaf,
+            *global_links_per_spine,
+            *arrangement,
+            links,
+        )?),
+        TopologyConfig::HyperX { sides, hosts_per_switch, links_per_pair } => {
+            AnyTopology::HyperX(HyperX::new(sides, *hosts_per_switch, *links_per_pair, links)?)
+        }
+        TopologyConfig::Torus { sides, hosts_per_switch } => {
+            AnyTopology::Torus(Torus::new(sides, *hosts_per_switch, links)?)
+        }
+        TopologyConfig::Mesh { sides, hosts_per_switch } => {
+            AnyTopology::Mesh(Mesh::new(sides, *hosts_per_switch, links)?)
+        }
     })
 }
 
@@ -49,8 +90,9 @@ fn uplink_fraction(text: &str) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::analysis::check_wiring;
-    use crate::topology::Topology;
+    use crate::config::Arrangement;
+    use crate::topology::analysis::{check_wiring, minimal_ok};
+    use crate::topology::{Minimal, Topology, UpDown};
     use crate::units::Rate;
 
     fn topo(cfg: TopologyConfig) -> Result<AnyTopology> {
@@ -79,11 +121,55 @@ mod tests {
                 TopologyConfig::Xgft { children: vec![20, 12], parents: vec![1, 12] },
                 "XGFT(2; 20,12; 1,12): 240 hosts, 24 switches",
             ),
+            (dragonfly(None, Arrangement::Palmtree), "dragonfly: 33 groups of 8 switches with 4 hosts and 4 global links each, palmtree: 1056 hosts, 264 switches"),
+            (dragonfly(Some(17), Arrangement::Consecutive), "dragonfly: 17 groups of 8 switches with 4 hosts and 4 global links each, consecutive: 544 hosts, 136 switches"),
+            (
+                TopologyConfig::Megafly {
+                    groups: None,
+                    leaves_per_group: 6,
+                    spines_per_group: 6,
+                    hosts_per_leaf: 6,
+                    global_links_per_spine: 6,
+                    arrangement: Arrangement::Palmtree,
+                },
+                "megafly: 37 groups of 6 leaves with 6 hosts and 6 spines with 6 global links, palmtree: 1332 hosts, 444 switches",
+            ),
+            (
+                TopologyConfig::HyperX { sides: vec![6, 6, 6], hosts_per_switch: 6, links_per_pair: 1 },
+                "HyperX 6x6x6, 6 hosts per switch, 1 link per pair: 1296 hosts, 216 switches",
+            ),
+            (
+                TopologyConfig::Torus { sides: vec![8, 8], hosts_per_switch: 2 },
+                "torus 8x8, 2 hosts per switch: 128 hosts, 64 switches",
+            ),
+            (
+                TopologyConfig::Mesh { sides: vec![4, 4, 2], hosts_per_switch: 1 },
+                "mesh 4x4x2, 1 host per switch: 32 hosts, 32 switches",
+            ),
         ];
         for (cfg, description) in cases {
             let t = topo(cfg).unwrap();
             assert_eq!(t.describe(), description);
             check_wiring(&t).unwrap();
+            if t.supports_minimal() {
+                assert!(!t.supports_up_down());
+                assert_eq!(t.next_hops(0, 0).count, 0);
+                minimal_ok(&t).unwrap();
+            } else {
+                assert!(t.supports_up_down());
+                let mut out = [0; crate::topology::MAX_MINIMAL];
+                assert_eq!(t.minimal_ports(0, 0, &mut out), 0);
+            }
+        }
+    }
+
+    fn dragonfly(groups: Option<u32>, arrangement: Arrangement) -> TopologyConfig {
+        TopologyConfig::Dragonfly {
+            hosts_per_switch: 4,
+            switches_per_group: 8,
+            global_links_per_switch: 4,
+            groups,
+            arrangement,
         }
     }
 
@@ -122,6 +208,19 @@ mod tests {
             TopologyConfig::FatTree { radix: 15, levels: 2 },
             TopologyConfig::KAryNTree { k: 64, n: 6 },
             TopologyConfig::Xgft { children: vec![4], parents: vec![1, 4] },
+            dragonfly(Some(34), Arrangement::Palmtree),
+            dragonfly(Some(1), Arrangement::Consecutive),
+            TopologyConfig::Megafly {
+                groups: Some(8),
+                leaves_per_group: 2,
+                spines_per_group: 2,
+                hosts_per_leaf: 2,
+                global_links_per_spine: 3,
+                arrangement: Arrangement::Palmtree,
+            },
+            TopologyConfig::HyperX { sides: vec![6, 1], hosts_per_switch: 1, links_per_pair: 1 },
+            TopologyConfig::Torus { sides: vec![], hosts_per_switch: 1 },
+            TopologyConfig::Mesh { sides: vec![4, 4], hosts_per_switch: 0 },
         ] {
             let err = topo(cfg.clone()).unwrap_err();
             assert!(matches!(err, Error::Topology(_)), "{cfg:?}: {err}");

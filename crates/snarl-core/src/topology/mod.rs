@@ -1,21 +1,39 @@
 //! Fabrics: who is wired to whom, at what rate and latency. Topologies know nothing of
-//! routing; the up/down structure that tree routings need is exposed by [`UpDown`].
+//! routing; the up/down structure that tree routings need is exposed by [`UpDown`], the
+//! distances that minimal, Valiant and UGAL routings need by [`Minimal`].
 //! Graph algorithms (BFS, diameter, reachability) are free functions in [`analysis`].
+//!
+//! Every fabric numbers switches and hosts by mixed-radix coordinates, so the hosts of one
+//! switch are consecutive, and numbers the ports of a switch with its hosts first
+//! (ports `0..hosts per switch`), then its switch-to-switch ports.
 
 pub mod analysis;
 mod any;
+mod arrangement;
 mod back_to_back;
 mod build;
+mod dragonfly;
+mod grid;
+mod groups;
+mod hyperx;
 mod limits;
+mod megafly;
+mod mesh;
 mod single_switch;
 mod spine_leaf;
+mod torus;
 mod xgft;
 
 pub use any::AnyTopology;
 pub use back_to_back::BackToBack;
 pub use build::build;
+pub use dragonfly::Dragonfly;
+pub use hyperx::HyperX;
+pub use megafly::Megafly;
+pub use mesh::Mesh;
 pub use single_switch::SingleSwitch;
 pub use spine_leaf::SpineLeaf;
+pub use torus::Torus;
 pub use xgft::Xgft;
 
 use crate::units::{Rate, Time};
@@ -80,4 +98,26 @@ pub trait UpDown {
     fn next_hops(&self, switch: usize, dst_host: usize) -> PortRange;
     /// Level of a switch: 1 for leaves, growing towards the roots.
     fn level(&self, switch: usize) -> usize;
+}
+
+/// Most candidate ports any fabric offers for one minimal hop. Fabrics that would offer
+/// more somewhere refuse to be built. The balanced dragonfly of 262,656 hosts
+/// (p = h = 16, a = 32) needs 18: besides its local-global-local paths, a switch may start
+/// equally short paths through a third group.
+pub const MAX_MINIMAL: usize = 32;
+
+/// Direct and hierarchical fabrics (dragonfly, megafly, HyperX, torus, mesh): exact
+/// switch-to-switch distances and the ports that start shortest paths, for distance-based
+/// routings (minimal, Valiant, UGAL). Every method is a few arithmetic steps or table
+/// reads (at most one per port of the switch), with no allocation.
+pub trait Minimal {
+    /// Switch a host is attached to, and the port it uses there.
+    fn host_switch(&self, host: usize) -> (usize, u16);
+    /// Fewest switch-to-switch hops between two switches (0 for the same switch).
+    fn distance(&self, from: usize, to: usize) -> u32;
+    /// Ports of `switch` that start a minimal path to switch `to` (`to != switch`);
+    /// writes them to `out` and returns how many.
+    fn minimal_ports(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> usize;
+    /// Largest `distance` between two switches that hosts are attached to.
+    fn diameter_hint(&self) -> u32;
 }

@@ -1,0 +1,424 @@
+//! Canonical dragonfly (Kim, Dally, Scott and Abts, ISCA 2008): g groups of a switches,
+//! each group a complete graph; every switch has p hosts and h global links to other
+//! groups, wired by a global [`Arrangement`] (see `arrangement.rs`). The balanced
+//! dragonfly has a = 2p = 2h and g = a·h + 1 groups, one global link between every pair.
+//!
+//! Switch `G·a + r` is switch r of group G, and its hosts are `(G·a + r)·p + i`, i < p.
+//! Ports of switch r: `0..p` its hosts (port i to host i); then `p + j` for j < a − 1 the
+//! local link to switch j of the group if j < r, to switch j + 1 otherwise (every switch
+//! but itself, in order); then `p + a − 1 + j` for j < h the global port numbered
+//! k = r·h + j within the group. Wiring and distances are computed from these coordinates
+//! and a table of g·a² distances (see `groups.rs`).
+
+use super::arrangement::GlobalLinks;
+use super::groups::{GroupDistances, Hop};
+use super::limits::{check_nodes, check_ports};
+use super::{Endpoint, Link, LinkClasses, Minimal, Topology, MAX_MINIMAL};
+use crate::config::Arrangement;
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug)]
+pub struct Dragonfly {
+    /// p
+    hosts_per_switch: usize,
+    /// a
+    group_size: usize,
+    /// h
+    global_per_switch: usize,
+    groups: usize,
+    arrangement: Arrangement,
+    global: GlobalLinks,
+    table: GroupDistances,
+    diameter: u32,
+    links: LinkClasses,
+}
+
+impl Dragonfly {
+    /// `groups` defaults to a·h + 1, the most that a·h global ports per group can join.
+    pub fn new(
+        hosts_per_switch: u32,
+        switches_per_group: u32,
+        global_links_per_switch: u32,
+        groups: Option<u32>,
+        arrangement: Arrangement,
+        links: LinkClasses,
+    ) -> Result<Dragonfly> {
+        let (p, a, h) = (hosts_per_switch as u64, switches_per_group as u64, global_links_per_switch as u64);
+        let g = groups.map_or(a * h + 1, u64::from);
+        let name = format!("dragonfly ({g} groups of {a} switches, {p} hosts and {h} global links per switch)");
+        if p == 0 || a == 0 || h == 0 {
+            return Err(Error::Topology(format!(
+                "{name}: hosts per switch, switches per group and global links per switch must be positive"
+            )));
+        }
+        check_ports(&name, "switch", p + (a - 1) + h)?;
+        let global = GlobalLinks::new(&name, g, a * h, arrangement)?;
+        let switches = check_nodes(&name, "switches", a.checked_mul(g))?;
+        check_nodes(&name, "hosts", (switches as u64).checked_mul(p))?;
+
+        let (p, a, h, g) = (p as usize, a as usize, h as usize, g as usize);
+        let table = GroupDistances::new(&name, g, a, |r, out: &mut Vec<Hop>| {
+            for j in 0..a - 1 {
+                let to = if j < r { j } else { j + 1 };
+                out.push(Hop { port: (p + j) as u16, offset: 0, to: to as u32 });
+            }
+            for j in 0..h {
+                let (offset, peer) = global.target(r * h + j);
+                out.push(Hop { port: (p + a - 1 + j) as u16, offset: offset as u32, to: (peer / h) as u32 });
+            }
+        })?;
+        let diameter = table.max_distance(0..a);
+        Ok(Dragonfly {
+            hosts_per_switch: p,
+            group_size: a,
+            global_per_switch: h,
+            groups: g,
+            arrangement,
+            global,
+            table,
+            diameter,
+            links,
+        })
+    }
+
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    pub fn switches_per_group(&self) -> usize {
+        self.group_size
+    }
+
+    pub fn hosts_per_switch(&self) -> usize {
+        self.hosts_per_switch
+    }
+
+    pub fn global_links_per_switch(&self) -> usize {
+        self.global_per_switch
+    }
+
+    /// The group of a switch.
+    pub fn group(&self, switch: usize) -> usize {
+        switch / self.group_size
+    }
+
+    /// Most global links joining two groups (1 with a·h + 1 groups).
+    pub fn max_links_per_pair(&self) -> usize {
+        self.global.max_links_per_pair()
+    }
+
+    /// The most ports of one switch that start minimal paths to another (at most
+    /// [`MAX_MINIMAL`]).
+    pub fn max_minimal_ports(&self) -> usize {
+        self.table.most_minimal()
+    }
+
+    /// Bytes of the distance table and port lists behind [`Minimal`].
+    pub fn table_bytes(&self) -> usize {
+        self.table.bytes()
+    }
+
+    /// E.g. "dragonfly: 33 groups of 8 switches with 4 hosts and 4 global links each, palmtree: 1056 hosts, 264 switches".
+    pub fn describe(&self) -> String {
+        format!(
+            "dragonfly: {} groups of {} switches with {} hosts and {} global links each, {}: {} hosts, {} switches",
+            self.groups,
+            self.group_size,
+            self.hosts_per_switch,
+            self.global_per_switch,
+            arrangement_name(self.arrangement),
+            self.num_hosts(),
+            self.num_switches()
+        )
+    }
+}
+
+pub(super) fn arrangement_name(arrangement: Arrangement) -> &'static str {
+    match arrangement {
+        Arrangement::Palmtree => "palmtree",
+        Arrangement::Consecutive => "consecutive",
+    }
+}
+
+impl Topology for Dragonfly {
+    fn num_switches(&self) -> usize {
+        self.groups * self.group_size
+    }
+
+    fn num_hosts(&self) -> usize {
+        self.num_switches() * self.hosts_per_switch
+    }
+
+    fn num_ports(&self, _switch: usize) -> usize {
+        self.hosts_per_switch + self.group_size - 1 + self.global_per_switch
+    }
+
+    fn peer(&self, switch: usize, port: usize) -> Endpoint {
+        let (p, a, h) = (self.hosts_per_switch, self.group_size, self.global_per_switch);
+        if port < p {
+            return Endpoint::Host((switch * p + port) as u32);
+        }
+        let (group, r) = (switch / a, switch % a);
+        let j = port - p;
+        if j < a - 1 {
+            let to = if j < r { j } else { j + 1 };
+            let back = if r < to { r } else { r - 1 };
+            Endpoint::Switch { switch: (group * a + to) as u32, port: (p + back) as u16 }
+        } else {
+            debug_assert!(j - (a - 1) < h, "port {port} out of range on switch {switch}");
+            let (offset, peer) = self.global.target(r * h + j - (a - 1));
+            let far = (group + offset) % self.groups;
+            Endpoint::Switch { switch: (far * a + peer / h) as u32, port: (p + a - 1 + peer % h) as u16 }
+        }
+    }
+
+    fn attachment(&self, host: usize) -> Endpoint {
+        let p = self.hosts_per_switch;
+        Endpoint::Switch { switch: (host / p) as u32, port: (host % p) as u16 }
+    }
+
+    fn link(&self, _switch: usize, port: usize) -> Link {
+        if port < self.hosts_per_switch {
+            self.links.host
+        } else {
+            self.links.switch
+        }
+    }
+
+    fn host_link(&self, _host: usize) -> Link {
+        self.links.host
+    }
+}
+
+impl Minimal for Dragonfly {
+    #[inline]
+    fn host_switch(&self, host: usize) -> (usize, u16) {
+        let p = self.hosts_per_switch;
+        (host / p, (host % p) as u16)
+    }
+
+    #[inline]
+    fn distance(&self, from: usize, to: usize) -> u32 {
+        let a = self.group_size;
+        self.table.distance(from / a, from % a, to / a, to % a)
+    }
+
+    #[inline]
+    fn minimal_ports(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> usize {
+        let a = self.group_size;
+        self.table.minimal(switch / a, switch % a, to / a, to % a, out)
+    }
+
+    fn diameter_hint(&self) -> u32 {
+        self.diameter
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::analysis::*;
+    use crate::units::{Rate, Time};
+    use std::collections::HashSet;
+
+    fn links() -> LinkClasses {
+        LinkClasses {
+            host: Link { rate: Rate(100_000_000_000), latency: Time::from_ns(25) },
+            switch: Link { rate: Rate(200_000_000_000), latency: Time::from_ns(50) },
+        }
+    }
+
+    /// Global links between each pair of groups, from the wiring.
+    fn group_links(t: &Dragonfly) -> Vec<Vec<usize>> {
+        let mut count = vec![vec![0; t.groups()]; t.groups()];
+        for s in 0..t.num_switches() {
+            for port in 0..t.num_ports(s) {
+                if let Endpoint::Switch { switch, .. } = t.peer(s, port) {
+                    if t.group(s) != t.group(switch as usize) {
+                        count[t.group(s)][t.group(switch as usize)] += 1;
+                    }
+                }
+            }
+        }
+        count
+    }
+
+    #[test]
+    fn the_papers_dragonfly() {
+        let t = Dragonfly::new(4, 8, 4, None, Arrangement::Palmtree, links()).unwrap();
+        assert_eq!(
+            t.describe(),
+            "dragonfly: 33 groups of 8 switches with 4 hosts and 4 global links each, palmtree: 1056 hosts, 264 switches"
+        );
+        assert_eq!((t.num_switches(), t.num_hosts(), t.groups()), (264, 1056, 33));
+        assert!((0..264).all(|s| t.num_ports(s) == 15));
+        assert_eq!(port_degrees(&t), vec![15; 264]);
+        assert_eq!(diameter(&t), 3);
+        assert_eq!(t.diameter_hint(), 3);
+        assert!(all_hosts_reachable(&t));
+        check_wiring(&t).unwrap();
+        let count = group_links(&t);
+        assert!((0..33).all(|a| (0..33).all(|b| count[a][b] == usize::from(a != b))));
+        assert_eq!(t.link(0, 3), links().host);
+        assert_eq!(t.link(0, 4), links().switch);
+        assert_eq!(t.link(0, 14), links().switch);
+        assert_eq!(t.max_minimal_ports(), 6);
+        assert_eq!(t.max_links_per_pair(), 1);
+    }
+
+    #[test]
+    fn coordinates() {
+        let t = Dragonfly::new(4, 8, 4, None, Arrangement::Palmtree, links()).unwrap();
+        // Host 45 is host 1 of switch 11, switch 3 of group 1.
+        assert_eq!(t.attachment(45), Endpoint::Switch { switch: 11, port: 1 });
+        assert_eq!(t.host_switch(45), (11, 1));
+        assert_eq!(t.peer(11, 1), Endpoint::Host(45));
+        // Local ports of switch 3: 4, 5, 6 to switches 0, 1, 2, then 7.. to switches 4...
+        assert_eq!(t.peer(11, 4), Endpoint::Switch { switch: 8, port: 6 });
+        assert_eq!(t.peer(11, 7), Endpoint::Switch { switch: 12, port: 7 });
+        assert_eq!(t.peer(11, 10), Endpoint::Switch { switch: 15, port: 7 });
+        // Global port k = 0 of group 0 (switch 0, port 11) leads to group 32 at its port
+        // k = 31 (switch 7, port 11 + 3); k = 13 (switch 3, port 12) to group 33 − 14 = 19.
+        assert_eq!(t.peer(0, 11), Endpoint::Switch { switch: 32 * 8 + 7, port: 14 });
+        assert_eq!(t.peer(3, 12), Endpoint::Switch { switch: 19 * 8 + 4, port: 13 });
+        let c = Dragonfly::new(4, 8, 4, None, Arrangement::Consecutive, links()).unwrap();
+        assert_eq!(c.peer(0, 11), Endpoint::Switch { switch: 8 + 7, port: 14 });
+        assert_eq!(c.peer(3, 12), Endpoint::Switch { switch: 14 * 8 + 4, port: 13 });
+    }
+
+    #[test]
+    fn palmtree_and_consecutive_differ() {
+        let palm = Dragonfly::new(2, 4, 2, None, Arrangement::Palmtree, links()).unwrap();
+        let cons = Dragonfly::new(2, 4, 2, None, Arrangement::Consecutive, links()).unwrap();
+        let mut differ = 0;
+        for t in [&palm, &cons] {
+            check_wiring(t).unwrap();
+            let count = group_links(t);
+            assert!((0..9).all(|a| (0..9).all(|b| count[a][b] == usize::from(a != b))));
+            assert_eq!(diameter(t), 3);
+            minimal_ok(t).unwrap();
+        }
+        for s in 0..palm.num_switches() {
+            for port in 0..palm.num_ports(s) {
+                differ += usize::from(palm.peer(s, port) != cons.peer(s, port));
+            }
+        }
+        // Every global port leads to another group: G − k − 1 = G + k + 1 (mod 9) never holds.
+        assert_eq!(differ, 9 * 8);
+    }
+
+    #[test]
+    fn fewer_groups_have_several_links_per_pair() {
+        // 8 global ports per group over 4 other groups: 2 links per pair.
+        let t = Dragonfly::new(2, 4, 2, Some(5), Arrangement::Palmtree, links()).unwrap();
+        assert_eq!((t.num_switches(), t.num_hosts(), t.max_links_per_pair()), (20, 40, 2));
+        let count = group_links(&t);
+        assert!((0..5).all(|a| (0..5).all(|b| count[a][b] == if a == b { 0 } else { 2 })));
+        check_wiring(&t).unwrap();
+        minimal_ok(&t).unwrap();
+        // 12 ports over 5 other groups: 2 or 3 links per pair.
+        let t = Dragonfly::new(1, 4, 3, Some(6), Arrangement::Consecutive, links()).unwrap();
+        let count = group_links(&t);
+        let sizes: HashSet<usize> = (0..6)
+            .flat_map(|a| (0..6).filter(move |&b| b != a).map(move |b| (a, b)))
+            .map(|(a, b)| count[a][b])
+            .collect();
+        assert_eq!(sizes, HashSet::from([2, 3]));
+        assert_eq!(t.max_links_per_pair(), 3);
+        check_wiring(&t).unwrap();
+        minimal_ok(&t).unwrap();
+    }
+
+    #[test]
+    fn minimal_ports_are_exact() {
+        for (p, a, h, g) in [
+            (2, 4, 2, None),
+            (1, 3, 2, Some(4)),
+            (1, 4, 3, Some(6)),
+            (1, 2, 3, Some(4)),
+            (1, 5, 1, Some(6)),
+            (1, 3, 3, Some(8)),
+            (1, 4, 1, Some(4)),
+            (1, 2, 2, Some(2)),
+            (1, 1, 3, None),
+            (1, 6, 3, None),
+        ] {
+            for arrangement in [Arrangement::Palmtree, Arrangement::Consecutive] {
+                let t = Dragonfly::new(p, a, h, g, arrangement, links()).unwrap();
+                check_wiring(&t).unwrap_or_else(|e| panic!("{}: {e}", t.describe()));
+                minimal_ok(&t).unwrap_or_else(|e| panic!("{}: {e}", t.describe()));
+                assert!(t.diameter_hint() <= 3, "{}", t.describe());
+            }
+        }
+    }
+
+    #[test]
+    fn paper_minimal_paths() {
+        let t = Dragonfly::new(4, 8, 4, None, Arrangement::Palmtree, links()).unwrap();
+        minimal_ok(&t).unwrap();
+        let mut out = [0; MAX_MINIMAL];
+        // Same group: the one local port.
+        assert_eq!(t.minimal_ports(11, 8, &mut out), 1);
+        assert_eq!(out[0], 4);
+        // Switch 0 holds the global link to group 32: one global hop.
+        assert_eq!((t.distance(0, 32 * 8 + 7), t.minimal_ports(0, 32 * 8 + 7, &mut out)), (1, 1));
+        assert_eq!(out[0], 11);
+    }
+
+    #[test]
+    fn balanced_dragonfly_of_262656_hosts() {
+        let start = std::time::Instant::now();
+        let t = Dragonfly::new(16, 32, 16, None, Arrangement::Palmtree, links()).unwrap();
+        let built = start.elapsed();
+        assert_eq!((t.groups(), t.num_switches(), t.num_hosts()), (513, 16_416, 262_656));
+        assert!((0..t.num_switches()).all(|s| t.num_ports(s) == 16 + 31 + 16));
+        assert!(t.table_bytes() < 1 << 20, "{} bytes", t.table_bytes());
+        assert!(std::mem::size_of::<Dragonfly>() < 512);
+        check_wiring(&t).unwrap();
+        assert!(port_degrees(&t).iter().all(|&d| d == 63));
+        assert_eq!(t.diameter_hint(), 3);
+        // Local-global-local paths and up to h = 16 paths through a third group.
+        assert_eq!(t.max_minimal_ports(), 18);
+        // Distances from a few switches agree with breadth-first search.
+        let mut out = [0; MAX_MINIMAL];
+        for from in [0, 5_000, 16_415] {
+            let bfs = switch_distances(&t, from);
+            assert_eq!(bfs.iter().max(), Some(&3));
+            for to in (0..t.num_switches()).step_by(7) {
+                assert_eq!(t.distance(from, to), bfs[to], "{from} -> {to}");
+                if to != from {
+                    let n = t.minimal_ports(from, to, &mut out);
+                    assert!(n >= 1);
+                    for &port in &out[..n] {
+                        let Endpoint::Switch { switch, .. } = t.peer(from, port as usize) else { panic!() };
+                        assert_eq!(t.distance(switch as usize, to) + 1, bfs[to]);
+                    }
+                }
+            }
+        }
+        if !cfg!(debug_assertions) {
+            assert!(built < std::time::Duration::from_millis(500), "built in {built:?}");
+        }
+    }
+
+    #[test]
+    fn bad_sizes_are_errors() {
+        let err = |r: Result<Dragonfly>| match r {
+            Err(Error::Topology(message)) => {
+                assert!(!message.contains('\n'));
+                message
+            }
+            other => panic!("expected a topology error, got {other:?}"),
+        };
+        let df = |p, a, h, g| Dragonfly::new(p, a, h, g, Arrangement::Palmtree, links());
+        assert!(err(df(0, 8, 4, None)).contains("must be positive"));
+        assert!(err(df(4, 0, 4, None)).contains("must be positive"));
+        assert!(err(df(4, 8, 0, None)).contains("must be positive"));
+        assert!(err(df(4, 8, 4, Some(34))).contains("at most 33 groups"));
+        assert!(err(df(4, 8, 4, Some(1))).contains("at least 2 groups"));
+        assert!(err(df(1, 3, 1, Some(3))).contains("must be even"));
+        assert!(err(df(60_000, 8, 6_000, None)).contains("more than 65535"));
+        assert!(err(df(20_000, 200, 200, None)).contains("more than 2^31 hosts"));
+        assert!(err(df(1, 200, 10, None)).contains("group distance table"));
+    }
+}
