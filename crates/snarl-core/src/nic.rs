@@ -181,6 +181,7 @@ impl Nics {
             out_vc: m.vc,
             out_port: 0,
             hops: 1,
+            via: NIL,
             created: m.created,
             injected: now,
             tail_at: arrival + serialise,

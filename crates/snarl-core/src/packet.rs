@@ -22,6 +22,8 @@ pub struct Packet {
     /// Output port chosen at the current switch.
     pub out_port: u16,
     pub hops: u16,
+    /// Intermediate switch still to visit (Valiant, UGAL), or `NIL`.
+    pub via: u32,
     /// Generation time of the packet's message.
     pub created: u64,
     /// Time the first bit left the source NIC.

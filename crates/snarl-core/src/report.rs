@@ -45,6 +45,22 @@ pub struct GroupSummary {
     pub packets: PacketCounts,
 }
 
+/// Recovery from a burst (runs with phases): the first phase starts the burst, the
+/// second (if any) ends it. Loads are the accepted load per window of the bystanders,
+/// the groups no phase changes (all endpoints if every group is changed).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Recovery {
+    /// Mean over the windows from the end of warm-up to the burst.
+    pub pre_burst_load: f64,
+    /// Lowest window from the burst on.
+    pub lowest_load: f64,
+    pub drop_depth: f64,
+    pub recovered: bool,
+    /// From the end of the burst to the end of the first window back within 5% of the
+    /// pre-burst load, in `time_unit`; null if it never came back.
+    pub time_to_recover: Option<f64>,
+}
+
 /// The summary of one run. Keys are stable: tools depend on them.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Summary {
@@ -59,6 +75,8 @@ pub struct Summary {
     pub packets: PacketCounts,
     pub groups: BTreeMap<String, GroupSummary>,
     pub counters: BTreeMap<String, u64>,
+    /// Only for runs with phases.
+    pub recovery: Option<Recovery>,
     /// Simulated time, in `time_unit`.
     pub sim_time: f64,
     /// Start of the measurement interval (end of warm-up), in `time_unit`.

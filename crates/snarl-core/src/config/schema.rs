@@ -288,6 +288,35 @@ pub enum RoutingConfig {
         #[serde(default)]
         hash: EcmpHash,
     },
+    /// Minimal routing on distance-based fabrics (Dragonfly, Megafly, HyperX, tori), with
+    /// VCs by hop class.
+    Minimal {
+        #[serde(default)]
+        select: MinimalSelect,
+    },
+    /// Valiant: minimal to a random intermediate switch, then minimal to the destination.
+    Valiant,
+    /// UGAL, source-adaptive: minimal unless a Valiant route through a random intermediate
+    /// weighs less (occupancy x remaining hops) by more than `threshold`.
+    Ugal {
+        #[serde(default = "default_ugal_threshold")]
+        threshold: Bytes,
+    },
+}
+
+/// Choice among equally short next hops.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MinimalSelect {
+    /// Uniformly random, per packet.
+    #[default]
+    Random,
+    /// The least occupied output (queued bytes plus credits in use).
+    Adaptive,
+}
+
+fn default_ugal_threshold() -> Bytes {
+    Bytes(4096)
 }
 
 impl Default for RoutingConfig {

@@ -12,7 +12,7 @@ pub use event_queue::EventQueue;
 use crate::config::{Config, SwitchConfig, TimeUnit};
 use crate::error::{Error, Result};
 use crate::nic::Nics;
-use crate::observe::{GroupInfo, Stats};
+use crate::observe::{self, GroupInfo, Stats};
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::report::Report;
 use crate::routing::hash::mix64;
@@ -55,9 +55,9 @@ impl Simulation {
         if topo.num_hosts() < 2 {
             return Err(Error::Topology("a fabric needs at least two hosts".into()));
         }
-        let routing = AnyRouting::build(&config.routing, &topo)?;
         let SwitchConfig::Ioq { vcs, input_buffer, output_buffer, speedup, latency, .. } = config.switch;
         let vcs = vcs as usize;
+        let routing = AnyRouting::build(&config.routing, &topo, vcs)?;
         let fabric = IoqFabric::new(&topo, vcs, input_buffer.0, output_buffer.0, speedup, latency.0);
         let nics = Nics::new(
             &topo,
@@ -271,6 +271,21 @@ impl Simulation {
         summary.seed = self.seed;
         summary.events = self.events;
         summary.wall_seconds = wall_seconds;
+        if let Some(first) = self.work.phases.first() {
+            let start = first.at.0;
+            let end = self.work.phases.get(1).map_or(start, |p| p.at.0);
+            // Recovery is that of the bystanders: the groups no phase changes (all groups
+            // if every one is changed).
+            let changed: Vec<bool> = (0..infos.len())
+                .map(|g| self.work.phases.iter().any(|p| p.changes.iter().any(|c| c.group as usize == g)))
+                .collect();
+            let bystander = |g: usize| !changed[g] || changed.iter().all(|&c| c);
+            let bystander_capacity = (0..infos.len()).filter(|&g| bystander(g)).map(|g| capacity[g]).sum();
+            let series = &self.stats.series;
+            let throughput = series.accepted_of(bystander, bystander_capacity);
+            summary.recovery =
+                observe::recovery(&throughput, series.window(), self.stats.measure_from, start, end, PS_PER_UNIT);
+        }
         let timeseries = self.stats.series.table(&names, &capacity, PS_PER_UNIT);
         Ok(Report { summary, timeseries })
     }

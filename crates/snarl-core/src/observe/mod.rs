@@ -2,9 +2,11 @@
 //! watch the model and never steer it; every hook is O(1) and allocation-free.
 
 mod latency;
+mod recovery;
 mod series;
 
 pub use latency::Latency;
+pub use recovery::recovery;
 pub use series::Series;
 
 use crate::report::{GroupSummary, PacketCounts, Summary};

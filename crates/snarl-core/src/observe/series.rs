@@ -50,6 +50,27 @@ impl Series {
         }
     }
 
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// Accepted load per window of the groups for which `include(g)` holds;
+    /// `capacity_bps` is their summed capacity.
+    pub fn accepted_of(&self, include: impl Fn(usize) -> bool, capacity_bps: f64) -> Vec<f64> {
+        let seconds = self.window as f64 * 1e-12;
+        (0..self.windows)
+            .map(|w| {
+                let bytes: u64 =
+                    (0..self.groups).filter(|&g| include(g)).map(|g| self.delivered[w * self.groups + g]).sum();
+                if capacity_bps > 0.0 {
+                    bytes as f64 * 8.0 / seconds / capacity_bps
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
     /// Tidy table: one row per (window, group) plus the group "all". Loads are normalised
     /// per endpoint to link capacity; `capacity_bps[g]` is group g's summed capacity.
     pub fn table(&self, names: &[String], capacity_bps: &[f64], ps_per_unit: f64) -> Table {

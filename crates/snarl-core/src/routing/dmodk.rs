@@ -2,6 +2,7 @@
 //! destination converges on one root and down-paths are contention free.
 
 use super::{PortView, Route, RouteQuery, Routing};
+use crate::packet::NIL;
 use crate::topology::{AnyTopology, UpDown};
 use rand_pcg::Pcg64Mcg;
 
@@ -11,6 +12,6 @@ impl Routing for DModK {
     #[inline]
     fn route(&self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
-        Route { port: hops.first + hops.dmodk, vc: q.vc }
+        Route { port: hops.first + hops.dmodk, vc: q.vc, via: NIL }
     }
 }

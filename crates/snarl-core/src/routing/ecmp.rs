@@ -4,6 +4,7 @@
 use super::hash::{five_tuple, mix64, qp_number};
 use super::{PortView, Route, RouteQuery, Routing};
 use crate::config::EcmpHash;
+use crate::packet::NIL;
 use crate::topology::{AnyTopology, UpDown};
 use rand_pcg::Pcg64Mcg;
 
@@ -16,13 +17,13 @@ impl Routing for Ecmp {
     fn route(&self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
         if hops.count <= 1 {
-            return Route { port: hops.first, vc: q.vc };
+            return Route { port: hops.first, vc: q.vc, via: NIL };
         }
         let key = match self.hash {
             EcmpHash::FiveTuple => five_tuple(q.src, q.dst, q.qp),
             EcmpHash::Qp => qp_number(q.src, q.dst, q.qp) as u64,
         };
         let salted = mix64(key ^ ((q.switch as u64) << 32));
-        Route { port: hops.first + (salted % hops.count as u64) as u16, vc: q.vc }
+        Route { port: hops.first + (salted % hops.count as u64) as u16, vc: q.vc, via: NIL }
     }
 }

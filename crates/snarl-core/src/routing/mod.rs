@@ -4,15 +4,21 @@
 mod dmodk;
 mod ecmp;
 pub mod hash;
+mod minimal;
+mod ugal;
 mod updown;
+mod valiant;
 
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
+pub use minimal::MinimalRouting;
+pub use ugal::Ugal;
 pub use updown::UpDownRouting;
+pub use valiant::Valiant;
 
 use crate::config::RoutingConfig;
-use crate::error::Result;
-use crate::topology::AnyTopology;
+use crate::error::{Error, Result};
+use crate::topology::{AnyTopology, Minimal};
 use rand_pcg::Pcg64Mcg;
 
 /// What a routing decision may depend on.
@@ -25,13 +31,19 @@ pub struct RouteQuery {
     pub qp: u32,
     /// VC the packet arrived on.
     pub vc: u8,
+    /// Switch-to-switch hops taken so far (0 at the first switch).
+    pub hops: u16,
+    /// Intermediate switch still to visit (Valiant, UGAL), or `NIL`.
+    pub via: u32,
 }
 
-/// The decision: output port and output VC.
+/// The decision: output port, output VC, and the intermediate switch the packet still
+/// has to visit (`NIL`: none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route {
     pub port: u16,
     pub vc: u8,
+    pub via: u32,
 }
 
 /// Read-only state of the switch doing the routing.
@@ -50,6 +62,9 @@ pub enum AnyRouting {
     UpDown(UpDownRouting),
     DModK(DModK),
     Ecmp(Ecmp),
+    Minimal(MinimalRouting),
+    Valiant(Valiant),
+    Ugal(Ugal),
 }
 
 impl Routing for AnyRouting {
@@ -59,17 +74,179 @@ impl Routing for AnyRouting {
             AnyRouting::UpDown(r) => r.route(topo, q, view, rng),
             AnyRouting::DModK(r) => r.route(topo, q, view, rng),
             AnyRouting::Ecmp(r) => r.route(topo, q, view, rng),
+            AnyRouting::Minimal(r) => r.route(topo, q, view, rng),
+            AnyRouting::Valiant(r) => r.route(topo, q, view, rng),
+            AnyRouting::Ugal(r) => r.route(topo, q, view, rng),
         }
     }
 }
 
 impl AnyRouting {
-    /// Builds the routing for `topo`; refuses combinations that cannot work.
-    pub fn build(config: &RoutingConfig, _topo: &AnyTopology) -> Result<AnyRouting> {
+    /// Builds the routing for `topo`; refuses combinations that cannot work: tree
+    /// routings on fabrics without an up/down structure, distance-based routings on
+    /// fabrics without a distance, and too few VCs for the hop classes a routing needs.
+    pub fn build(config: &RoutingConfig, topo: &AnyTopology, vcs: usize) -> Result<AnyRouting> {
+        let tree = matches!(config, RoutingConfig::Updown { .. } | RoutingConfig::Dmodk | RoutingConfig::Ecmp { .. });
+        if tree && !topo.supports_up_down() {
+            return Err(Error::config(
+                "routing.type",
+                format!("{} has no up/down structure: use minimal, valiant or ugal", topo.describe()),
+            ));
+        }
+        if !tree && !topo.supports_minimal() {
+            return Err(Error::config(
+                "routing.type",
+                format!("{} has no distance-based routes: use updown, dmodk or ecmp", topo.describe()),
+            ));
+        }
+        let longest = match config {
+            RoutingConfig::Minimal { .. } => topo.diameter_hint() as usize,
+            RoutingConfig::Valiant | RoutingConfig::Ugal { .. } => 2 * topo.diameter_hint() as usize,
+            _ => 0,
+        };
+        if longest > vcs {
+            return Err(Error::config(
+                "switch.vcs",
+                format!(
+                    "this routing takes up to {longest} switch hops on {} and needs one VC per hop class; found {vcs}",
+                    topo.describe()
+                ),
+            ));
+        }
         Ok(match config {
             RoutingConfig::Updown { select } => AnyRouting::UpDown(UpDownRouting { select: *select }),
             RoutingConfig::Dmodk => AnyRouting::DModK(DModK),
             RoutingConfig::Ecmp { hash } => AnyRouting::Ecmp(Ecmp { hash: *hash }),
+            RoutingConfig::Minimal { select } => AnyRouting::Minimal(MinimalRouting { select: *select }),
+            RoutingConfig::Valiant => AnyRouting::Valiant(Valiant),
+            RoutingConfig::Ugal { threshold } => AnyRouting::Ugal(Ugal { threshold: threshold.0 }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{EcmpHash, LinksConfig, MinimalSelect, TopologyConfig, UpSelect};
+    use crate::packet::NIL;
+    use crate::topology::{self, Endpoint, Topology};
+    use rand::SeedableRng;
+
+    /// Pseudo-random occupancies, so adaptive choices vary between hops.
+    struct Scrambled(u64);
+    impl PortView for Scrambled {
+        fn occupancy(&self, port: u16) -> u64 {
+            hash::mix64(self.0 ^ port as u64) % 10_000
+        }
+    }
+
+    /// Walks every (source, destination) pair hop by hop: the packet must reach its
+    /// destination within `max_hops` switch hops, on VCs that never decrease (and, for
+    /// hop-class routings, increase at every hop) and stay below `vcs`.
+    fn walk_all_pairs(topology: &TopologyConfig, routing: &RoutingConfig, vcs: usize) {
+        let topo = topology::build(topology, &LinksConfig::default()).unwrap();
+        let r = AnyRouting::build(routing, &topo, vcs).unwrap();
+        let hop_class = !topo.supports_up_down();
+        let max_hops = if hop_class { 2 * topo.diameter_hint() as u16 + 1 } else { 8 };
+        let mut rng = Pcg64Mcg::seed_from_u64(5);
+        let hosts = topo.num_hosts() as u32;
+        for src in 0..hosts {
+            for dst in (0..hosts).filter(|&d| d != src) {
+                let Endpoint::Switch { switch, .. } = topo.attachment(src as usize) else { panic!("host {src}") };
+                let (mut switch, mut vc, mut hops, mut via) = (switch, 0u8, 0u16, NIL);
+                loop {
+                    let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, via };
+                    let route = r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng);
+                    assert!(
+                        (route.vc as usize) < vcs,
+                        "{routing:?} on {}: vc {} >= {vcs} ({src} -> {dst} at switch {switch}, via {via})",
+                        topo.describe(),
+                        route.vc
+                    );
+                    assert!(route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
+                    let next = topo.peer(switch as usize, route.port as usize);
+                    if hop_class && !matches!(next, Endpoint::Host(_)) {
+                        assert_eq!(route.vc as u16, hops, "hop class");
+                    }
+                    match next {
+                        Endpoint::Host(h) => {
+                            assert_eq!(h, dst, "{routing:?}: delivered to the wrong host");
+                            break;
+                        }
+                        Endpoint::Switch { switch: next, .. } => {
+                            (switch, vc, via) = (next, route.vc, route.via);
+                            hops += 1;
+                            assert!(hops <= max_hops, "{routing:?}: {src} -> {dst} takes over {max_hops} hops");
+                        }
+                        Endpoint::Unconnected => panic!("{routing:?}: routed to an unwired port"),
+                    }
+                }
+            }
+        }
+    }
+
+    fn direct_fabrics() -> Vec<(TopologyConfig, usize)> {
+        let toml = |t: &str| toml::from_str::<TopologyConfig>(t).unwrap();
+        vec![
+            (toml("type = 'dragonfly'\nhosts_per_switch = 2\nswitches_per_group = 4\nglobal_links_per_switch = 2"), 6),
+            (toml("type = 'megafly'\ngroups = 5\nleaves_per_group = 2\nspines_per_group = 2\nhosts_per_leaf = 2\nglobal_links_per_spine = 2"), 6),
+            (toml("type = 'hyperx'\nsides = [3, 4]\nhosts_per_switch = 2"), 4),
+            (toml("type = 'torus'\nsides = [4, 3]\nhosts_per_switch = 1"), 6),
+            (toml("type = 'mesh'\nsides = [3, 3]\nhosts_per_switch = 1"), 8),
+        ]
+    }
+
+    #[test]
+    fn distance_routings_reach_every_pair_on_increasing_vcs() {
+        for (fabric, vcs) in direct_fabrics() {
+            for routing in [
+                RoutingConfig::Minimal { select: MinimalSelect::Random },
+                RoutingConfig::Minimal { select: MinimalSelect::Adaptive },
+                RoutingConfig::Valiant,
+                RoutingConfig::Ugal { threshold: crate::units::Bytes(0) },
+            ] {
+                walk_all_pairs(&fabric, &routing, vcs);
+            }
+        }
+    }
+
+    #[test]
+    fn tree_routings_reach_every_pair() {
+        let fabrics = [
+            TopologyConfig::FatTree { radix: 8, levels: 3 },
+            TopologyConfig::SpineLeaf {
+                leaves: 3,
+                spines: 2,
+                hosts_per_leaf: 3,
+                links_per_pair: 2,
+                oversubscription: None,
+            },
+        ];
+        for fabric in fabrics {
+            for routing in [
+                RoutingConfig::Updown { select: UpSelect::Random },
+                RoutingConfig::Updown { select: UpSelect::Deterministic },
+                RoutingConfig::Updown { select: UpSelect::Adaptive },
+                RoutingConfig::Dmodk,
+                RoutingConfig::Ecmp { hash: EcmpHash::FiveTuple },
+                RoutingConfig::Ecmp { hash: EcmpHash::Qp },
+            ] {
+                walk_all_pairs(&fabric, &routing, 1);
+            }
+        }
+    }
+
+    #[test]
+    fn mismatched_routing_and_fabric_are_refused() {
+        let links = LinksConfig::default();
+        let torus =
+            topology::build(&toml::from_str("type = 'torus'\nsides = [4, 4]\nhosts_per_switch = 1").unwrap(), &links)
+                .unwrap();
+        let err = AnyRouting::build(&RoutingConfig::Dmodk, &torus, 4).err().unwrap();
+        assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
+        let err = AnyRouting::build(&RoutingConfig::Valiant, &torus, 2).err().unwrap();
+        assert!(matches!(err, Error::Config { ref path, .. } if path == "switch.vcs"), "{err}");
+        let tree = topology::build(&TopologyConfig::FatTree { radix: 4, levels: 2 }, &links).unwrap();
+        assert!(AnyRouting::build(&RoutingConfig::Valiant, &tree, 8).is_err());
     }
 }

@@ -4,6 +4,7 @@
 
 use super::{PortView, Route, RouteQuery, Routing};
 use crate::config::UpSelect;
+use crate::packet::NIL;
 use crate::topology::{AnyTopology, UpDown};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
@@ -27,6 +28,6 @@ impl Routing for UpDownRouting {
                 }
             }
         };
-        Route { port: hops.first + index, vc: q.vc }
+        Route { port: hops.first + index, vc: q.vc, via: NIL }
     }
 }

@@ -205,12 +205,13 @@ impl IoqFabric {
         let switch = self.owner[gp as usize];
         let base = self.port_base[switch as usize];
         let p = &ctx.packets[id];
-        let query = RouteQuery { switch, src: p.src, dst: p.dst, qp: p.qp, vc: p.vc };
+        let query = RouteQuery { switch, src: p.src, dst: p.dst, qp: p.qp, vc: p.vc, hops: p.hops - 1, via: p.via };
         let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
         let route = ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng);
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
+        p.via = route.via;
         let out = base + route.port as u32;
         let bit = (gp - base) as usize * self.vcs + vc;
         self.requests[self.mask_base[out as usize] as usize + bit / 64] |= 1 << (bit % 64);

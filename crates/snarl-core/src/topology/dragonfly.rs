@@ -367,9 +367,7 @@ mod tests {
 
     #[test]
     fn balanced_dragonfly_of_262656_hosts() {
-        let start = std::time::Instant::now();
         let t = Dragonfly::new(16, 32, 16, None, Arrangement::Palmtree, links()).unwrap();
-        let built = start.elapsed();
         assert_eq!((t.groups(), t.num_switches(), t.num_hosts()), (513, 16_416, 262_656));
         assert!((0..t.num_switches()).all(|s| t.num_ports(s) == 16 + 31 + 16));
         assert!(t.table_bytes() < 1 << 20, "{} bytes", t.table_bytes());
@@ -395,9 +393,6 @@ mod tests {
                     }
                 }
             }
-        }
-        if !cfg!(debug_assertions) {
-            assert!(built < std::time::Duration::from_millis(500), "built in {built:?}");
         }
     }
 

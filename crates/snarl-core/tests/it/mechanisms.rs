@@ -98,3 +98,41 @@ fn placement_decides_which_hosts_form_a_group() {
     assert_eq!(r.summary.groups["spread"].offered_load, 0.0);
     assert_eq!(r.summary.groups["default"].hosts, 6);
 }
+
+/// A burst of incast traffic dents the throughput; once the offenders are capped the
+/// fabric returns to its pre-burst level, and the summary says when.
+#[test]
+fn recovery_after_a_burst_is_measured() {
+    let text = format!(
+        "{SINGLE_SWITCH}
+[[traffic.groups]]
+name = \"hs\"
+count = 4
+placement = \"interleaved\"
+pattern = {{ type = \"uniform\", among = \"group\" }}
+
+[[traffic.groups]]
+name = \"ur\"
+rest = true
+pattern = {{ type = \"uniform\", among = \"group\" }}
+
+[[traffic.phases]]
+at = \"60us\"
+group = \"hs\"
+pattern = {{ type = \"hotspot\", among = \"group\" }}
+load = 1.0
+
+[[traffic.phases]]
+at = \"80us\"
+group = \"hs\"
+cap = 0.05
+"
+    );
+    let r = run(&text, &[("simulation.window", "2us"), ("simulation.duration", "300us")]);
+    let rec = r.summary.recovery.as_ref().expect("runs with phases report recovery");
+    assert_close("pre-burst", rec.pre_burst_load, 0.5, 0.03);
+    assert!(rec.drop_depth > 0.1, "the burst must dent throughput: {rec:?}");
+    assert!(rec.recovered, "{rec:?}");
+    let t = rec.time_to_recover.unwrap();
+    assert!(t > 0.0 && t < 100_000.0, "recovered after {t} ns");
+}

@@ -1,0 +1,63 @@
+//! How a fabric recovers from a burst: the throughput before it, how deep it drops, and
+//! when it comes back.
+
+use crate::report::Recovery;
+
+/// Tolerance of "back to the pre-burst level".
+const WITHIN: f64 = 0.05;
+
+/// `throughput[w]` is the accepted load of window `w` (of `window` ps). The burst begins
+/// at `burst_start` and ends at `burst_end` (when the offending senders are capped); the
+/// pre-burst level is the mean over the windows from `measure_from` to the burst.
+/// Times in the result are in units of `ps_per_unit`, from the end of the burst.
+pub fn recovery(
+    throughput: &[f64],
+    window: u64,
+    measure_from: u64,
+    burst_start: u64,
+    burst_end: u64,
+    ps_per_unit: f64,
+) -> Option<Recovery> {
+    let first = measure_from.div_ceil(window) as usize;
+    let before_end = (burst_start / window) as usize;
+    if before_end <= first || before_end > throughput.len() {
+        return None;
+    }
+    let baseline = &throughput[first..before_end];
+    let pre_burst = baseline.iter().sum::<f64>() / baseline.len() as f64;
+    let after_burst = &throughput[before_end..];
+    let lowest = after_burst.iter().copied().fold(f64::INFINITY, f64::min);
+    let from = burst_end.div_ceil(window) as usize;
+    let back = (from..throughput.len()).find(|&w| throughput[w] >= pre_burst * (1.0 - WITHIN));
+    Some(Recovery {
+        pre_burst_load: pre_burst,
+        lowest_load: lowest,
+        drop_depth: (pre_burst - lowest).max(0.0),
+        recovered: back.is_some(),
+        time_to_recover: back.map(|w| ((w as u64 + 1) * window).saturating_sub(burst_end) as f64 / ps_per_unit),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_depth_and_recovery_window() {
+        // Windows of 10: level 0.8, burst at 50..60 drops to 0.2, back at window 9.
+        let t = [0.8, 0.8, 0.8, 0.8, 0.8, 0.3, 0.2, 0.4, 0.7, 0.79, 0.8];
+        let r = recovery(&t, 10, 0, 50, 60, 1.0).unwrap();
+        assert!((r.pre_burst_load - 0.8).abs() < 1e-12);
+        assert!((r.drop_depth - 0.6).abs() < 1e-12);
+        assert!(r.recovered);
+        assert_eq!(r.time_to_recover, Some(40.0));
+    }
+
+    #[test]
+    fn reports_no_recovery() {
+        let t = [0.8, 0.8, 0.1, 0.1, 0.1];
+        let r = recovery(&t, 10, 0, 20, 30, 1.0).unwrap();
+        assert!(!r.recovered);
+        assert_eq!(r.time_to_recover, None);
+    }
+}

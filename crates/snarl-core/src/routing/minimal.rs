@@ -1,0 +1,58 @@
+//! Minimal routing on distance-based fabrics (Dragonfly, Megafly, HyperX, tori): every
+//! hop brings the packet one switch closer to its destination. VCs follow the hop class
+//! (the number of switch-to-switch hops taken so far), so they only increase along a
+//! path and no cyclic wait can form.
+
+use super::{PortView, Route, RouteQuery, Routing};
+use crate::config::MinimalSelect;
+use crate::packet::NIL;
+use crate::topology::{AnyTopology, Minimal, MAX_MINIMAL};
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
+
+pub struct MinimalRouting {
+    pub select: MinimalSelect,
+}
+
+impl Routing for MinimalRouting {
+    #[inline]
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+        let (dst_switch, dst_port) = topo.host_switch(q.dst as usize);
+        if dst_switch == q.switch as usize {
+            return eject(q, dst_port);
+        }
+        Route { port: toward(topo, q.switch as usize, dst_switch, self.select, view, rng), vc: hop_class(q), via: NIL }
+    }
+}
+
+/// The last hop, to the destination host: hosts always drain, so it keeps its VC.
+#[inline]
+pub(super) fn eject(q: &RouteQuery, port: u16) -> Route {
+    Route { port, vc: q.vc, via: NIL }
+}
+
+/// The VC of the next switch-to-switch hop: switch-to-switch hops taken so far.
+#[inline]
+pub(super) fn hop_class(q: &RouteQuery) -> u8 {
+    q.hops as u8
+}
+
+/// A port of `switch` that starts a minimal path to switch `target`.
+#[inline]
+pub(super) fn toward(
+    topo: &AnyTopology,
+    switch: usize,
+    target: usize,
+    select: MinimalSelect,
+    view: &impl PortView,
+    rng: &mut Pcg64Mcg,
+) -> u16 {
+    let mut ports = [0u16; MAX_MINIMAL];
+    let n = topo.minimal_ports(switch, target, &mut ports);
+    debug_assert!(n > 0, "no minimal port from switch {switch} to {target}");
+    match (n, select) {
+        (0 | 1, _) => ports[0],
+        (_, MinimalSelect::Random) => ports[rng.random_range(0..n)],
+        (_, MinimalSelect::Adaptive) => *ports[..n].iter().min_by_key(|&&p| view.occupancy(p)).expect("n > 1"),
+    }
+}
