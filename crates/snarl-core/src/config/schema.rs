@@ -142,6 +142,10 @@ fn one() -> u32 {
     1
 }
 
+fn yes() -> bool {
+    true
+}
+
 /// Which group each global port of a dragonfly-like fabric leads to (Camarero, Vallejo and
 /// Beivide, ACM TACO 2014; Hastings et al., 2015). Global ports k = 0..a·h are numbered in
 /// switch order within a group; with g = a·h + 1 groups (with fewer, the ports are dealt
@@ -293,14 +297,19 @@ pub enum RoutingConfig {
     Minimal {
         #[serde(default)]
         select: MinimalSelect,
+        /// `false` keeps every packet on the VC it was injected on: cyclic channel
+        /// dependencies can then deadlock the fabric (for studying deadlock itself).
+        #[serde(default = "yes")]
+        deadlock_avoidance: bool,
     },
     /// Valiant: minimal to a random intermediate switch, then minimal to the destination.
     Valiant,
     /// UGAL, source-adaptive: minimal unless a Valiant route through a random intermediate
     /// weighs less (occupancy x remaining hops) by more than `threshold`.
     Ugal {
-        #[serde(default = "default_ugal_threshold")]
-        threshold: Bytes,
+        /// In bytes x hops (default: two MTUs x one hop).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        threshold: Option<Bytes>,
     },
 }
 
@@ -313,10 +322,6 @@ pub enum MinimalSelect {
     Random,
     /// The least occupied output (queued bytes plus credits in use).
     Adaptive,
-}
-
-fn default_ugal_threshold() -> Bytes {
-    Bytes(4096)
 }
 
 impl Default for RoutingConfig {

@@ -57,7 +57,7 @@ impl Simulation {
         }
         let SwitchConfig::Ioq { vcs, input_buffer, output_buffer, speedup, latency, .. } = config.switch;
         let vcs = vcs as usize;
-        let routing = AnyRouting::build(&config.routing, &topo, vcs)?;
+        let routing = AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?;
         let fabric = IoqFabric::new(&topo, vcs, input_buffer.0, output_buffer.0, speedup, latency.0);
         let nics = Nics::new(
             &topo,

@@ -12,6 +12,8 @@ use rand_pcg::Pcg64Mcg;
 
 pub struct MinimalRouting {
     pub select: MinimalSelect,
+    /// Hop-class VCs; without them packets keep their VC (and may deadlock).
+    pub hop_classes: bool,
 }
 
 impl Routing for MinimalRouting {
@@ -21,7 +23,8 @@ impl Routing for MinimalRouting {
         if dst_switch == q.switch as usize {
             return eject(q, dst_port);
         }
-        Route { port: toward(topo, q.switch as usize, dst_switch, self.select, view, rng), vc: hop_class(q), via: NIL }
+        let vc = if self.hop_classes { hop_class(q) } else { q.vc };
+        Route { port: toward(topo, q.switch as usize, dst_switch, self.select, view, rng), vc, via: NIL }
     }
 }
 

@@ -85,7 +85,7 @@ impl AnyRouting {
     /// Builds the routing for `topo`; refuses combinations that cannot work: tree
     /// routings on fabrics without an up/down structure, distance-based routings on
     /// fabrics without a distance, and too few VCs for the hop classes a routing needs.
-    pub fn build(config: &RoutingConfig, topo: &AnyTopology, vcs: usize) -> Result<AnyRouting> {
+    pub fn build(config: &RoutingConfig, topo: &AnyTopology, vcs: usize, mtu: u64) -> Result<AnyRouting> {
         let tree = matches!(config, RoutingConfig::Updown { .. } | RoutingConfig::Dmodk | RoutingConfig::Ecmp { .. });
         if tree && !topo.supports_up_down() {
             return Err(Error::config(
@@ -100,6 +100,7 @@ impl AnyRouting {
             ));
         }
         let longest = match config {
+            RoutingConfig::Minimal { deadlock_avoidance: false, .. } => 0,
             RoutingConfig::Minimal { .. } => topo.diameter_hint() as usize,
             RoutingConfig::Valiant | RoutingConfig::Ugal { .. } => 2 * topo.diameter_hint() as usize,
             _ => 0,
@@ -117,9 +118,13 @@ impl AnyRouting {
             RoutingConfig::Updown { select } => AnyRouting::UpDown(UpDownRouting { select: *select }),
             RoutingConfig::Dmodk => AnyRouting::DModK(DModK),
             RoutingConfig::Ecmp { hash } => AnyRouting::Ecmp(Ecmp { hash: *hash }),
-            RoutingConfig::Minimal { select } => AnyRouting::Minimal(MinimalRouting { select: *select }),
+            RoutingConfig::Minimal { select, deadlock_avoidance } => {
+                AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
+            }
             RoutingConfig::Valiant => AnyRouting::Valiant(Valiant),
-            RoutingConfig::Ugal { threshold } => AnyRouting::Ugal(Ugal { threshold: threshold.0 }),
+            RoutingConfig::Ugal { threshold } => {
+                AnyRouting::Ugal(Ugal { threshold: threshold.map_or(2 * mtu, |t| t.0) })
+            }
         })
     }
 }
@@ -145,7 +150,7 @@ mod tests {
     /// hop-class routings, increase at every hop) and stay below `vcs`.
     fn walk_all_pairs(topology: &TopologyConfig, routing: &RoutingConfig, vcs: usize) {
         let topo = topology::build(topology, &LinksConfig::default()).unwrap();
-        let r = AnyRouting::build(routing, &topo, vcs).unwrap();
+        let r = AnyRouting::build(routing, &topo, vcs, 4096).unwrap();
         let hop_class = !topo.supports_up_down();
         let max_hops = if hop_class { 2 * topo.diameter_hint() as u16 + 1 } else { 8 };
         let mut rng = Pcg64Mcg::seed_from_u64(5);
@@ -200,10 +205,10 @@ mod tests {
     fn distance_routings_reach_every_pair_on_increasing_vcs() {
         for (fabric, vcs) in direct_fabrics() {
             for routing in [
-                RoutingConfig::Minimal { select: MinimalSelect::Random },
-                RoutingConfig::Minimal { select: MinimalSelect::Adaptive },
+                RoutingConfig::Minimal { select: MinimalSelect::Random, deadlock_avoidance: true },
+                RoutingConfig::Minimal { select: MinimalSelect::Adaptive, deadlock_avoidance: true },
                 RoutingConfig::Valiant,
-                RoutingConfig::Ugal { threshold: crate::units::Bytes(0) },
+                RoutingConfig::Ugal { threshold: Some(crate::units::Bytes(0)) },
             ] {
                 walk_all_pairs(&fabric, &routing, vcs);
             }
@@ -242,11 +247,11 @@ mod tests {
         let torus =
             topology::build(&toml::from_str("type = 'torus'\nsides = [4, 4]\nhosts_per_switch = 1").unwrap(), &links)
                 .unwrap();
-        let err = AnyRouting::build(&RoutingConfig::Dmodk, &torus, 4).err().unwrap();
+        let err = AnyRouting::build(&RoutingConfig::Dmodk, &torus, 4, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
-        let err = AnyRouting::build(&RoutingConfig::Valiant, &torus, 2).err().unwrap();
+        let err = AnyRouting::build(&RoutingConfig::Valiant, &torus, 2, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "switch.vcs"), "{err}");
         let tree = topology::build(&TopologyConfig::FatTree { radix: 4, levels: 2 }, &links).unwrap();
-        assert!(AnyRouting::build(&RoutingConfig::Valiant, &tree, 8).is_err());
+        assert!(AnyRouting::build(&RoutingConfig::Valiant, &tree, 8, 4096).is_err());
     }
 }

@@ -154,7 +154,11 @@ mod tests {
             if t.supports_minimal() {
                 assert!(!t.supports_up_down());
                 assert_eq!(t.next_hops(0, 0).count, 0);
-                minimal_ok(&t).unwrap();
+                // Dragonflies route hierarchically (checked in dragonfly.rs); the others
+                // by exact shortest paths.
+                if !matches!(t, AnyTopology::Dragonfly(_)) {
+                    minimal_ok(&t).unwrap();
+                }
             } else {
                 assert!(t.supports_up_down());
                 let mut out = [0; crate::topology::MAX_MINIMAL];

@@ -7,9 +7,8 @@
 //! size is the only memory that grows faster than the number of groups (0.5 MB for the
 //! dragonfly of 262,656 hosts).
 //!
-//! Distances are exact: besides local-global-local paths, a dragonfly has shorter or
-//! equally short paths through a third group (global-global, global-local-global), and
-//! these count as minimal too.
+//! Distances are exact (breadth-first). Megafly routes by them; the dragonfly routes
+//! hierarchically instead (see `dragonfly.rs`).
 
 use super::limits::MAX_PORTS;
 use super::MAX_MINIMAL;
@@ -224,10 +223,5 @@ impl GroupDistances {
     /// The most ports that start minimal paths from one switch to another.
     pub(super) fn most_minimal(&self) -> usize {
         self.most_minimal
-    }
-
-    /// Bytes held by the table and the port lists.
-    pub(super) fn bytes(&self) -> usize {
-        self.dist.len() + self.hops.len() * std::mem::size_of::<Hop>() + self.first.len() * 8
     }
 }

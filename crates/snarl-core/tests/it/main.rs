@@ -5,5 +5,6 @@ mod bad_input;
 mod common;
 mod determinism;
 mod docs;
+mod endpoint;
 mod mechanisms;
 mod scenarios;
