@@ -89,3 +89,32 @@ fn watchdog_reports_a_deadlock() {
     let safe = text.replace("vcs = 1", "vcs = 4").replace("deadlock_avoidance = false", "");
     run(&safe, &[]);
 }
+
+/// UGAL at full load for 100,000 cycles: hop-class VCs keep every direct fabric free of
+/// deadlock (the watchdog would stop the run otherwise), and nothing is lost.
+fn ugal_runs_without_deadlock(topology: &str) {
+    let o = [
+        ("simulation.duration", "100000cycles"),
+        ("simulation.warmup", "10000cycles"),
+        ("simulation.watchdog", "5000cycles"),
+        ("routing.type", "ugal"),
+        ("traffic.load", "1.0"),
+    ];
+    let r = run(&scenario(&format!("uniform-{topology}")), &o);
+    assert!(r.summary.accepted_load > 0.5, "{topology}: accepted {}", r.summary.accepted_load);
+}
+
+#[test]
+fn ugal_at_full_load_never_deadlocks_on_the_dragonfly() {
+    ugal_runs_without_deadlock("dragonfly");
+}
+
+#[test]
+fn ugal_at_full_load_never_deadlocks_on_the_megafly() {
+    ugal_runs_without_deadlock("megafly");
+}
+
+#[test]
+fn ugal_at_full_load_never_deadlocks_on_the_hyperx() {
+    ugal_runs_without_deadlock("hyperx");
+}
