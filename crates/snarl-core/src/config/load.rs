@@ -108,7 +108,11 @@ fn explain_serde_error(path: &str, message: &str) -> Error {
             let found = between_backticks(rest).unwrap_or_default();
             let valid: Vec<String> = rest
                 .split_once("expected")
-                .map(|(_, list)| list.split('`').skip(1).step_by(2).map(str::to_string).collect())
+                // The list ends at the line break before toml's "in `table`".
+                .map(|(_, list)| {
+                    let list = list.lines().next().unwrap_or_default();
+                    list.split('`').skip(1).step_by(2).map(str::to_string).collect()
+                })
                 .unwrap_or_default();
             // The tracked path may already end at the offending key.
             let leaf = if noun == "key" { found.as_str() } else { "type" };
@@ -185,6 +189,7 @@ mod tests {
         let (path, message) = err(MINIMAL, &[("traffic.lod", "0.3")]);
         assert_eq!(path, "traffic.lod");
         assert!(message.contains("did you mean `load`"), "{message}");
+        assert!(message.ends_with("phases)"), "only the table's own keys are listed: {message}");
     }
 
     #[test]
