@@ -73,18 +73,10 @@ pub fn build(cfg: &TopologyConfig, links: &LinksConfig) -> Result<AnyTopology> {
     })
 }
 
-/// "host capacity : uplink capacity", e.g. "1:0.5" -> 0.5; the same reading as config
-/// validation, which has normally refused bad ratios already.
+/// "host capacity : uplink capacity", e.g. "1:0.5" -> 0.5 (config validation normally
+/// refused bad ratios already).
 fn uplink_fraction(text: &str) -> Result<f64> {
-    let bad = || Error::Topology(format!("oversubscription must be a ratio such as \"1:0.5\", found \"{text}\""));
-    let (down, up) = text.split_once(':').ok_or_else(bad)?;
-    let down: f64 = down.trim().parse().map_err(|_| bad())?;
-    let up: f64 = up.trim().parse().map_err(|_| bad())?;
-    if down > 0.0 && up > 0.0 && down.is_finite() && up.is_finite() {
-        Ok(up / down)
-    } else {
-        Err(bad())
-    }
+    crate::config::parse_oversubscription(text).map_err(Error::Topology)
 }
 
 #[cfg(test)]
