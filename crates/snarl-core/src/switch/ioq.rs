@@ -72,6 +72,10 @@ pub struct IoqFabric {
 
     /// Request masks: bit (input port * vcs + vc) of output port o's words.
     requests: Vec<u64>,
+    /// Bit of a request mask -> (input port, VC), precomputed to keep divisions off the
+    /// per-packet path.
+    bit_input: Vec<u16>,
+    bit_vc: Vec<u8>,
 }
 
 /// The read-only view a routing gets of one switch.
@@ -143,6 +147,7 @@ impl IoqFabric {
                 words_total += words;
             }
         }
+        let max_bits = radix.iter().map(|&r| r as usize * vcs).max().unwrap_or(0);
         IoqFabric {
             vcs,
             input_capacity,
@@ -172,6 +177,8 @@ impl IoqFabric {
             returns: CreditReturns::new(total),
             credit_blocked: vec![false; total],
             requests: vec![0; words_total],
+            bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
+            bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
         }
     }
 
@@ -237,18 +244,19 @@ impl IoqFabric {
         let mut inputs_free_at = u64::MAX;
         let mut output_full = false;
         let picked = RoundRobin.pick(&self.requests[words], bits, self.grant_next[o] as usize, |bit| {
-            let input = base + bit / vcs;
+            let input = base + self.bit_input[bit] as usize;
             if self.input_busy_until[input] > now {
                 inputs_free_at = inputs_free_at.min(self.input_busy_until[input]);
                 return false;
             }
-            let head = &ctx.packets[self.input[input * vcs + bit % vcs].head];
+            let head = &ctx.packets[self.input[input * vcs + self.bit_vc[bit] as usize].head];
             let fits = self.output_used[o * vcs + head.out_vc as usize] + head.size as u64 <= self.output_capacity;
             output_full |= !fits;
             fits
         });
         if let Some(bit) = picked {
-            self.grant(ctx, (base + bit / vcs) as u32, bit % vcs, out, bit);
+            let (input, vc) = (base + self.bit_input[bit] as usize, self.bit_vc[bit] as usize);
+            self.grant(ctx, input as u32, vc, out, bit);
             if self.has_requests(o) {
                 // The others wait for this transfer to end.
                 self.retry(ctx, out, self.crossbar_out_free_at[o]);
@@ -367,7 +375,7 @@ impl IoqFabric {
         let mut nonempty = 0;
         let first = self.vc_next[o] as usize;
         for k in 0..vcs {
-            let vc = (first + k) % vcs;
+            let vc = if first + k >= vcs { first + k - vcs } else { first + k };
             let head = self.output[o * vcs + vc].head;
             if head == NIL {
                 continue;
@@ -417,7 +425,7 @@ impl IoqFabric {
     fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize, now: u64) {
         let (o, vcs) = (port as usize, self.vcs);
         let id = self.output[o * vcs + vc].pop(ctx.packets);
-        self.vc_next[o] = ((vc + 1) % vcs) as u8;
+        self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;
         let serialise = self.serializer[o].time(size);
         let end = now + serialise;
