@@ -1,6 +1,7 @@
 """The ``snarl`` command.
 
 ``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
+``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
@@ -83,7 +84,38 @@ def _parser() -> argparse.ArgumentParser:
         help="write summary.json, config.toml (fully resolved) and timeseries.parquet to DIR",
     )
     run.set_defaults(handler=_run)
+
+    sweep = commands.add_parser(
+        "sweep",
+        help="run an experiment over a grid of overrides",
+        description=(
+            "Run every point of a sweep file (a base experiment, [axes] combined as a product, "
+            "[zip] lists varied together, fixed [set] overrides) on local processes or a Dask "
+            "cluster. Each finished point is written at once; running the sweep again in the "
+            "same directory computes only the missing points."
+        ),
+    )
+    sweep.add_argument("file", metavar="SWEEP.toml", help="the sweep file")
+    sweep.add_argument("--out", metavar="DIR", type=Path, required=True, help="the results directory")
+    where = sweep.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive, metavar="N", help="run on a new local Dask cluster of N worker processes")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:8786)")
+    where.add_argument("--processes", type=_positive, metavar="N", help="local worker processes (default: one per CPU)")
+    sweep.add_argument("--retry-failed", action="store_true", help="run again the points recorded as failed")
+    sweep.set_defaults(handler=_sweep)
+
     return parser
+
+
+def _positive(text: str) -> int:
+    """A positive integer argument."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}: expected a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid count {text}: expected a positive integer")
+    return value
 
 
 def _seed(text: str) -> int:
@@ -159,6 +191,38 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     else:
         _print_tables(report, args.file)
+    return EXIT_OK
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """``snarl sweep``: check the whole sweep, then run the missing points."""
+    from snarl.sweep import SweepError, execute, plan
+
+    try:
+        checked = plan(args.file, args.out, retry_failed=args.retry_failed)
+        total, todo = len(checked.points), len(checked.todo)
+
+        def announce(runner: str | None) -> None:
+            where = f" on {runner}" if runner else ""
+            print(
+                f"snarl sweep: {total} point{'s' if total != 1 else ''}, {total - todo} already done, "
+                f"{todo} to run{where}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        table = execute(
+            checked,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            processes=args.processes,
+            progress=sys.stderr.isatty(),
+            on_start=announce,
+        )
+    except SweepError as e:
+        raise Failure(str(e)) from None
+    failed = int((table["status"] != "ok").sum()) if len(table) else 0
+    print(f"{len(table)} points ({failed} failed) in {args.out / 'points.parquet'}")
     return EXIT_OK
 
 
