@@ -2,6 +2,7 @@
 
 ``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
 ``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
+``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf)
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
@@ -103,6 +104,24 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--processes", type=_positive, metavar="N", help="local worker processes (default: one per CPU)")
     sweep.add_argument("--retry-failed", action="store_true", help="run again the points recorded as failed")
     sweep.set_defaults(handler=_sweep)
+
+    from snarl.plots import KINDS
+
+    plot = commands.add_parser(
+        "plot",
+        help="plot the results of a sweep or a run",
+        description="Plot a sweep directory (or a `snarl run --out` directory) as PNG, SVG or PDF.",
+    )
+    plot.add_argument("kind", metavar="KIND", choices=KINDS, help=f"one of {', '.join(KINDS)}")
+    plot.add_argument("dir", metavar="DIR", type=Path, help="a sweep directory or a run's --out directory")
+    plot.add_argument("-o", "--output", metavar="FILE", type=Path, help="the figure (.png, .svg or .pdf; default DIR/KIND.png)")
+    plot.add_argument("--x", help="column on the x axis")
+    plot.add_argument("--y", help="column on the y axis")
+    plot.add_argument("--hue", help="column whose values get one curve each")
+    plot.add_argument("--value", help="column shown (heatmap, cdf)")
+    plot.add_argument("--point", metavar="ID", help="the point whose time series is plotted (timeseries)")
+    plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")
+    plot.set_defaults(handler=_plot)
 
     return parser
 
@@ -223,6 +242,28 @@ def _sweep(args: argparse.Namespace) -> int:
         raise Failure(str(e)) from None
     failed = int((table["status"] != "ok").sum()) if len(table) else 0
     print(f"{len(table)} points ({failed} failed) in {args.out / 'points.parquet'}")
+    return EXIT_OK
+
+
+def _plot(args: argparse.Namespace) -> int:
+    """``snarl plot``: one figure of a sweep or run directory."""
+    from snarl.plots import PlotError, plot_directory
+
+    output = args.output or args.dir / f"{args.kind}.png"
+    if output.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise Failure(f"-o {output}: the figure must be a .png, .svg or .pdf file")
+    try:
+        fig = plot_directory(
+            args.kind, args.dir, x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point, groups=args.group
+        )
+    except PlotError as e:
+        raise Failure(str(e)) from None
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(output)
+    except OSError as e:
+        raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
+    print(output)
     return EXIT_OK
 
 
