@@ -3,6 +3,7 @@
 ``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
 ``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
 ``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf)
+``snarl report DIR [-o report.html]``
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
@@ -123,6 +124,14 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")
     plot.set_defaults(handler=_plot)
 
+    report = commands.add_parser(
+        "report",
+        help="write a self-contained HTML report of a sweep",
+        description="Write one HTML page (figures embedded) of a sweep directory that opens offline.",
+    )
+    report.add_argument("dir", metavar="DIR", type=Path, help="a sweep directory")
+    report.add_argument("-o", "--output", metavar="FILE", type=Path, help="the page (default DIR/report.html)")
+    report.set_defaults(handler=_report)
     return parser
 
 
@@ -261,6 +270,21 @@ def _plot(args: argparse.Namespace) -> int:
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(output)
+    except OSError as e:
+        raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
+    print(output)
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    """``snarl report``: the HTML page of a sweep directory."""
+    from snarl.html import ReportError, write_report
+
+    output = args.output or args.dir / "report.html"
+    try:
+        write_report(args.dir, output)
+    except ReportError as e:
+        raise Failure(str(e)) from None
     except OSError as e:
         raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
     print(output)
