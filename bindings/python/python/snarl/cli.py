@@ -118,7 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("-o", "--output", metavar="FILE", type=Path, help="the figure (.png, .svg or .pdf; default DIR/KIND.png)")
     plot.add_argument("--x", help="column on the x axis")
     plot.add_argument("--y", help="column on the y axis")
-    plot.add_argument("--hue", help="column whose values get one curve each")
+    plot.add_argument("--hue", help="column(s), comma-separated, whose values get one curve each")
     plot.add_argument("--value", help="column shown (heatmap, cdf)")
     plot.add_argument("--point", metavar="ID", help="the point whose time series is plotted (timeseries)")
     plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")

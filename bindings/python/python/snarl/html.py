@@ -90,6 +90,7 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
     if ok.empty:
         return figures
     hue = plots.default_hue(keys, ok)
+    each = f", one curve per value of {', '.join(hue)}." if hue else "."
     seeds = f" Mean ± standard deviation over {ok['seed'].nunique()} seeds." if "seed" in keys else ""
 
     def add(title: str, caption: str, make: Any) -> None:
@@ -103,27 +104,38 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
     if {"offered_load", "accepted_load"} <= set(ok.columns):
         add(
             "Accepted vs offered load",
-            "Load per host as a fraction of its link capacity" + (f", one curve per value of {hue}." if hue else ".") + seeds,
+            "Load per host as a fraction of its link capacity" + each + seeds,
             lambda: plots.load_curve(ok, hue=hue),
         )
         group_columns = sorted(c for c in ok.columns if c.startswith("groups.") and c.endswith(".accepted_load"))
-        if len(group_columns) > 1 and hue is not None:
+        if len(group_columns) > 1 and hue:
             for column in group_columns:
                 group = column.split(".")[1]
                 offered = f"groups.{group}.offered_load"
                 if offered in ok.columns:
                     add(
                         f"Group {group}: accepted vs offered load",
-                        f"The hosts of group {group}, one curve per value of {hue}." + seeds,
+                        f"The hosts of group {group}" + each + seeds,
                         lambda c=column, o=offered: plots.load_curve(ok, x=o, y=c, hue=hue),
                     )
     varying = [k for k in keys if k != "seed" and k in ok.columns and ok[k].nunique() > 1]
+    cells, where = ok, ""
+    if "traffic.load" in varying and len(varying) >= 3:
+        # The load has its curves: the heatmaps show the other keys at the highest load.
+        top = ok["traffic.load"].max()
+        cells, where = ok[ok["traffic.load"] == top], f" at traffic.load = {plots._value_text(top)}"
+        varying = [k for k in varying if k != "traffic.load"]
     if len(varying) >= 2:
-        add(
-            f"Accepted load over {varying[0]} and {varying[1]}",
-            "Mean accepted load of each cell (over seeds and the other keys).",
-            lambda: plots.heatmap(ok, x=varying[0], y=varying[1], value="accepted_load"),
-        )
+        values = [c for c in cells.columns if c.startswith("groups.") and c.endswith(".accepted_load")]
+        if len(values) < 2:
+            values = ["accepted_load"]
+        for value in values:
+            who = f"group {value.split('.')[1]}" if value.startswith("groups.") else "all hosts"
+            add(
+                f"Accepted load of {who} over {varying[0]} and {varying[1]}{where}",
+                "Mean of each cell (over seeds and the keys not shown).",
+                lambda v=value: plots.heatmap(cells, x=varying[0], y=varying[1], value=v),
+            )
     for point_id in _timeseries_points(ok, keys, hue):
         add(
             "Throughput over time",
@@ -133,7 +145,7 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
     add(
         "Distribution of throughput over time",
         "Accepted load of all hosts per measured time window, pooled over the points"
-        + (f" of each value of {hue}." if hue else "."),
+        + (f" of each value of {', '.join(hue)}." if hue else "."),
         lambda: plots.plot_directory("cdf", directory, hue=hue),
     )
     return figures
@@ -146,7 +158,7 @@ def _timeseries_figure(directory: Path, point_id: str) -> Figure:
     return plots.throughput_over_time(series, phases=phases, unit=unit, title=title)
 
 
-def _timeseries_points(ok: pd.DataFrame, keys: list[str], hue: str | None) -> list[str]:
+def _timeseries_points(ok: pd.DataFrame, keys: list[str], hue: list[str]) -> list[str]:
     """A few points worth a throughput-over-time figure: at the highest swept load and
     the first seed, one per value of ``hue``."""
     rows = ok
@@ -154,8 +166,8 @@ def _timeseries_points(ok: pd.DataFrame, keys: list[str], hue: str | None) -> li
         rows = rows[rows["seed"] == rows["seed"].min()]
     if "traffic.load" in keys and "traffic.load" in rows:
         rows = rows[rows["traffic.load"] == rows["traffic.load"].max()]
-    if hue is not None:
-        rows = rows.drop_duplicates(subset=[hue])
+    if hue:
+        rows = rows.drop_duplicates(subset=hue)
     return [str(p) for p in rows["point_id"].head(MAX_TIMESERIES)]
 
 

@@ -131,6 +131,21 @@ def _unit(frame: pd.DataFrame, unit: str | None) -> str:
     return "ns"
 
 
+def hue_columns(hue: str | Sequence[str] | None) -> list[str]:
+    """``None`` -> ``[]``, ``"a"`` -> ``["a"]``, ``"a,b"`` or ``["a", "b"]`` -> ``["a", "b"]``."""
+    if hue is None:
+        return []
+    if isinstance(hue, str):
+        return [h.strip() for h in hue.split(",") if h.strip()]
+    return list(hue)
+
+
+def hue_label(hues: Sequence[str], value: Any) -> str:
+    """A legend entry: ``traffic.groups.0.cap = 0.5, seed = 1``."""
+    values = value if isinstance(value, tuple) else (value,)
+    return ", ".join(f"{h} = {_value_text(v)}" for h, v in zip(hues, values))
+
+
 def _numeric(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
     """``frame`` with ``columns`` as floats (missing values as NaN)."""
     import pandas as pd
@@ -142,13 +157,14 @@ def load_curve(
     points: pd.DataFrame,
     x: str = "offered_load",
     y: str = "accepted_load",
-    hue: str | None = None,
+    hue: str | Sequence[str] | None = None,
     by: str | None = None,
     unit: str | None = None,
     title: str | None = None,
     ideal: bool | None = None,
 ) -> Figure:
-    """Accepted vs offered load: one curve per value of ``hue``, points at the mean over
+    """Accepted vs offered load: one curve per value of ``hue`` (a column, or several
+    whose combinations each get a curve), points at the mean over
     the rows that share ``by`` (by default the swept ``traffic.load`` if present, else
     ``x``) with error bars of ± one standard deviation (e.g. over seeds).
 
@@ -159,21 +175,22 @@ def load_curve(
     points = _ok(points)
     if by is None:
         by = "traffic.load" if "traffic.load" in points.columns else x
-    _require(points, x, y, hue, by)
+    hues = hue_columns(hue)
+    _require(points, x, y, by, *hues)
     if points.empty:
         raise PlotError("no successful point to plot")
     unit = _unit(points, unit)
     points = _numeric(points, x, y)
     fig = _new_figure()
     ax = fig.add_subplot()
-    curves = [(None, points)] if hue is None else list(points.groupby(hue, sort=True, dropna=False))
+    curves = [(None, points)] if not hues else list(points.groupby(hues, sort=True, dropna=False))
     handles = []
     for value, rows in curves:
         stats = rows.groupby(by, sort=True).agg(
             x=(x, "mean"), y=(y, "mean"), std=(y, lambda s: float(np.std(s, ddof=1)) if len(s) > 1 else 0.0)
         )
         stats = stats.sort_values("x")
-        name = None if hue is None else f"{hue} = {_value_text(value[0] if isinstance(value, tuple) else value)}"
+        name = hue_label(hues, value) if hues else None
         handles.append(
             ax.errorbar(stats["x"], stats["y"], yerr=stats["std"], marker="o", markersize=4, capsize=3, label=name)
         )
@@ -187,9 +204,9 @@ def load_curve(
     ax.set_xlabel(label(x, unit))
     ax.set_ylabel(label(y, unit))
     ax.grid(True, alpha=0.3)
-    if hue is not None or ideal:
+    if hues or ideal:
         shown = [h for h in handles if h.get_label() and not h.get_label().startswith("_")]
-        ax.legend(shown, [h.get_label() for h in shown], frameon=False)
+        ax.legend(shown, [h.get_label() for h in shown], frameon=False, fontsize="small")
     if title:
         ax.set_title(title)
     return fig
@@ -245,7 +262,7 @@ def throughput_over_time(
     ax.grid(True, alpha=0.3)
     ax.legend(title="group", frameon=False)
     if title:
-        ax.set_title(title)
+        ax.set_title(title, fontsize="medium")
     return fig
 
 
@@ -300,7 +317,7 @@ def heatmap(
     points = _numeric(points, value)
     table = points.pivot_table(index=y, columns=x, values=value, aggfunc="mean", sort=True)
     data = table.to_numpy(dtype=float)
-    fig = _new_figure((max(4.8, 1.1 * data.shape[1] + 2.4), max(3.6, 0.7 * data.shape[0] + 1.8)))
+    fig = _new_figure((max(6.4, 1.1 * data.shape[1] + 3.2), max(4.2, 0.7 * data.shape[0] + 1.8)))
     ax = fig.add_subplot()
     image = ax.imshow(data, cmap=cmap, aspect="auto", origin="lower")
     finite = data[np.isfinite(data)]
@@ -351,7 +368,7 @@ def cdf(
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
     if any(name is not None for name in series):
-        ax.legend(title=legend_title, frameon=False)
+        ax.legend(title=legend_title, frameon=False, fontsize="small")
     if title:
         ax.set_title(title)
     return fig
@@ -374,13 +391,11 @@ def swept_keys(directory: Path, points: pd.DataFrame) -> list[str]:
     return sorted(keys, key=lambda k: points[k].nunique(dropna=False) <= 1)
 
 
-def default_hue(keys: list[str], points: pd.DataFrame, exclude: Iterable[str] = ("seed", "traffic.load")) -> str | None:
-    """The first swept key, not a seed or the load, that takes several values."""
+def default_hue(keys: list[str], points: pd.DataFrame, exclude: Iterable[str] = ("seed", "traffic.load")) -> list[str]:
+    """The swept keys, but seeds and the load, that take several values: each of their
+    combinations gets a curve."""
     skip = set(exclude)
-    for key in keys:
-        if key not in skip and points[key].nunique(dropna=False) > 1:
-            return key
-    return None
+    return [k for k in keys if k not in skip and k in points and points[k].nunique(dropna=False) > 1]
 
 
 def phases_of(config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -442,7 +457,7 @@ def plot_directory(
     directory: str | Path,
     x: str | None = None,
     y: str | None = None,
-    hue: str | None = None,
+    hue: str | Sequence[str] | None = None,
     value: str | None = None,
     point: str | None = None,
     groups: Sequence[str] | None = None,
@@ -457,7 +472,7 @@ def plot_directory(
     points = _load_points(directory)
     keys = swept_keys(directory, points)
     if kind == "load-curve":
-        hue = hue or default_hue(keys, points)
+        hue = hue_columns(hue) or default_hue(keys, points)
         return load_curve(points, x=x or "offered_load", y=y or "accepted_load", hue=hue)
     if kind == "heatmap":
         varying = [k for k in keys if k != "seed" and points[k].nunique() > 1]
@@ -468,17 +483,17 @@ def plot_directory(
         return heatmap(points, x=x, y=y, value=value or "accepted_load")
     if kind == "cdf":
         value = value or "accepted_load"
-        hue = hue or default_hue(keys, points)
+        hue = hue_columns(hue) or default_hue(keys, points)
         ok = _ok(points)
         unit = _unit(ok, None)
         if value in points.columns:
-            curves = {f"{hue} = {_value_text(v)}": rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
+            curves = {hue_label(hue, v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
             return cdf(curves, xlabel=label(value, unit), legend_title=None)
         return _timeseries_cdf(directory, ok, value, hue, groups, unit)
     raise PlotError(f"unknown plot {kind!r}: expected one of {', '.join(KINDS)}")
 
 
-def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: str | None, groups: Sequence[str] | None, unit: str) -> Figure:
+def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: list[str], groups: Sequence[str] | None, unit: str) -> Figure:
     """CDF of a time-series column over the measured windows of every successful point,
     one curve per value of ``hue``."""
     import pandas as pd
@@ -495,7 +510,7 @@ def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: str | No
         start = row.get("measure_from", 0.0)
         start = 0.0 if start is None or (isinstance(start, float) and math.isnan(start)) else float(start)
         rows = series[(series["group"] == group) & (series["time"] >= start)]
-        name = f"{hue} = {_value_text(row[hue])}" if hue else None
+        name = hue_label(hue, tuple(row[h] for h in hue)) if hue else None
         curves.setdefault(name, []).extend(rows[value].tolist())
     if not curves:
         raise PlotError(f"{directory}: no time series to plot")
