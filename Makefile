@@ -7,7 +7,8 @@ PYTHON ?= python3
 CARGO ?= cargo
 VENV := .venv
 VPY := $(VENV)/bin/python
-DEMO ?= scenarios/basics/fat-tree-648-hotspot.toml
+DEMO ?= scenarios/demo/endpoint-congestion.toml
+DEMO_OUT ?= out/demo
 PYTEST_ARGS ?=
 
 # Everything the extension module is built from.
@@ -49,9 +50,16 @@ test-rust:
 test-python: setup
 	$(VPY) -m pytest bindings/python/tests $(PYTEST_ARGS)
 
-## demo: run the flagship scenario
+## demo: run the flagship sweep on every core and write its HTML report (DEMO=any sweep
+## file, or a single experiment, which is run and printed; DEMO_OUT=the results directory)
 demo: setup
-	$(VENV)/bin/snarl run $(DEMO)
+	@if grep -q '^base *=' $(DEMO); then \
+		$(VENV)/bin/snarl sweep $(DEMO) --out $(DEMO_OUT) && \
+		$(VENV)/bin/snarl report $(DEMO_OUT) -o $(DEMO_OUT)/report.html >/dev/null && \
+		echo "report: $(abspath $(DEMO_OUT))/report.html"; \
+	else \
+		$(VENV)/bin/snarl run $(DEMO); \
+	fi
 
 ## bench: simulated packet-hops per wall second and peak memory (bench/results.md)
 bench:
