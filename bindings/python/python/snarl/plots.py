@@ -241,21 +241,26 @@ def throughput_over_time(
     for group in groups:
         rows = timeseries[timeseries["group"] == group].sort_values("time")
         ax.plot(rows["time"], rows[y], linewidth=1.2, label=str(group))
-    for at, text in _phase_marks(phases, unit):
+    marks = _phase_marks(phases, unit)
+    span = float(timeseries["time"].max() - timeseries["time"].min()) or 1.0
+    for index, (at, text) in enumerate(marks):
         ax.axvline(at, color="0.3", linestyle="--", linewidth=0.9)
-        if text:
-            ax.annotate(
-                text,
-                xy=(at, 1.0),
-                xycoords=("data", "axes fraction"),
-                xytext=(3, -3),
-                textcoords="offset points",
-                rotation=90,
-                va="top",
-                ha="left",
-                fontsize=8,
-                color="0.25",
-            )
+        if not text:
+            continue
+        # A label goes right of its line, or left when the next phase follows closely.
+        crowded = index + 1 < len(marks) and marks[index + 1][0] - at < 0.04 * span
+        ax.annotate(
+            text,
+            xy=(at, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(-3 if crowded else 3, -3),
+            textcoords="offset points",
+            rotation=90,
+            va="top",
+            ha="right" if crowded else "left",
+            fontsize=8,
+            color="0.25",
+        )
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel(label(y, unit))
     ax.set_ylim(bottom=0)
