@@ -279,3 +279,11 @@ def test_sweep_api_from_a_dict_with_progress_callback(tmp_path, monkeypatch):
     assert sorted(table["topology.hosts"]) == [4, 8]
     assert sorted(table["groups.default.hosts"]) == [4, 8]
     check_sweep_dir(tmp_path / "out", 2)
+
+
+def test_an_axis_of_whole_tables(tmp_path):
+    path = write_sweep(tmp_path, '[axes]\n"routing" = [{ type = "updown" }, { type = "dmodk" }]\n')
+    table = snarl.sweep(path, tmp_path / "out", processes=1)
+    check_sweep_dir(tmp_path / "out", 2)
+    assert (table["status"] == "ok").all()
+    assert sorted(json.loads(v)["type"] for v in table["routing"]) == ["dmodk", "updown"]
