@@ -13,7 +13,12 @@ Describe an experiment in TOML (or a dict), run it, and get tidy tables back::
 
 Errors derive from :class:`SnarlError`: :class:`ConfigError` (a ``ValueError`` whose
 ``path`` names the offending key), :class:`TopologyError`, :class:`DeadlockError` and
-:class:`InternalError`. An interrupted run raises ``KeyboardInterrupt``.
+:class:`InternalError`. An interrupted run raises ``KeyboardInterrupt``. A sweep that
+cannot run as described raises :class:`SweepError` before any point runs.
+
+``snarl.sweep`` is the function; its module's helpers are imported with
+``from snarl.sweep import load_spec, resolve_points, ...``. Figures are in
+:mod:`snarl.plots`.
 """
 
 from snarl._core import (
