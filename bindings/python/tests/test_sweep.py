@@ -287,3 +287,34 @@ def test_an_axis_of_whole_tables(tmp_path):
     check_sweep_dir(tmp_path / "out", 2)
     assert (table["status"] == "ok").all()
     assert sorted(json.loads(v)["type"] for v in table["routing"]) == ["dmodk", "updown"]
+
+
+def test_ctrl_c_stops_the_sweep_keeps_finished_points_and_resumes(tmp_path):
+    path = write_sweep(
+        tmp_path,
+        '[set]\n"simulation.duration" = "80ms"\n[axes]\n"traffic.load" = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]\nseed = [1, 2]\n',
+    )
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "snarl", "sweep", str(path), "--out", str(out), "--processes", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,  # Ctrl-C reaches the whole process group, as in a terminal
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((out / "points").glob("*.json"))) < 2 and process.poll() is None:
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    finished = len(list((out / "points").glob("*.json")))
+    assert process.returncode == 130, stderr
+    assert stderr.rstrip().endswith("snarl: interrupted")
+    assert 2 <= finished < 12
+    assert len(pd.read_parquet(out / "points.parquet")) == finished  # the table of what is done
+
+    done = run_snarl("sweep", path, "--out", out, "--processes", "2")
+    assert done.returncode == 0, done.stderr
+    assert f"{finished} already done, {12 - finished} to run" in done.stderr
+    check_sweep_dir(out, 12)
