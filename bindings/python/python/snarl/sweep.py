@@ -43,7 +43,6 @@ import itertools
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
