@@ -4,6 +4,7 @@ with every image loaded and no console message."""
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 import subprocess
@@ -101,3 +102,22 @@ def test_report_of_a_directory_without_a_sweep(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith("snarl: error: ") and "not a sweep directory" in done.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_one_report_of_several_sweeps(small_sweep, tmp_path):
+    copy = tmp_path / "second"
+    shutil.copytree(small_sweep, copy)
+    info = json.loads((copy / "sweep.json").read_text())
+    info["name"] = "second sweep"
+    (copy / "sweep.json").write_text(json.dumps(info))
+    output = tmp_path / "both.html"
+    done = run_snarl("report", small_sweep, copy, "-o", output)
+    assert done.returncode == 0, done.stderr
+    page = output.read_text(encoding="utf-8")
+    assert page.count("<section") == 2
+    assert 'href="#sweep-1"' in page and 'href="#sweep-2"' in page
+    assert "<h2>small sweep</h2>" in page and "<h2>second sweep</h2>" in page
+    sources = re.findall(r'\bsrc="([^"]*)"', page)
+    dom, console = render(output, tmp_path / "profile")
+    assert f'data-loaded="{len(sources)}"' in dom
+    assert console == []

@@ -3,7 +3,7 @@
 ``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
 ``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
 ``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf)
-``snarl report DIR [-o report.html]``
+``snarl report DIR [DIR ...] [-o report.html]``
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
@@ -127,10 +127,10 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report",
         help="write a self-contained HTML report of a sweep",
-        description="Write one HTML page (figures embedded) of a sweep directory that opens offline.",
+        description="Write one HTML page (figures embedded) of one or more sweep directories that opens offline.",
     )
-    report.add_argument("dir", metavar="DIR", type=Path, help="a sweep directory")
-    report.add_argument("-o", "--output", metavar="FILE", type=Path, help="the page (default DIR/report.html)")
+    report.add_argument("dir", metavar="DIR", type=Path, nargs="+", help="a sweep directory (several: one section each)")
+    report.add_argument("-o", "--output", metavar="FILE", type=Path, help="the page (default: report.html in the first DIR)")
     report.set_defaults(handler=_report)
     return parser
 
@@ -280,9 +280,9 @@ def _report(args: argparse.Namespace) -> int:
     """``snarl report``: the HTML page of a sweep directory."""
     from snarl.html import ReportError, write_report
 
-    output = args.output or args.dir / "report.html"
+    output = args.output or args.dir[0] / "report.html"
     try:
-        write_report(args.dir, output)
+        write_report(list(args.dir), output)
     except ReportError as e:
         raise Failure(str(e)) from None
     except OSError as e:

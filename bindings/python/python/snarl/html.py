@@ -1,4 +1,5 @@
-"""``snarl report``: one self-contained HTML page of a sweep.
+"""``snarl report``: one self-contained HTML page of a sweep (or of several, one section
+each).
 
 The page holds everything it shows (figures as base64 PNG, styles inline, no external
 resource), so it opens offline and can be mailed or archived as one file: the figures of
@@ -220,13 +221,11 @@ def _versions_table(versions: dict[str, str]) -> str:
     return f'<table style="width:auto"><thead><tr><th class="text">software</th><th class="text">version</th></tr></thead><tbody>{rows}</tbody></table>'
 
 
-def render(directory: str | os.PathLike[str]) -> str:
-    """The HTML page of the sweep in ``directory``."""
+def _section(directory: Path, anchor: str, nested: bool) -> tuple[str, str, list[str]]:
+    """``(name, status, HTML parts)`` of one sweep; headings one level lower when the
+    page holds several sweeps."""
     import pandas as pd
 
-    from snarl.sweep import versions as current_versions
-
-    directory = Path(directory)
     if not (directory / "points.parquet").is_file():
         raise ReportError(f"{directory}: no points.parquet (not a sweep directory: run `snarl sweep` first)")
     points = pd.read_parquet(directory / "points.parquet")
@@ -240,17 +239,14 @@ def render(directory: str | os.PathLike[str]) -> str:
     ok = int((points["status"] == "ok").sum()) if "status" in points else len(points)
     failed = len(points) - ok
     missing = total - len(points)
+    h1, h2 = ("h2", "h3") if nested else ("h1", "h2")
 
-    figures = _figures(directory, points, keys)
     figure_html = []
-    for title, caption, uri in figures:
-        if uri:
-            figure_html.append(
-                f'<figure><img src="{uri}" alt="{html.escape(title)}"><figcaption><b>{html.escape(title)}.</b> '
-                f"{html.escape(caption)}</figcaption></figure>"
-            )
-        else:
-            figure_html.append(f"<figure><figcaption><b>{html.escape(title)}.</b> {html.escape(caption)}</figcaption></figure>")
+    for title, caption, uri in _figures(directory, points, keys):
+        image = f'<img src="{uri}" alt="{html.escape(title)}">' if uri else ""
+        figure_html.append(
+            f"<figure>{image}<figcaption><b>{html.escape(title)}.</b> {html.escape(caption)}</figcaption></figure>"
+        )
 
     status = f"{len(points)} of {total} points computed, {ok} ok, {failed} failed"
     if missing:
@@ -261,15 +257,10 @@ def render(directory: str | os.PathLike[str]) -> str:
     description = (info.get("spec") or {}).get("description")
 
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{html.escape(name)} — snarl sweep report</title>",
-        f"<style>{STYLE}</style></head>",
-        "<body>",
-        f"<h1>{html.escape(name)}</h1>",
-        f'<p class="meta">snarl sweep report · {html.escape(status)} · ran on {html.escape(str(info.get("runner") or "-"))}'
-        f" · written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}</p>",
+        f'<section id="{anchor}">',
+        f"<{h1}>{html.escape(name)}</{h1}>",
+        f'<p class="meta">{html.escape(status)} · ran on {html.escape(str(info.get("runner") or "-"))}'
+        f" · results in <code>{html.escape(str(directory))}</code></p>",
     ]
     if description:
         parts.append(f"<p>{html.escape(description)}</p>")
@@ -277,23 +268,61 @@ def render(directory: str | os.PathLike[str]) -> str:
         swept = ", ".join(f"<code>{html.escape(k)}</code> ({points[k].nunique()} values)" for k in keys)
         parts.append(f"<p>Swept: {swept}.</p>")
     parts += [
-        "<h2>Figures</h2>",
+        f"<{h2}>Figures</{h2}>",
         f'<div class="figures">{"".join(figure_html) or "<p>No successful point to plot.</p>"}</div>',
-        "<h2>Points</h2>",
+        f"<{h2}>Points</{h2}>",
         "<p>One row per point; loads are per host, as fractions of the link capacity; "
         f"latencies in {html.escape(_time_unit(points))}. The full table is <code>points.parquet</code>.</p>",
         _points_table(points, keys),
-        "<h2>Sweep</h2>",
+        f"<{h2}>Sweep</{h2}>",
         f"<pre>{html.escape(spec_text)}</pre>",
         f"<details><summary>Base experiment ({html.escape(str((info.get('spec') or {}).get('base', '')))})</summary>"
         f"<pre>{html.escape(base_text)}</pre></details>",
-        "<h2>Versions</h2>",
+        f"<{h2}>Versions</{h2}>",
         "<p>Recorded when the sweep ran:</p>",
         _versions_table(recorded),
+        "</section>",
     ]
+    return name, status, parts
+
+
+def render(*directories: str | os.PathLike[str]) -> str:
+    """The HTML page of the sweeps in ``directories`` (one or more)."""
+    from snarl.sweep import versions as current_versions
+
+    if not directories:
+        raise ReportError("no sweep directory given")
+    nested = len(directories) > 1
+    sections = [_section(Path(d), f"sweep-{i + 1}", nested) for i, d in enumerate(directories)]
+    written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     now = current_versions()
-    if recorded and now.get("snarl") != recorded.get("snarl"):
-        parts.append(f"<p>This report was written by snarl {html.escape(now['snarl'])}.</p>")
+    if nested:
+        title = "snarl sweeps: " + "; ".join(name for name, _, _ in sections)
+        contents = "".join(
+            f'<li><a href="#sweep-{i + 1}">{html.escape(name)}</a> — {html.escape(status)}</li>'
+            for i, (name, status, _) in enumerate(sections)
+        )
+        head = [
+            f"<h1>{html.escape(title)}</h1>",
+            f'<p class="meta">snarl {html.escape(now["snarl"])} sweep report · written {written}</p>',
+            f"<ul>{contents}</ul>",
+        ]
+    else:
+        title = sections[0][0]
+        head = [f'<p class="meta">snarl {html.escape(now["snarl"])} sweep report · written {written}</p>']
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{html.escape(title)} — snarl sweep report</title>",
+        f"<style>{STYLE}</style></head>",
+        "<body>",
+        *(head if nested else []),
+    ]
+    for index, (_, _, section) in enumerate(sections):
+        if not nested:
+            section = [*section[:2], *head, *section[2:]]
+        parts += section
     parts += [f"<script>{SCRIPT}</script>", "</body></html>", ""]
     return "\n".join(parts)
 
@@ -304,9 +333,11 @@ def _time_unit(points: pd.DataFrame) -> str:
     return "ns"
 
 
-def write_report(directory: str | os.PathLike[str], output: str | os.PathLike[str]) -> Path:
-    """Writes the report of the sweep in ``directory`` to ``output`` (atomically)."""
-    page = render(directory)
+def write_report(directory: str | os.PathLike[str] | list[str | os.PathLike[str]], output: str | os.PathLike[str]) -> Path:
+    """Writes the report of the sweep in ``directory`` (or of each of a list of sweep
+    directories, one section each) to ``output``, atomically."""
+    directories = directory if isinstance(directory, (list, tuple)) else [directory]
+    page = render(*directories)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
