@@ -42,3 +42,23 @@ def test_demo_throttle_is_below_the_hotspot_senders_fair_share(simulate):
     senders = hosts - 1  # everyone but the hotspot itself
     cap = load_spec(DEMO).axes["traffic.groups.0.cap"][1]
     assert 0.99 / senders < cap < 1 / senders
+
+
+DRAGONFLY = REPO / "scenarios" / "demo" / "endpoint-congestion-dragonfly.toml"
+
+
+def test_dragonfly_demo_is_the_paper_scenario_on_a_smaller_dragonfly(simulate):
+    spec = load_spec(DRAGONFLY)
+    assert len(resolve_points(spec)) == 120
+    small = {
+        "topology.switches_per_group": 4,
+        "topology.global_links_per_switch": 2,
+        "topology.groups": 9,
+    }
+    paper = snarl.resolve_config(REPO / "scenarios" / "endpoint-congestion" / "hotspot-dragonfly.toml", set=small)
+    assert without_description(snarl.resolve_config(spec.base)) == without_description(paper)
+    report = simulate(spec.base, set={"simulation.duration": "2000cycles", "simulation.warmup": "0cycles"})
+    senders = report.summary["groups"]["hotspot"]["hosts"] - 1
+    assert senders == 13  # 10% of 144 hosts, but the hotspot itself
+    cap = spec.axes["traffic.groups.0.cap"][1]
+    assert 0.99 / senders < cap < 1 / senders
