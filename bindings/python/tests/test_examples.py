@@ -57,3 +57,16 @@ def test_plot_timeseries(tmp_path):
     assert "recovered after" in done.stdout
     assert_invariants(json.loads((tmp_path / "summary.json").read_text()))
     assert_png(tmp_path / "throughput.png")
+
+
+def test_the_sweep_file_of_the_guide_is_valid(tmp_path):
+    import re
+
+    from snarl.sweep import load_spec, resolve_points
+
+    guide = (REPO / "docs" / "guide.md").read_text(encoding="utf-8")
+    block = re.search(r'```toml\n(name = "load curve".*?)```', guide, re.S).group(1)
+    base = REPO / "scenarios" / "demo" / "hotspot-fat-tree-small.toml"
+    path = tmp_path / "sweep.toml"
+    path.write_text(block.replace('"hotspot-fat-tree-small.toml"', f'"{base}"', 1), encoding="utf-8")
+    assert len(resolve_points(load_spec(path))) == 5 * 2 * 3 * 2  # as the guide says
