@@ -7,7 +7,8 @@ PYTHON ?= python3
 CARGO ?= cargo
 VENV := .venv
 VPY := $(VENV)/bin/python
-DEMO ?= scenarios/basics/fat-tree-648-hotspot.toml
+DEMO ?= scenarios/demo/endpoint-congestion.toml scenarios/demo/endpoint-congestion-dragonfly.toml
+DEMO_OUT ?= out/demo
 PYTEST_ARGS ?=
 
 # Everything the extension module is built from.
@@ -49,9 +50,24 @@ test-rust:
 test-python: setup
 	$(VPY) -m pytest bindings/python/tests $(PYTEST_ARGS)
 
-## demo: run the flagship scenario
+## demo: the flagship sweeps (endpoint congestion on a fat-tree and a Dragonfly) on every
+## core, then one HTML report of them in $(DEMO_OUT)/report.html. DEMO: sweep files (each
+## into $(DEMO_OUT)/<name>), or a single experiment, which is run and printed.
 demo: setup
-	$(VENV)/bin/snarl run $(DEMO)
+	@set -e; sweeps=""; \
+	for file in $(DEMO); do \
+		if grep -q '^base *=' "$$file"; then \
+			out="$(DEMO_OUT)/$$(basename "$$file" .toml)"; \
+			$(VENV)/bin/snarl sweep "$$file" --out "$$out"; \
+			sweeps="$$sweeps $$out"; \
+		else \
+			$(VENV)/bin/snarl run "$$file"; \
+		fi; \
+	done; \
+	if [ -n "$$sweeps" ]; then \
+		$(VENV)/bin/snarl report $$sweeps -o $(DEMO_OUT)/report.html >/dev/null; \
+		echo "report: $(abspath $(DEMO_OUT))/report.html"; \
+	fi
 
 ## bench: simulated packet-hops per wall second and peak memory (bench/results.md)
 bench:

@@ -108,3 +108,58 @@ def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
         return done
 
     return run
+
+
+SWEEP_BASE = """\
+[simulation]
+duration = "20us"
+window = "1us"
+
+[topology]
+type = "single_switch"
+hosts = 8
+
+[traffic]
+load = 0.5
+
+[[traffic.groups]]
+name = "hot"
+count = 4
+pattern = { type = "hotspot", among = "group" }
+
+[[traffic.groups]]
+name = "rest"
+rest = true
+
+[[traffic.phases]]
+at = "10us"
+group = "hot"
+cap = 0.2
+label = "hot senders capped"
+"""
+"""A small experiment with two groups and a phase, the base of `small_sweep`."""
+
+SWEEP = """\
+name = "small sweep"
+base = "base.toml"
+
+[axes]
+"traffic.load" = [0.3, 0.6]
+"traffic.groups.0.cap" = [1.0, 0.5]
+seed = [1, 2]
+"""
+"""Eight points of a few milliseconds each."""
+
+
+@pytest.fixture(scope="session")
+def small_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished sweep directory of eight points (run once per test session); every
+    point's summary passes the invariants."""
+    directory = tmp_path_factory.mktemp("small-sweep")
+    (directory / "base.toml").write_text(SWEEP_BASE, encoding="utf-8")
+    (directory / "sweep.toml").write_text(SWEEP, encoding="utf-8")
+    table = snarl.sweep(directory / "sweep.toml", directory / "out", processes=2)
+    assert len(table) == 8 and (table["status"] == "ok").all(), table[["status", "error"]]
+    for record in (directory / "out" / "points").glob("*.json"):
+        assert_invariants(json.loads(record.read_text(encoding="utf-8"))["summary"])
+    return directory / "out"

@@ -9,9 +9,16 @@ Describe an experiment in TOML (or a dict), run it, and get tidy tables back::
     report.groups        # one row per node group
     report.timeseries    # throughput per time window and group
 
+    table = snarl.sweep("sweep.toml", "out/sweep")   # many runs, one row per point
+
 Errors derive from :class:`SnarlError`: :class:`ConfigError` (a ``ValueError`` whose
 ``path`` names the offending key), :class:`TopologyError`, :class:`DeadlockError` and
-:class:`InternalError`. An interrupted run raises ``KeyboardInterrupt``.
+:class:`InternalError`. An interrupted run raises ``KeyboardInterrupt``. A sweep that
+cannot run as described raises :class:`SweepError` before any point runs.
+
+``snarl.sweep`` is the function; its module's helpers are imported with
+``from snarl.sweep import load_spec, resolve_points, ...``. Figures are in
+:mod:`snarl.plots`.
 """
 
 from snarl._core import (
@@ -24,6 +31,8 @@ from snarl._core import (
 from snarl._core import __version__ as __version__
 from snarl.api import resolve_config, run
 from snarl.report import Report
+from snarl.sweep import SweepError
+from snarl.sweep import sweep as sweep
 
 __all__ = [
     "ConfigError",
@@ -31,8 +40,10 @@ __all__ = [
     "InternalError",
     "Report",
     "SnarlError",
+    "SweepError",
     "TopologyError",
     "__version__",
     "resolve_config",
     "run",
+    "sweep",
 ]

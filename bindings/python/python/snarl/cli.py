@@ -1,6 +1,9 @@
 """The ``snarl`` command.
 
 ``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
+``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
+``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf)
+``snarl report DIR [DIR ...] [-o report.html]``
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
@@ -83,7 +86,64 @@ def _parser() -> argparse.ArgumentParser:
         help="write summary.json, config.toml (fully resolved) and timeseries.parquet to DIR",
     )
     run.set_defaults(handler=_run)
+
+    sweep = commands.add_parser(
+        "sweep",
+        help="run an experiment over a grid of overrides",
+        description=(
+            "Run every point of a sweep file (a base experiment, [axes] combined as a product, "
+            "[zip] lists varied together, fixed [set] overrides) on local processes or a Dask "
+            "cluster. Each finished point is written at once; running the sweep again in the "
+            "same directory computes only the missing points."
+        ),
+    )
+    sweep.add_argument("file", metavar="SWEEP.toml", help="the sweep file")
+    sweep.add_argument("--out", metavar="DIR", type=Path, required=True, help="the results directory")
+    where = sweep.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive, metavar="N", help="run on a new local Dask cluster of N worker processes")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:8786)")
+    where.add_argument("--processes", type=_positive, metavar="N", help="local worker processes (default: one per CPU)")
+    sweep.add_argument("--retry-failed", action="store_true", help="run again the points recorded as failed")
+    sweep.set_defaults(handler=_sweep)
+
+    from snarl.plots import KINDS
+
+    plot = commands.add_parser(
+        "plot",
+        help="plot the results of a sweep or a run",
+        description="Plot a sweep directory (or a `snarl run --out` directory) as PNG, SVG or PDF.",
+    )
+    plot.add_argument("kind", metavar="KIND", choices=KINDS, help=f"one of {', '.join(KINDS)}")
+    plot.add_argument("dir", metavar="DIR", type=Path, help="a sweep directory or a run's --out directory")
+    plot.add_argument("-o", "--output", metavar="FILE", type=Path, help="the figure (.png, .svg or .pdf; default DIR/KIND.png)")
+    plot.add_argument("--x", help="column on the x axis")
+    plot.add_argument("--y", help="column on the y axis")
+    plot.add_argument("--hue", help="column(s), comma-separated, whose values get one curve each")
+    plot.add_argument("--value", help="column shown (heatmap, cdf)")
+    plot.add_argument("--point", metavar="ID", help="the point whose time series is plotted (timeseries)")
+    plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")
+    plot.set_defaults(handler=_plot)
+
+    report = commands.add_parser(
+        "report",
+        help="write a self-contained HTML report of a sweep",
+        description="Write one HTML page (figures embedded) of one or more sweep directories that opens offline.",
+    )
+    report.add_argument("dir", metavar="DIR", type=Path, nargs="+", help="a sweep directory (several: one section each)")
+    report.add_argument("-o", "--output", metavar="FILE", type=Path, help="the page (default: report.html in the first DIR)")
+    report.set_defaults(handler=_report)
     return parser
+
+
+def _positive(text: str) -> int:
+    """A positive integer argument."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}: expected a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid count {text}: expected a positive integer")
+    return value
 
 
 def _seed(text: str) -> int:
@@ -159,6 +219,75 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     else:
         _print_tables(report, args.file)
+    return EXIT_OK
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """``snarl sweep``: check the whole sweep, then run the missing points."""
+    from snarl.sweep import SweepError, execute, plan
+
+    try:
+        checked = plan(args.file, args.out, retry_failed=args.retry_failed)
+        total, todo = len(checked.points), len(checked.todo)
+
+        def announce(runner: str | None) -> None:
+            where = f" on {runner}" if runner else ""
+            print(
+                f"snarl sweep: {total} point{'s' if total != 1 else ''}, {total - todo} already done, "
+                f"{todo} to run{where}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        table = execute(
+            checked,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            processes=args.processes,
+            progress=sys.stderr.isatty(),
+            on_start=announce,
+        )
+    except SweepError as e:
+        raise Failure(str(e)) from None
+    failed = int((table["status"] != "ok").sum()) if len(table) else 0
+    print(f"{len(table)} points ({failed} failed) in {args.out / 'points.parquet'}")
+    return EXIT_OK
+
+
+def _plot(args: argparse.Namespace) -> int:
+    """``snarl plot``: one figure of a sweep or run directory."""
+    from snarl.plots import PlotError, plot_directory
+
+    output = args.output or args.dir / f"{args.kind}.png"
+    if output.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise Failure(f"-o {output}: the figure must be a .png, .svg or .pdf file")
+    try:
+        fig = plot_directory(
+            args.kind, args.dir, x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point, groups=args.group
+        )
+    except PlotError as e:
+        raise Failure(str(e)) from None
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(output)
+    except OSError as e:
+        raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
+    print(output)
+    return EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    """``snarl report``: the HTML page of a sweep directory."""
+    from snarl.html import ReportError, write_report
+
+    output = args.output or args.dir[0] / "report.html"
+    try:
+        write_report(list(args.dir), output)
+    except ReportError as e:
+        raise Failure(str(e)) from None
+    except OSError as e:
+        raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
+    print(output)
     return EXIT_OK
 
 

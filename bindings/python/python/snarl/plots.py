@@ -1,0 +1,522 @@
+"""Figures of sweeps and runs: pure functions of DataFrames that return a matplotlib Figure.
+
+Figures are built without pyplot (no GUI, no global state): save them with
+``fig.savefig("plot.png")`` (PNG, SVG or PDF by extension).
+
+- :func:`load_curve`: accepted vs offered load (mean ± std over seeds), one curve per
+  value of a ``hue`` column;
+- :func:`throughput_over_time`: accepted load per time window and group, with the
+  phases of the timeline marked;
+- :func:`heatmap`: a value over two swept keys, annotated cells;
+- :func:`cdf`: empirical cumulative distributions.
+
+:func:`plot_directory` draws them from a sweep directory (``snarl sweep --out``) or a run
+directory (``snarl run --out``), as the ``snarl plot`` command does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+KINDS = ("load-curve", "timeseries", "heatmap", "cdf")
+"""What ``snarl plot`` draws."""
+
+LOAD = "fraction of link capacity"
+FIGSIZE = (6.4, 4.2)
+DPI = 150
+
+_FIGURES = {
+    "offered_load": ("offered load", LOAD),
+    "accepted_load": ("accepted load", LOAD),
+    "received_load": ("received load", LOAD),
+    "accepted_gbps": ("accepted throughput", "Gb/s"),
+    "offered_gbps": ("offered throughput", "Gb/s"),
+    "latency_mean": ("mean packet latency", "{unit}"),
+    "packets_delivered": ("packets delivered", "per window"),
+    "sim_time": ("simulated time", "{unit}"),
+    "wall_seconds": ("wall time", "s"),
+    "events": ("events", None),
+    "load": ("offered load per host", LOAD),
+    "cap": ("injection cap", LOAD),
+    "seed": ("seed", None),
+    "pre_burst_load": ("pre-burst accepted load", LOAD),
+    "lowest_load": ("lowest accepted load", LOAD),
+    "drop_depth": ("throughput drop", LOAD),
+    "time_to_recover": ("time to recover", "{unit}"),
+}
+_LATENCIES = {"latency": "packet latency", "network_latency": "network latency", "message_latency": "message latency"}
+_STATS = {"mean": "mean", "p50": "median", "p95": "p95", "p99": "p99", "max": "max"}
+
+
+class PlotError(ValueError):
+    """A figure that cannot be drawn from the given data (a missing column, no data)."""
+
+
+def label(column: str, unit: str = "ns") -> str:
+    """An axis label with its unit for a column of a sweep table or a time series:
+    ``accepted_load`` -> ``accepted load (fraction of link capacity)``,
+    ``groups.uniform.latency.p99`` -> ``p99 packet latency of uniform (ns)``,
+    ``traffic.groups.0.cap`` -> ``traffic.groups.0.cap (fraction of link capacity)``."""
+    parts = column.split(".")
+    group = None
+    if len(parts) > 2 and parts[0] == "groups":
+        group, parts = parts[1], parts[2:]
+    if len(parts) >= 2 and parts[0] == "recovery":
+        parts = parts[1:]
+    text: str | None = None
+    units: str | None = None
+    if len(parts) == 2 and parts[0] in _LATENCIES and parts[1] in _STATS:
+        text, units = f"{_STATS[parts[1]]} {_LATENCIES[parts[0]]}", "{unit}"
+    elif len(parts) == 2 and parts[0] == "packets":
+        text, units = f"packets {parts[1].replace('_', ' ')}", None
+    elif len(parts) == 1 and parts[0] in _FIGURES:
+        text, units = _FIGURES[parts[0]]
+    if text is None:
+        # A swept config key: keep the dotted key (it is what the user wrote), with the
+        # unit of the figure it names when known.
+        last = column.split(".")[-1]
+        units = _FIGURES.get(last, (None, None))[1]
+        text = column
+    elif group is not None:
+        text = f"{text} of {group}"
+    if units:
+        return f"{text} ({units.format(unit=unit)})"
+    return text
+
+
+def _new_figure(figsize: tuple[float, float] = FIGSIZE) -> Figure:
+    """A figure without pyplot, laid out tightly (constrained layout)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, dpi=DPI, layout="constrained")
+
+
+def _value_text(value: Any) -> str:
+    """An axis value for a legend or a tick: ``0.5``, ``0.009``, ``uniform``."""
+    if isinstance(value, float):
+        if value == int(value) and abs(value) < 1e15:
+            return f"{value:.1f}"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _ok(points: pd.DataFrame) -> pd.DataFrame:
+    """The points that ran successfully."""
+    if "status" in points:
+        points = points[points["status"] == "ok"]
+    return points
+
+
+def _require(frame: pd.DataFrame, *columns: str | None) -> None:
+    missing = [c for c in columns if c is not None and c not in frame.columns]
+    if missing:
+        known = ", ".join(c for c in frame.columns if not c.startswith("groups."))[:400]
+        raise PlotError(f"no column {', '.join(map(repr, missing))} in the data (columns: {known}, ...)")
+
+
+def _unit(frame: pd.DataFrame, unit: str | None) -> str:
+    if unit is not None:
+        return unit
+    if "time_unit" in frame and len(frame):
+        return str(frame["time_unit"].dropna().iloc[0]) if frame["time_unit"].notna().any() else "ns"
+    return "ns"
+
+
+def hue_columns(hue: str | Sequence[str] | None) -> list[str]:
+    """``None`` -> ``[]``, ``"a"`` -> ``["a"]``, ``"a,b"`` or ``["a", "b"]`` -> ``["a", "b"]``."""
+    if hue is None:
+        return []
+    if isinstance(hue, str):
+        return [h.strip() for h in hue.split(",") if h.strip()]
+    return list(hue)
+
+
+def hue_label(hues: Sequence[str], value: Any) -> str:
+    """A legend entry: ``traffic.groups.0.cap = 0.5, seed = 1``."""
+    values = value if isinstance(value, tuple) else (value,)
+    return ", ".join(f"{h} = {_value_text(v)}" for h, v in zip(hues, values))
+
+
+def _numeric(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """``frame`` with ``columns`` as floats (missing values as NaN)."""
+    import pandas as pd
+
+    return frame.assign(**{c: pd.to_numeric(frame[c], errors="coerce").astype(float) for c in columns})
+
+
+def load_curve(
+    points: pd.DataFrame,
+    x: str = "offered_load",
+    y: str = "accepted_load",
+    hue: str | Sequence[str] | None = None,
+    by: str | None = None,
+    unit: str | None = None,
+    title: str | None = None,
+    ideal: bool | None = None,
+) -> Figure:
+    """Accepted vs offered load: one curve per value of ``hue`` (a column, or several
+    whose combinations each get a curve), points at the mean over
+    the rows that share ``by`` (by default the swept ``traffic.load`` if present, else
+    ``x``) with error bars of ± one standard deviation (e.g. over seeds).
+
+    ``ideal`` draws the line y = x (default: when both axes are loads).
+    """
+    import numpy as np
+
+    points = _ok(points)
+    if by is None:
+        by = "traffic.load" if "traffic.load" in points.columns else x
+    hues = hue_columns(hue)
+    _require(points, x, y, by, *hues)
+    if points.empty:
+        raise PlotError("no successful point to plot")
+    unit = _unit(points, unit)
+    points = _numeric(points, x, y)
+    fig = _new_figure()
+    ax = fig.add_subplot()
+    curves = [(None, points)] if not hues else list(points.groupby(hues, sort=True, dropna=False))
+    handles = []
+    for value, rows in curves:
+        stats = rows.groupby(by, sort=True).agg(
+            x=(x, "mean"), y=(y, "mean"), std=(y, lambda s: float(np.std(s, ddof=1)) if len(s) > 1 else 0.0)
+        )
+        stats = stats.sort_values("x")
+        name = hue_label(hues, value) if hues else None
+        handles.append(
+            ax.errorbar(stats["x"], stats["y"], yerr=stats["std"], marker="o", markersize=4, capsize=3, label=name)
+        )
+    if ideal is None:
+        ideal = x.split(".")[-1] in ("offered_load", "load") and y.split(".")[-1] in ("accepted_load", "received_load")
+    if ideal:
+        low = min(0.0, float(points[x].min()))
+        high = float(max(points[x].max(), points[y].max()))
+        (line,) = ax.plot([low, high], [low, high], linestyle=":", color="0.5", linewidth=1, label="accepted = offered")
+        handles.append(line)
+    ax.set_xlabel(label(x, unit))
+    ax.set_ylabel(label(y, unit))
+    ax.grid(True, alpha=0.3)
+    if hues or ideal:
+        shown = [h for h in handles if h.get_label() and not h.get_label().startswith("_")]
+        ax.legend(shown, [h.get_label() for h in shown], frameon=False, fontsize="small")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def throughput_over_time(
+    timeseries: pd.DataFrame,
+    phases: Sequence[Mapping[str, Any]] | Sequence[tuple[float, str]] | None = None,
+    groups: Iterable[str] | None = None,
+    y: str = "accepted_load",
+    unit: str = "ns",
+    title: str | None = None,
+) -> Figure:
+    """Throughput (``y``, by default accepted load) per time window, one line per group,
+    with a dashed vertical line and its label at each phase.
+
+    ``timeseries`` has the columns of :attr:`snarl.Report.timeseries` (``time``,
+    ``group``, ...). ``groups`` defaults to every group but ``all`` (or ``all`` alone
+    when there is one group). ``phases`` are ``(time, label)`` pairs or dicts with
+    ``at`` (a number in ``unit`` or a duration such as ``"20000cycles"``) and ``label``.
+    """
+    _require(timeseries, "time", "group", y)
+    names = list(dict.fromkeys(timeseries["group"]))
+    if groups is None:
+        groups = [g for g in names if g != "all"] if len(names) > 2 else (["all"] if "all" in names else names)
+    groups = list(groups)
+    unknown = [g for g in groups if g not in names]
+    if unknown:
+        raise PlotError(f"no group {unknown[0]!r} in the time series (groups: {', '.join(names)})")
+    fig = _new_figure((7.2, 4.2))
+    ax = fig.add_subplot()
+    for group in groups:
+        rows = timeseries[timeseries["group"] == group].sort_values("time")
+        ax.plot(rows["time"], rows[y], linewidth=1.2, label=str(group))
+    marks = _phase_marks(phases, unit)
+    span = float(timeseries["time"].max() - timeseries["time"].min()) or 1.0
+    for index, (at, text) in enumerate(marks):
+        ax.axvline(at, color="0.3", linestyle="--", linewidth=0.9)
+        if not text:
+            continue
+        # A label goes right of its line, or left when the next phase follows closely.
+        crowded = index + 1 < len(marks) and marks[index + 1][0] - at < 0.04 * span
+        ax.annotate(
+            text,
+            xy=(at, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(-3 if crowded else 3, -3),
+            textcoords="offset points",
+            rotation=90,
+            va="top",
+            ha="right" if crowded else "left",
+            fontsize=8,
+            color="0.25",
+        )
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel(label(y, unit))
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="group", frameon=False)
+    if title:
+        ax.set_title(title, fontsize="medium")
+    return fig
+
+
+def _phase_marks(phases: Any, unit: str) -> list[tuple[float, str]]:
+    """``(time in unit, label)`` of each phase."""
+    marks = []
+    for phase in phases or []:
+        if isinstance(phase, Mapping):
+            at, text = phase.get("at"), phase.get("label") or ""
+            if not text and phase.get("group"):
+                text = str(phase["group"])
+        else:
+            at, text = phase
+        if isinstance(at, str):
+            at = parse_duration(at, unit)
+        marks.append((float(at), str(text)))
+    return marks
+
+
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ps|ns|us|µs|ms|s|cycles?)\s*$")
+_NANOSECONDS = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "cycle": 1.0, "cycles": 1.0}
+
+
+def parse_duration(text: str, unit: str = "ns") -> float:
+    """``"20us"`` -> 20000.0 in ns (or cycles: one cycle is one nanosecond)."""
+    match = _DURATION.match(text)
+    if not match:
+        raise PlotError(f"cannot read the duration {text!r}")
+    nanoseconds = float(match.group(1)) * _NANOSECONDS[match.group(2)]
+    return nanoseconds  # "ns" and "cycles" are the same number
+
+
+def heatmap(
+    points: pd.DataFrame,
+    x: str,
+    y: str,
+    value: str = "accepted_load",
+    unit: str | None = None,
+    fmt: str = ".3g",
+    cmap: str = "viridis",
+    title: str | None = None,
+) -> Figure:
+    """``value`` (mean over the rows of each cell, e.g. over seeds) over two swept keys,
+    every cell annotated with its number."""
+    import numpy as np
+
+    points = _ok(points)
+    _require(points, x, y, value)
+    if points.empty:
+        raise PlotError("no successful point to plot")
+    unit = _unit(points, unit)
+    points = _numeric(points, value)
+    table = points.pivot_table(index=y, columns=x, values=value, aggfunc="mean", sort=True)
+    data = table.to_numpy(dtype=float)
+    fig = _new_figure((max(6.4, 1.1 * data.shape[1] + 3.2), max(4.2, 0.7 * data.shape[0] + 1.8)))
+    ax = fig.add_subplot()
+    image = ax.imshow(data, cmap=cmap, aspect="auto", origin="lower")
+    finite = data[np.isfinite(data)]
+    middle = (finite.min() + finite.max()) / 2 if finite.size else 0.0
+    for (i, j), number in np.ndenumerate(data):
+        if math.isfinite(number):
+            color = "black" if number > middle else "white"
+            ax.text(j, i, format(number, fmt), ha="center", va="center", color=color, fontsize=9)
+    ax.set_xticks(range(data.shape[1]), [_value_text(v) for v in table.columns])
+    ax.set_yticks(range(data.shape[0]), [_value_text(v) for v in table.index])
+    ax.set_xlabel(label(x, unit))
+    ax.set_ylabel(label(y, unit))
+    colorbar = fig.colorbar(image, ax=ax)
+    colorbar.set_label(label(value, unit))
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def cdf(
+    values: Any,
+    xlabel: str = "value",
+    ylabel: str = "cumulative fraction",
+    legend_title: str | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Empirical CDF of ``values`` (array-like), or one curve per entry of a mapping
+    ``{legend label: values}``."""
+    import numpy as np
+
+    series = dict(values) if isinstance(values, Mapping) else {None: values}
+    fig = _new_figure()
+    ax = fig.add_subplot()
+    drawn = 0
+    for name, data in series.items():
+        data = np.asarray(list(data) if not hasattr(data, "__array__") else data, dtype=float)
+        data = np.sort(data[np.isfinite(data)])
+        if data.size == 0:
+            continue
+        fraction = np.arange(1, data.size + 1) / data.size
+        ax.step(np.concatenate([[data[0]], data]), np.concatenate([[0.0], fraction]), where="post",
+                label=None if name is None else str(name))
+        drawn += 1
+    if drawn == 0:
+        raise PlotError("no finite value to plot")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3)
+    if any(name is not None for name in series):
+        ax.legend(title=legend_title, frameon=False, fontsize="small")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+# ----------------------------------------------------------------------------- directories
+
+
+def _sweep_info(directory: Path) -> dict[str, Any]:
+    try:
+        return json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def swept_keys(directory: Path, points: pd.DataFrame) -> list[str]:
+    """The keys a sweep varies (from ``sweep.json``), those with several values first."""
+    keys = _sweep_info(directory).get("keys") or []
+    keys = [k for k in keys if k in points.columns]
+    return sorted(keys, key=lambda k: points[k].nunique(dropna=False) <= 1)
+
+
+def default_hue(keys: list[str], points: pd.DataFrame, exclude: Iterable[str] = ("seed", "traffic.load")) -> list[str]:
+    """The swept keys, but seeds and the load, that take several values: each of their
+    combinations gets a curve."""
+    skip = set(exclude)
+    return [k for k in keys if k not in skip and k in points and points[k].nunique(dropna=False) > 1]
+
+
+def phases_of(config: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The phases of a resolved config (``traffic.phases``) with their ``at`` and ``label``."""
+    return [dict(p) for p in (config.get("traffic", {}).get("phases") or [])]
+
+
+def _read_toml(text: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    return tomllib.loads(text)
+
+
+def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]], str, str]:
+    """``(timeseries, phases, time unit, title)`` of a run directory or of one point of a
+    sweep directory (by default its first successful point)."""
+    import pandas as pd
+
+    if (directory / "timeseries.parquet").is_file() and not (directory / "points.parquet").is_file():
+        series = pd.read_parquet(directory / "timeseries.parquet")
+        config = _read_toml((directory / "config.toml").read_text(encoding="utf-8")) if (directory / "config.toml").is_file() else {}
+        summary = json.loads((directory / "summary.json").read_text(encoding="utf-8")) if (directory / "summary.json").is_file() else {}
+        return series, phases_of(config), summary.get("time_unit", "ns"), directory.name
+    points = _load_points(directory)
+    ok = _ok(points)
+    if point is None:
+        if ok.empty:
+            raise PlotError(f"{directory}: no successful point")
+        point = str(ok["point_id"].iloc[0])
+    matches = [p for p in points["point_id"] if str(p).startswith(point)]
+    if len(matches) != 1:
+        raise PlotError(f"{directory}: {'no' if not matches else 'more than one'} point with id {point!r}")
+    point = matches[0]
+    path = directory / "timeseries" / f"{point}.parquet"
+    if not path.is_file():
+        raise PlotError(f"{directory}: point {point} has no time series (did it fail?)")
+    record_path = directory / "points" / f"{point}.json"
+    record = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
+    config = _read_toml(record["config"]) if record.get("config") else {}
+    unit = (record.get("summary") or {}).get("time_unit", "ns")
+    values = record.get("values") or {}
+    title = ", ".join(f"{k} = {_value_text(v)}" for k, v in values.items()) or point
+    return pd.read_parquet(path), phases_of(config), unit, title
+
+
+def _load_points(directory: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    path = directory / "points.parquet"
+    if not path.is_file():
+        raise PlotError(f"{directory}: no points.parquet (not a sweep directory: run `snarl sweep` first)")
+    return pd.read_parquet(path)
+
+
+def plot_directory(
+    kind: str,
+    directory: str | Path,
+    x: str | None = None,
+    y: str | None = None,
+    hue: str | Sequence[str] | None = None,
+    value: str | None = None,
+    point: str | None = None,
+    groups: Sequence[str] | None = None,
+) -> Figure:
+    """The figure ``snarl plot KIND DIR`` draws, with sensible defaults from the sweep."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise PlotError(f"{directory}: no such directory")
+    if kind == "timeseries":
+        series, phases, unit, title = point_timeseries(directory, point)
+        return throughput_over_time(series, phases=phases, groups=groups, y=y or "accepted_load", unit=unit, title=title)
+    points = _load_points(directory)
+    keys = swept_keys(directory, points)
+    if kind == "load-curve":
+        hue = hue_columns(hue) or default_hue(keys, points)
+        return load_curve(points, x=x or "offered_load", y=y or "accepted_load", hue=hue)
+    if kind == "heatmap":
+        varying = [k for k in keys if k != "seed" and points[k].nunique() > 1]
+        x = x or (varying[0] if varying else None)
+        y = y or (varying[1] if len(varying) > 1 else None)
+        if x is None or y is None:
+            raise PlotError("a heatmap needs two swept keys: give --x and --y")
+        return heatmap(points, x=x, y=y, value=value or "accepted_load")
+    if kind == "cdf":
+        value = value or "accepted_load"
+        hue = hue_columns(hue) or default_hue(keys, points)
+        ok = _ok(points)
+        unit = _unit(ok, None)
+        if value in points.columns:
+            curves = {hue_label(hue, v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
+            return cdf(curves, xlabel=label(value, unit), legend_title=None)
+        return _timeseries_cdf(directory, ok, value, hue, groups, unit)
+    raise PlotError(f"unknown plot {kind!r}: expected one of {', '.join(KINDS)}")
+
+
+def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: list[str], groups: Sequence[str] | None, unit: str) -> Figure:
+    """CDF of a time-series column over the measured windows of every successful point,
+    one curve per value of ``hue``."""
+    import pandas as pd
+
+    group = (groups or ["all"])[0]
+    curves: dict[Any, list[Any]] = {}
+    for _, row in ok.iterrows():
+        path = directory / "timeseries" / f"{row['point_id']}.parquet"
+        if not path.is_file():
+            continue
+        series = pd.read_parquet(path)
+        if value not in series.columns:
+            raise PlotError(f"no column {value!r} in the points or the time series")
+        start = row.get("measure_from", 0.0)
+        start = 0.0 if start is None or (isinstance(start, float) and math.isnan(start)) else float(start)
+        rows = series[(series["group"] == group) & (series["time"] >= start)]
+        name = hue_label(hue, tuple(row[h] for h in hue)) if hue else None
+        curves.setdefault(name, []).extend(rows[value].tolist())
+    if not curves:
+        raise PlotError(f"{directory}: no time series to plot")
+    return cdf(curves, xlabel=f"{label(value, unit)} per window, group {group}")

@@ -1,0 +1,780 @@
+"""Sweeps: one experiment run over a grid of overrides, on local processes or a Dask cluster.
+
+A sweep file is TOML::
+
+    name = "load curve"            # optional
+    base = "experiment.toml"       # relative to the sweep file, or absolute
+
+    [axes]                         # every combination of these (a product)
+    "traffic.load" = [0.2, 0.4, 0.6]
+    seed = [1, 2, 3]
+
+    [zip]                          # optional: lists of equal length that vary together
+    "traffic.groups.0.cap" = [1.0, 0.09]
+    "traffic.groups.0.load" = [1.0, 1.0]
+
+    [set]                          # optional: fixed overrides of every point
+    "simulation.duration" = "50us"
+
+A point is a dict of dotted key -> value (``seed`` sets the seed). Its id is the first 16
+hex digits of the SHA-256 of its fully resolved config, so the same experiment always
+gets the same id. Results go to a directory:
+
+``points/<id>.json``
+    one record per finished point (written atomically as soon as the point ends);
+``timeseries/<id>.parquet``
+    the point's time series;
+``points.parquet``
+    one row per point: ``point_id``, the axis values (columns named by their dotted
+    keys), ``status`` (``"ok"`` or ``"failed"``), ``error`` and every summary figure
+    flattened with dots (``latency.p99``, ``groups.uniform.accepted_load``, ...);
+``sweep.json``
+    the spec and the versions of snarl, Python and the libraries.
+
+Running a sweep again in the same directory computes only the points without a record,
+so an interrupted sweep resumes where it stopped and never runs a point twice.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import itertools
+import json
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+try:  # Python >= 3.11
+    import tomllib as _tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as _tomllib  # type: ignore[no-redef]
+
+SpecLike = Union[str, "os.PathLike[str]", Mapping[str, Any], "SweepSpec"]
+"""A path to a sweep file, or a dict shaped like one (``base`` relative to the working
+directory), or a :class:`SweepSpec`."""
+
+SPEC_KEYS = ("name", "base", "axes", "zip", "set", "description")
+ID_LENGTH = 16
+SWEEP_FILE = "sweep.json"
+RECORDS = "points"
+TIMESERIES = "timeseries"
+TABLE = "points.parquet"
+
+
+class SweepError(ValueError):
+    """A sweep that cannot run as described: a bad sweep file, an invalid point, an
+    output directory that is not a sweep's, an unreachable scheduler."""
+
+
+@dataclass
+class SweepSpec:
+    """A parsed sweep file."""
+
+    base: Path
+    """The base experiment (absolute path)."""
+    axes: dict[str, list[Any]] = field(default_factory=dict)
+    zip: dict[str, list[Any]] = field(default_factory=dict)
+    set: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+    description: str | None = None
+    source: Path | None = None
+    """The sweep file, if the spec was read from one."""
+
+    @property
+    def keys(self) -> list[str]:
+        """The varying keys: the axes, then the zipped keys."""
+        return [*self.axes, *self.zip]
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every point: the product of the axes and of the rows of ``zip``, in order
+        (the last axis varies fastest, the zipped rows slowest)."""
+        rows = list(zip(*self.zip.values())) if self.zip else [()]
+        points = []
+        for zipped in rows:
+            for combo in itertools.product(*self.axes.values()):
+                point = dict(zip(self.axes, combo))
+                point.update(zip(self.zip, zipped))
+                points.append(point)
+        return points
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as plain data (written to ``sweep.json``)."""
+        data: dict[str, Any] = {"base": str(self.base)}
+        if self.name is not None:
+            data["name"] = self.name
+        if self.description is not None:
+            data["description"] = self.description
+        data.update(axes=self.axes, zip=self.zip, set=self.set)
+        if self.source is not None:
+            data["source"] = str(self.source)
+        return data
+
+
+@dataclass
+class Point:
+    """One point of a sweep, validated: its values, overrides, seed, resolved config and id."""
+
+    values: dict[str, Any]
+    overrides: dict[str, Any]
+    seed: int | None
+    config: str
+    id: str
+
+
+def load_spec(spec: SpecLike) -> SweepSpec:
+    """Reads and checks a sweep file (or dict). Raises :class:`SweepError`."""
+    if isinstance(spec, SweepSpec):
+        return spec
+    source: Path | None = None
+    if isinstance(spec, Mapping):
+        data = dict(spec)
+        root = Path.cwd()
+    elif isinstance(spec, (str, os.PathLike)):
+        source = Path(spec)
+        try:
+            text = source.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise SweepError(f"{source}: no such sweep file") from None
+        except IsADirectoryError:
+            raise SweepError(f"{source}: is a directory, not a sweep file") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise SweepError(f"{source}: cannot read: {e}") from None
+        try:
+            data = _tomllib.loads(text)
+        except _tomllib.TOMLDecodeError as e:
+            raise SweepError(f"{source}: not valid TOML: {e}") from None
+        root = source.absolute().parent
+        source = source.absolute()
+    else:
+        raise TypeError(f"a sweep is a path or a dict, not {type(spec).__name__}")
+
+    where = f"{source}: " if source else ""
+    unknown = sorted(set(data) - set(SPEC_KEYS))
+    if unknown:
+        raise SweepError(f"{where}unknown key `{unknown[0]}` in the sweep file (expected {', '.join(SPEC_KEYS)})")
+    if "base" not in data:
+        raise SweepError(f"{where}missing `base`: the experiment TOML the sweep varies")
+    if not isinstance(data["base"], (str, os.PathLike)):
+        raise SweepError(f"{where}`base` must be a path to a .toml file")
+    base = Path(data["base"])
+    if not base.is_absolute():
+        base = root / base
+    if not base.is_file():
+        raise SweepError(f"{where}base experiment {base}: no such file")
+
+    tables: dict[str, dict[str, Any]] = {}
+    for table in ("axes", "zip", "set"):
+        value = data.get(table, {})
+        if not isinstance(value, Mapping):
+            raise SweepError(f"{where}`{table}` must be a table of dotted keys")
+        tables[table] = dict(value)
+    for table in ("axes", "zip"):
+        for key, values in tables[table].items():
+            if not isinstance(values, list):
+                raise SweepError(f"{where}{table}.\"{key}\" must be a list of values, found {values!r}")
+            if not values:
+                raise SweepError(f"{where}{table}.\"{key}\" is empty: give at least one value")
+    lengths = {key: len(values) for key, values in tables["zip"].items()}
+    if len(set(lengths.values())) > 1:
+        listed = ", ".join(f'"{k}" has {n}' for k, n in lengths.items())
+        raise SweepError(f"{where}the lists of [zip] must have equal lengths: {listed}")
+    seen: dict[str, str] = {}
+    for table in ("axes", "zip", "set"):
+        for key in tables[table]:
+            if key in seen:
+                raise SweepError(f"{where}`{key}` appears in both [{seen[key]}] and [{table}]")
+            seen[key] = table
+    for name in ("name", "description"):
+        if name in data and not isinstance(data[name], str):
+            raise SweepError(f"{where}`{name}` must be a string")
+    return SweepSpec(
+        base=base.absolute(),
+        axes=tables["axes"],
+        zip=tables["zip"],
+        set=tables["set"],
+        name=data.get("name"),
+        description=data.get("description"),
+        source=source,
+    )
+
+
+def resolve_points(spec: SweepSpec) -> list[Point]:
+    """Validates every point with :func:`snarl.resolve_config` and gives each its id.
+
+    Raises :class:`SweepError` naming the first invalid point, or two points that are
+    the same experiment.
+    """
+    from snarl import SnarlError
+    from snarl.api import config_text, resolve_config
+
+    base_text = config_text(spec.base)
+    points = []
+    ids: dict[str, dict[str, Any]] = {}
+    for values in spec.points():
+        merged = {**spec.set, **values}
+        seed = merged.pop("seed", None)
+        try:
+            resolved = resolve_config(base_text, set=merged, seed=seed)
+        except (SnarlError, TypeError) as e:
+            raise SweepError(f"point {_describe(values)}: {e}") from None
+        point_id = point_hash(resolved)
+        if point_id in ids:
+            raise SweepError(
+                f"points {_describe(ids[point_id])} and {_describe(values)} are the same experiment"
+            )
+        ids[point_id] = values
+        points.append(Point(values=values, overrides=merged, seed=seed, config=resolved, id=point_id))
+    return points
+
+
+def point_hash(resolved_config: str) -> str:
+    """The id of a point: the first 16 hex digits of the SHA-256 of its resolved config."""
+    return hashlib.sha256(resolved_config.encode("utf-8")).hexdigest()[:ID_LENGTH]
+
+
+def _describe(values: Mapping[str, Any]) -> str:
+    """``traffic.load=0.5, seed=2`` (or ``(the base)`` for a point without values)."""
+    return ", ".join(f"{k}={v!r}" for k, v in values.items()) or "(the base)"
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def run_point(config: str) -> dict[str, Any]:
+    """Runs one point from its resolved config (in a worker process) and returns what
+    the client writes: ``status``, ``error``, ``summary`` (JSON text), ``timeseries``
+    (Parquet bytes) and ``wall_seconds``.
+
+    Errors of the run are returned, not raised, so a failing point is recorded like any
+    other.
+    """
+    import io
+
+    import pyarrow.parquet as pq
+
+    import snarl
+
+    started = time.perf_counter()
+    try:
+        report = snarl.run(config)
+        buffer = io.BytesIO()
+        pq.write_table(report.to_arrow(), buffer)
+        return {
+            "status": "ok",
+            "error": None,
+            "summary": report.to_json(),
+            "timeseries": buffer.getvalue(),
+            "wall_seconds": time.perf_counter() - started,
+        }
+    except Exception as e:  # noqa: BLE001 - recorded with the point
+        return {
+            "status": "failed",
+            "error": f"{type(e).__name__}: {e}",
+            "summary": None,
+            "timeseries": None,
+            "wall_seconds": time.perf_counter() - started,
+        }
+
+
+class _Runner:
+    """Where points run: ``submit(config) -> future``, ``as_completed(futures)``, ``close()``."""
+
+    description = "runner"
+
+    def submit(self, config: str) -> Any:
+        raise NotImplementedError
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
+        raise NotImplementedError
+
+    def close(self, cancel: bool = False) -> None:
+        raise NotImplementedError
+
+
+class _ProcessRunner(_Runner):
+    """Local worker processes (``spawn``: safe whatever threads the parent has)."""
+
+    def __init__(self, processes: int) -> None:
+        import multiprocessing
+
+        self.description = f"{processes} local process{'es' if processes != 1 else ''}"
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=processes, mp_context=multiprocessing.get_context("spawn")
+        )
+
+    def submit(self, config: str) -> Any:
+        return self.pool.submit(run_point, config)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
+        return concurrent.futures.as_completed(list(futures))
+
+    def close(self, cancel: bool = False) -> None:
+        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+class _DaskRunner(_Runner):
+    """A Dask cluster: a new LocalCluster of ``workers`` processes, or the scheduler at
+    ``address``."""
+
+    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        import logging
+
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise SweepError(
+                "running on Dask needs dask.distributed: pip install 'dask[distributed]'"
+            ) from None
+        self.cluster = None
+        if address is not None:
+            _check_reachable(address)
+            try:
+                self.client = Client(address, timeout="10s", set_as_default=False)
+            except Exception as e:  # noqa: BLE001 - any failure to connect is bad input
+                reason = " ".join(str(e).split()) or type(e).__name__
+                raise SweepError(f"cannot connect to the Dask scheduler at {address}: {reason}") from None
+            self.description = f"the Dask scheduler at {address}"
+        else:
+            assert workers is not None
+            self.cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            self.client = Client(self.cluster, set_as_default=False)
+            self.description = f"a Dask LocalCluster of {workers} worker{'s' if workers != 1 else ''}"
+
+    def submit(self, config: str) -> Any:
+        return self.client.submit(run_point, config, pure=False)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
+        from dask.distributed import as_completed
+
+        return as_completed(list(futures), loop=self.client.loop)
+
+    def close(self, cancel: bool = False) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self.cluster is not None:
+                self.cluster.close()
+
+
+def _check_reachable(address: str) -> None:
+    """Refuses a malformed scheduler address, and a TCP one where nothing listens, fast
+    and without leaving a half-made client behind."""
+    import socket
+
+    from distributed.comm import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme in ("tcp", "tls"):
+            host, port = parse_host_port(location)
+    except (ValueError, TypeError) as e:
+        raise SweepError(f"bad Dask scheduler address {address!r}: {e} (expected e.g. tcp://host:8786)") from None
+    if scheme not in ("tcp", "tls"):
+        return
+    try:
+        with socket.create_connection((host, port), timeout=5):
+            pass
+    except OSError as e:
+        reason = e.strerror or str(e) or type(e).__name__
+        raise SweepError(f"cannot connect to the Dask scheduler at {address}: {reason}") from None
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Writes ``data`` to a temporary file beside ``path``, then renames it into place."""
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def read_records(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """The records of the finished points in a sweep directory, by point id."""
+    records = {}
+    directory = Path(out) / RECORDS
+    if not directory.is_dir():
+        return records
+    for path in sorted(directory.glob("*.json")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # unreadable: the point runs again
+        if isinstance(record, dict) and record.get("point_id") == path.stem:
+            records[path.stem] = record
+    return records
+
+
+def _check_out(out: Path) -> None:
+    """Refuses an output directory that is a file or holds something else than a sweep."""
+    if not out.exists():
+        parent = out.absolute().parent
+        existing = next((p for p in (parent, *parent.parents) if p.exists()), None)
+        if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK):
+            raise SweepError(f"--out {out}: cannot create it (no writable directory above it)")
+        return
+    if not out.is_dir():
+        raise SweepError(f"--out {out}: exists and is not a directory")
+    if any(out.iterdir()) and not (out / SWEEP_FILE).is_file():
+        raise SweepError(f"--out {out}: the directory holds files but no {SWEEP_FILE}; give a new or empty directory")
+
+
+def versions() -> dict[str, str]:
+    """Versions of snarl, Python and the libraries a sweep uses."""
+    import importlib.metadata
+
+    import snarl
+
+    found = {"snarl": snarl.__version__, "python": platform.python_version()}
+    for package in ("numpy", "pandas", "pyarrow", "dask", "distributed", "matplotlib"):
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"latency": {"p99": 1}}`` -> ``{"latency.p99": 1}``; lists become JSON text."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, Mapping):
+            continue
+        elif isinstance(value, list):
+            flat[name] = json.dumps(value)
+        else:
+            flat[name] = value
+    return flat
+
+
+def build_table(points: list[Point], records: Mapping[str, Mapping[str, Any]], keys: list[str]) -> pd.DataFrame:
+    """One row per point that has a record, in the sweep's order."""
+    import pandas as pd
+
+    rows = []
+    for point in points:
+        record = records.get(point.id)
+        if record is None:
+            continue
+        row: dict[str, Any] = {"point_id": point.id}
+        row.update({key: point.values.get(key) for key in keys})
+        row["status"] = record.get("status")
+        row["error"] = record.get("error")
+        summary = record.get("summary") or {}
+        for name, value in flatten(summary).items():
+            if name not in row:
+                row[name] = value
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=["point_id", *keys, "status", "error"] if not rows else None)
+    for column in keys:
+        if column in frame:
+            frame[column] = _uniform_column(frame[column])
+    if "error" in frame:
+        frame["error"] = frame["error"].astype("object")
+    return frame
+
+
+def _uniform_column(column: pd.Series) -> pd.Series:
+    """An axis column Parquet can store: mixed types (e.g. numbers and strings) or lists
+    are written as text."""
+    kinds = {type(v) for v in column if v is not None}
+    if kinds <= {int, float, bool} and not (bool in kinds and len(kinds) > 1):
+        return column
+    if kinds <= {str}:
+        return column
+    return column.map(lambda v: v if isinstance(v, str) else json.dumps(v))
+
+
+def write_table(out: Path, frame: pd.DataFrame) -> None:
+    """Writes ``points.parquet`` atomically."""
+    import io
+
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    _write_atomic(out / TABLE, buffer.getvalue())
+
+
+# ----------------------------------------------------------------------------- the sweep
+
+
+@dataclass
+class Plan:
+    """A checked sweep, ready to run: spec, points, the output directory, what is done."""
+
+    spec: SweepSpec
+    points: list[Point]
+    out: Path
+    done: dict[str, dict[str, Any]]
+
+    @property
+    def todo(self) -> list[Point]:
+        """The points without a record."""
+        return [p for p in self.points if p.id not in self.done]
+
+
+def plan(spec: SpecLike, out: str | os.PathLike[str], retry_failed: bool = False) -> Plan:
+    """Checks a sweep completely (spec, every point, the output directory) without
+    writing anything. Raises :class:`SweepError`."""
+    parsed = load_spec(spec)
+    out = Path(out)
+    _check_out(out)
+    points = resolve_points(parsed)
+    ids = {p.id for p in points}
+    done = {k: v for k, v in read_records(out).items() if k in ids}
+    if retry_failed:
+        done = {k: v for k, v in done.items() if v.get("status") == "ok"}
+    return Plan(parsed, points, out, done)
+
+
+def execute(
+    plan: Plan,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    processes: int | None = None,
+    progress: bool | Callable[[int, int, int], object] = False,
+    on_start: Callable[[str | None], object] | None = None,
+) -> pd.DataFrame:
+    """Runs the points of ``plan`` not yet done and returns the table of every point.
+
+    ``workers``: a new Dask LocalCluster of that many worker processes; ``scheduler``: the
+    address of a running Dask scheduler; otherwise ``processes`` local processes
+    (default: one per CPU). ``progress``: ``True`` draws a bar on stderr; a callable gets
+    ``(done, failed, total)`` after each point. ``on_start`` is called with a description
+    of the runner (``None`` if nothing is left to run) once it is up, before any file is
+    written.
+    """
+    if workers is not None and scheduler is not None:
+        raise SweepError("give either workers (a new local Dask cluster) or scheduler (an existing one), not both")
+    for name, value in (("workers", workers), ("processes", processes)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise SweepError(f"{name} must be a positive integer, found {value!r}")
+
+    todo = plan.todo
+    out = plan.out
+    runner: _Runner | None = None
+    if todo:
+        if scheduler is not None:
+            runner = _DaskRunner(address=scheduler)
+        elif workers is not None:
+            runner = _DaskRunner(workers=workers)
+        else:
+            runner = _ProcessRunner(min(processes or os.cpu_count() or 1, len(todo)))
+
+    if on_start is not None:
+        on_start(runner.description if runner else None)
+    (out / RECORDS).mkdir(parents=True, exist_ok=True)
+    (out / TIMESERIES).mkdir(exist_ok=True)
+    for leftover in [*(out / RECORDS).glob(".*.tmp"), *(out / TIMESERIES).glob(".*.tmp")]:
+        leftover.unlink(missing_ok=True)  # from a sweep killed while writing
+    _write_sweep_json(plan, runner)
+
+    done = dict(plan.done)
+    failed = sum(1 for r in done.values() if r.get("status") != "ok")
+    total = len(plan.points)
+    report = _progress_reporter(progress, total, len(done), failed, runner)
+    try:
+        if runner is not None:
+            futures = {}
+            for point in todo:
+                futures[runner.submit(point.config)] = point
+            for future in runner.as_completed(futures):
+                point = futures[future]
+                try:
+                    result = future.result()
+                except Exception as e:  # noqa: BLE001 - a lost worker, a cancelled task
+                    result = {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None, "timeseries": None}
+                record = _write_point(out, point, result)
+                done[point.id] = record
+                if record["status"] != "ok":
+                    failed += 1
+                report.update(len(done), failed)
+    finally:
+        report.close()
+        if runner is not None:
+            runner.close(cancel=len(done) < total)
+        # Whatever happened, the table holds every point recorded so far.
+        write_table(out, build_table(plan.points, read_records(out), plan.spec.keys))
+    import pandas as pd
+
+    return pd.read_parquet(out / TABLE)
+
+
+def _write_point(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str, Any]:
+    """Writes a finished point: its time series, then its record (both atomically)."""
+    summary = json.loads(result["summary"]) if result.get("summary") else None
+    if result.get("timeseries") is not None:
+        _write_atomic(out / TIMESERIES / f"{point.id}.parquet", result["timeseries"])
+    record = {
+        "point_id": point.id,
+        "values": point.values,
+        "status": result["status"],
+        "error": result.get("error"),
+        "wall_seconds": result.get("wall_seconds"),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "summary": summary,
+        "config": point.config,
+    }
+    text = json.dumps(record, indent=1, allow_nan=True) + "\n"
+    _write_atomic(out / RECORDS / f"{point.id}.json", text.encode("utf-8"))
+    return record
+
+
+def _write_sweep_json(plan: Plan, runner: _Runner | None) -> None:
+    """``sweep.json``: the spec, the points, the versions."""
+    spec = plan.spec
+    data = {
+        "name": spec.name or (spec.source.stem if spec.source else spec.base.stem),
+        "spec": spec.to_dict(),
+        "sweep_toml": spec.source.read_text(encoding="utf-8") if spec.source else None,
+        "base_toml": spec.base.read_text(encoding="utf-8"),
+        "keys": spec.keys,
+        "points": [{"point_id": p.id, "values": p.values} for p in plan.points],
+        "versions": versions(),
+        "runner": runner.description if runner else None,
+        "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    _write_atomic(plan.out / SWEEP_FILE, (json.dumps(data, indent=1) + "\n").encode("utf-8"))
+
+
+class _Reporter:
+    """Progress of a sweep: nothing, a callback, or a rich bar on stderr."""
+
+    def __init__(self, callback: Callable[[int, int, int], object] | None, total: int) -> None:
+        self.callback = callback
+        self.total = total
+
+    def update(self, done: int, failed: int) -> None:
+        if self.callback is not None:
+            self.callback(done, failed, self.total)
+
+    def close(self) -> None:
+        pass
+
+
+class _BarReporter(_Reporter):
+    """A rich progress bar: points done of total, failed, elapsed, ETA."""
+
+    def __init__(self, total: int, done: int, failed: int, description: str) -> None:
+        super().__init__(None, total)
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("points · [red]{task.fields[failed]} failed[/red]"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
+        self.bar.start()
+        self.task = self.bar.add_task(description, total=total, completed=done, failed=failed)
+
+    def update(self, done: int, failed: int) -> None:
+        self.bar.update(self.task, completed=done, failed=failed)
+
+    def close(self) -> None:
+        self.bar.stop()
+
+
+def _progress_reporter(
+    progress: bool | Callable[[int, int, int], object], total: int, done: int, failed: int, runner: _Runner | None
+) -> _Reporter:
+    if progress is True:
+        where = f"sweep on {runner.description}" if runner else "sweep"
+        return _BarReporter(total, done, failed, where)
+    if callable(progress):
+        return _Reporter(progress, total)
+    return _Reporter(None, total)
+
+
+def sweep(
+    spec_or_path: SpecLike,
+    out: str | os.PathLike[str],
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool | Callable[[int, int, int], object] = False,
+    processes: int | None = None,
+    retry_failed: bool = False,
+) -> pd.DataFrame:
+    """Runs a sweep into ``out`` and returns its table (as ``points.parquet``).
+
+    Args:
+        spec_or_path: a sweep file, or a dict shaped like one (``base`` relative to the
+            working directory).
+        out: the results directory; if it holds an earlier run of the sweep, only the
+            points without a record run.
+        workers: run on a new Dask LocalCluster of this many worker processes.
+        scheduler: run on the Dask cluster whose scheduler has this address
+            (``"tcp://host:8786"``).
+        progress: ``True`` draws a progress bar on stderr; a callable receives
+            ``(done, failed, total)`` after each point.
+        processes: local worker processes when neither ``workers`` nor ``scheduler``
+            is given (default: one per CPU).
+        retry_failed: run again the points recorded as failed.
+
+    Raises:
+        SweepError: the sweep file, a point, or ``out`` is invalid, or the scheduler
+            cannot be reached; nothing has run and nothing is written.
+    """
+    return execute(plan(spec_or_path, out, retry_failed), workers, scheduler, processes, progress)
+
+
+def load(out: str | os.PathLike[str]) -> pd.DataFrame:
+    """The table of a sweep directory (``points.parquet``)."""
+    import pandas as pd
+
+    return pd.read_parquet(Path(out) / TABLE)
+
+
+def load_timeseries(out: str | os.PathLike[str], point_id: str | None = None) -> pd.DataFrame:
+    """The time series of one point, or of every point with a ``point_id`` column."""
+    import pandas as pd
+
+    directory = Path(out) / TIMESERIES
+    if point_id is not None:
+        return pd.read_parquet(directory / f"{point_id}.parquet")
+    frames = []
+    for path in sorted(directory.glob("*.parquet")):
+        frame = pd.read_parquet(path)
+        frame.insert(0, "point_id", path.stem)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+

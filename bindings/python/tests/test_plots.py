@@ -1,0 +1,198 @@
+"""Figures (snarl.plots and `snarl plot`): each writes a valid image of non-trivial size
+with the expected labels and legend entries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import run_snarl
+from snarl import plots
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def assert_png(path: Path, min_bytes: int = 10_000) -> None:
+    """A PNG file of non-trivial size whose header is sound and whose pixels are not blank."""
+    data = path.read_bytes()
+    assert data.startswith(PNG_SIGNATURE), path
+    assert len(data) >= min_bytes, (path, len(data))
+    from PIL import Image
+
+    with Image.open(path) as image:
+        image.verify()
+    with Image.open(path) as image:
+        width, height = image.size
+        assert width >= 400 and height >= 300
+        colors = image.convert("RGB").getcolors(maxcolors=1_000_000)
+        assert colors is not None and len(colors) > 10  # drawn, not blank
+
+
+def legend_texts(fig) -> list[str]:
+    legend = fig.axes[0].get_legend()
+    assert legend is not None
+    return [t.get_text() for t in legend.get_texts()]
+
+
+@pytest.fixture
+def points() -> pd.DataFrame:
+    """A synthetic sweep table: 3 loads x 2 caps x 3 seeds."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for load in (0.2, 0.5, 0.8):
+        for cap in (1.0, 0.09):
+            for seed in (1, 2, 3):
+                accepted = min(load, 0.6 if cap == 1.0 else 0.75) + rng.normal(0, 0.01)
+                rows.append({
+                    "point_id": f"{load}-{cap}-{seed}",
+                    "traffic.load": load,
+                    "traffic.groups.0.cap": cap,
+                    "seed": seed,
+                    "status": "ok",
+                    "offered_load": load + rng.normal(0, 0.005),
+                    "accepted_load": accepted,
+                    "latency.p99": 100 + 1000 * load,
+                    "time_unit": "cycles",
+                })
+    rows.append({**rows[0], "point_id": "failed", "status": "failed", "accepted_load": None})
+    return pd.DataFrame(rows)
+
+
+def test_load_curve(points, tmp_path):
+    fig = plots.load_curve(points, hue="traffic.groups.0.cap")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "offered load (fraction of link capacity)"
+    assert ax.get_ylabel() == "accepted load (fraction of link capacity)"
+    assert legend_texts(fig) == ["traffic.groups.0.cap = 0.09", "traffic.groups.0.cap = 1.0", "accepted = offered"]
+    # One marker per load on each curve, at the mean over the seeds, with error bars.
+    containers = ax.containers
+    assert len(containers) == 2
+    line = containers[1].lines[0]
+    assert len(line.get_xdata()) == 3
+    ok = points[(points["status"] == "ok") & (points["traffic.groups.0.cap"] == 1.0)]
+    expected = ok.groupby("traffic.load")["accepted_load"].mean().to_numpy()
+    np.testing.assert_allclose(np.asarray(line.get_ydata(), dtype=float), expected.astype(float))
+    fig.savefig(tmp_path / "load.png")
+    assert_png(tmp_path / "load.png")
+
+
+def test_load_curve_of_another_figure_with_units(points, tmp_path):
+    fig = plots.load_curve(points, x="traffic.load", y="latency.p99")
+    assert fig.axes[0].get_ylabel() == "p99 packet latency (cycles)"
+    assert fig.axes[0].get_xlabel() == "traffic.load (fraction of link capacity)"
+    assert fig.axes[0].get_legend() is None  # one curve, no ideal line: no legend
+    fig.savefig(tmp_path / "latency.svg")
+    assert (tmp_path / "latency.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_throughput_over_time_marks_phases():
+    times = np.arange(0, 10_000, 100.0)
+    frame = pd.concat(
+        pd.DataFrame({"time": times, "group": group, "accepted_load": level + 0 * times})
+        for group, level in (("hot", 0.2), ("rest", 0.8), ("all", 0.5))
+    )
+    fig = plots.throughput_over_time(
+        frame, phases=[{"at": "5us", "label": "burst"}, (7000.0, "capped")], unit="ns"
+    )
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "time (ns)"
+    assert ax.get_ylabel() == "accepted load (fraction of link capacity)"
+    assert legend_texts(fig) == ["hot", "rest"]  # "all" only when asked
+    marks = [line.get_xdata()[0] for line in ax.lines if line.get_linestyle() == "--"]
+    assert marks == [5000.0, 7000.0]
+    assert {t.get_text() for t in ax.texts} == {"burst", "capped"}
+    fig = plots.throughput_over_time(frame, groups=["all"])
+    assert legend_texts(fig) == ["all"]
+    with pytest.raises(plots.PlotError, match="no group 'nope'"):
+        plots.throughput_over_time(frame, groups=["nope"])
+
+
+def test_heatmap_annotates_every_cell(points, tmp_path):
+    fig = plots.heatmap(points, x="traffic.load", y="traffic.groups.0.cap", value="accepted_load")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "traffic.load (fraction of link capacity)"
+    assert ax.get_ylabel() == "traffic.groups.0.cap (fraction of link capacity)"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.2", "0.5", "0.8"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["0.09", "1.0"]
+    assert len(ax.texts) == 6
+    assert fig.axes[1].get_ylabel() == "accepted load (fraction of link capacity)"  # the colour bar
+    fig.savefig(tmp_path / "heat.png")
+    assert_png(tmp_path / "heat.png")
+
+
+def test_cdf(tmp_path):
+    rng = np.random.default_rng(1)
+    fig = plots.cdf({"throttled": rng.random(200), "unthrottled": rng.random(50) * 2}, xlabel="latency (ns)")
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "latency (ns)" and ax.get_ylabel() == "cumulative fraction"
+    assert legend_texts(fig) == ["throttled", "unthrottled"]
+    assert ax.lines[0].get_ydata()[-1] == pytest.approx(1.0)
+    fig.savefig(tmp_path / "cdf.pdf")
+    assert (tmp_path / "cdf.pdf").read_bytes().startswith(b"%PDF")
+    fig = plots.cdf([3, 1, 2, float("nan")])
+    assert fig.axes[0].get_legend() is None
+    with pytest.raises(plots.PlotError):
+        plots.cdf([float("nan")])
+
+
+def test_labels():
+    assert plots.label("groups.uniform.latency.p99", "cycles") == "p99 packet latency of uniform (cycles)"
+    assert plots.label("groups.hot.accepted_load") == "accepted load of hot (fraction of link capacity)"
+    assert plots.label("recovery.time_to_recover", "ns") == "time to recover (ns)"
+    assert plots.label("seed") == "seed"
+
+
+@pytest.mark.parametrize("kind", plots.KINDS)
+def test_snarl_plot_writes_each_kind(small_sweep, tmp_path, kind):
+    output = tmp_path / f"{kind}.png"
+    done = run_snarl("plot", kind, small_sweep, "-o", output)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(output)
+    assert_png(output)
+
+
+def test_snarl_plot_defaults_come_from_the_sweep(small_sweep):
+    fig = plots.plot_directory("load-curve", small_sweep)
+    assert legend_texts(fig)[:2] == ["traffic.groups.0.cap = 0.5", "traffic.groups.0.cap = 1.0"]
+    fig = plots.plot_directory("heatmap", small_sweep)
+    assert fig.axes[0].get_xlabel().startswith("traffic.load")
+    assert fig.axes[0].get_ylabel().startswith("traffic.groups.0.cap")
+    fig = plots.plot_directory("timeseries", small_sweep)
+    assert {t.get_text() for t in fig.axes[0].texts} == {"hot senders capped"}
+    assert legend_texts(fig) == ["hot", "rest"]
+    fig = plots.plot_directory("cdf", small_sweep, value="groups.rest.accepted_load")
+    assert len(legend_texts(fig)) == 2
+
+
+def test_snarl_plot_of_a_run_directory(cli, tmp_path):
+    from conftest import SWEEP_BASE
+
+    (tmp_path / "exp.toml").write_text(SWEEP_BASE)
+    assert cli("run", "exp.toml", "--out", "run").returncode == 0
+    done = run_snarl("plot", "timeseries", tmp_path / "run", "-o", tmp_path / "ts.svg")
+    assert done.returncode == 0, done.stderr
+    assert "<svg" in (tmp_path / "ts.svg").read_text()
+
+
+def test_snarl_plot_bad_input(small_sweep, tmp_path):
+    cases = [
+        (["plot", "pie", small_sweep], "invalid choice"),
+        (["plot", "heatmap", tmp_path], "no points.parquet"),
+        (["plot", "load-curve", small_sweep, "--y", "nope"], "no column 'nope'"),
+        (["plot", "load-curve", small_sweep, "-o", tmp_path / "x.gif"], ".png, .svg or .pdf"),
+        (["plot", "timeseries", small_sweep, "--point", "zzzz"], "no point with id"),
+    ]
+    for args, expected in cases:
+        done = run_snarl(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith("snarl: error: ") and expected in done.stderr, done.stderr
+    assert not (tmp_path / "x.gif").exists()
+
+
+def test_sweep_json_keys_order_the_defaults(small_sweep):
+    info = json.loads((small_sweep / "sweep.json").read_text())
+    assert info["keys"] == ["traffic.load", "traffic.groups.0.cap", "seed"]
