@@ -72,6 +72,8 @@ pub struct IoqFabric {
 
     /// Request masks: bit (input port * vcs + vc) of output port o's words.
     requests: Vec<u64>,
+    /// Number of bits set in each output's request mask.
+    waiting: Vec<u16>,
     /// Bit of a request mask -> (input port, VC), precomputed to keep divisions off the
     /// per-packet path.
     bit_input: Vec<u16>,
@@ -177,6 +179,7 @@ impl IoqFabric {
             returns: CreditReturns::new(total),
             credit_blocked: vec![false; total],
             requests: vec![0; words_total],
+            waiting: vec![0; total],
             bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
             bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
         }
@@ -222,6 +225,7 @@ impl IoqFabric {
         let out = base + route.port as u32;
         let bit = (gp - base) as usize * self.vcs + vc;
         self.requests[self.mask_base[out as usize] as usize + bit / 64] |= 1 << (bit % 64);
+        self.waiting[out as usize] += 1;
         out
     }
 
@@ -274,8 +278,7 @@ impl IoqFabric {
 
     #[inline]
     fn has_requests(&self, o: usize) -> bool {
-        let start = self.mask_base[o] as usize;
-        self.requests[start..start + self.mask_words[o] as usize].iter().any(|&w| w != 0)
+        self.waiting[o] != 0
     }
 
     /// Releases the output-buffer space of a packet whose tail has left.
@@ -304,6 +307,7 @@ impl IoqFabric {
         let (i, o, vcs) = (input as usize, out as usize, self.vcs);
         let id = self.input[i * vcs + vc].pop(ctx.packets);
         self.requests[self.mask_base[o] as usize + bit / 64] &= !(1 << (bit % 64));
+        self.waiting[o] -= 1;
         self.grant_next[o] = (bit + 1) as u16;
 
         let now = ctx.now;
