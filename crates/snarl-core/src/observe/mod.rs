@@ -32,6 +32,8 @@ pub struct Counters {
     pub messages_delivered: u64,
     pub source_queue_full: u64,
     pub packets_dropped: u64,
+    /// Packets sent on a non-minimal route (Valiant, or UGAL choosing Valiant).
+    pub nonminimal_packets: u64,
 }
 
 pub struct Stats {
@@ -127,6 +129,7 @@ impl Stats {
             ("messages_delivered", c.messages_delivered),
             ("source_queue_full", c.source_queue_full),
             ("packets_dropped", c.packets_dropped),
+            ("nonminimal_packets", c.nonminimal_packets),
             ("packet_hops", self.packet_hops),
         ]
         .into_iter()

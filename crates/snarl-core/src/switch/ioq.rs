@@ -218,6 +218,9 @@ impl IoqFabric {
         let query = RouteQuery { switch, src: p.src, dst: p.dst, qp: p.qp, vc: p.vc, hops: p.hops - 1, via: p.via };
         let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
         let route = ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng);
+        if query.hops == 0 && route.via != NIL {
+            ctx.stats.counters.nonminimal_packets += 1;
+        }
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
