@@ -1,7 +1,10 @@
 //! Minimal routing on distance-based fabrics (Dragonfly, Megafly, HyperX, tori): every
-//! hop brings the packet one switch closer to its destination. VCs follow the hop class
-//! (the number of switch-to-switch hops taken so far), so they only increase along a
-//! path and no cyclic wait can form.
+//! hop brings the packet one switch closer to its destination. VCs follow hop classes
+//! that only increase along a path, so no cyclic wait can form: on flat fabrics one class
+//! per switch-to-switch hop; on hierarchical ones one per global hop and one at an
+//! intermediate switch, so that each class holds at most one local hop per group visit
+//! (Dragonfly: 2 VCs for minimal routes, 4 through an intermediate, as in the
+//! endpoint-congestion study).
 
 use super::{PortView, Route, RouteQuery, Routing};
 use crate::config::MinimalSelect;
@@ -23,7 +26,7 @@ impl Routing for MinimalRouting {
         if dst_switch == q.switch as usize {
             return eject(q, dst_port);
         }
-        let vc = if self.hop_classes { hop_class(q) } else { q.vc };
+        let vc = if self.hop_classes { hop_class(topo, q, false) } else { q.vc };
         Route { port: toward(topo, q.switch as usize, dst_switch, self.select, view, rng), vc, via: NIL }
     }
 }
@@ -34,10 +37,15 @@ pub(super) fn eject(q: &RouteQuery, port: u16) -> Route {
     Route { port, vc: q.vc, via: NIL }
 }
 
-/// The VC of the next switch-to-switch hop: switch-to-switch hops taken so far.
+/// The VC (class) of the next switch-to-switch hop; `at_intermediate`: the packet has
+/// just reached its intermediate switch.
 #[inline]
-pub(super) fn hop_class(q: &RouteQuery) -> u8 {
-    q.hops as u8
+pub(super) fn hop_class(topo: &AnyTopology, q: &RouteQuery, at_intermediate: bool) -> u8 {
+    if q.hops == 0 {
+        return 0;
+    }
+    let step = topo.class_step(q.switch as usize, q.in_port);
+    q.vc + step + u8::from(at_intermediate && topo.class_at_intermediate())
 }
 
 /// A port of `switch` that starts a minimal path to switch `target`.

@@ -18,7 +18,7 @@ pub use valiant::Valiant;
 
 use crate::config::RoutingConfig;
 use crate::error::{Error, Result};
-use crate::topology::{AnyTopology, Minimal};
+use crate::topology::AnyTopology;
 use rand_pcg::Pcg64Mcg;
 
 /// What a routing decision may depend on.
@@ -33,6 +33,8 @@ pub struct RouteQuery {
     pub vc: u8,
     /// Switch-to-switch hops taken so far (0 at the first switch).
     pub hops: u16,
+    /// Port of this switch the packet arrived by.
+    pub in_port: u16,
     /// Intermediate switch still to visit (Valiant, UGAL), or `NIL`.
     pub via: u32,
 }
@@ -99,19 +101,16 @@ impl AnyRouting {
                 format!("{} has no distance-based routes: use updown, dmodk or ecmp", topo.describe()),
             ));
         }
-        let longest = match config {
+        let classes = match config {
             RoutingConfig::Minimal { deadlock_avoidance: false, .. } => 0,
-            RoutingConfig::Minimal { .. } => topo.diameter_hint() as usize,
-            RoutingConfig::Valiant | RoutingConfig::Ugal { .. } => 2 * topo.diameter_hint() as usize,
+            RoutingConfig::Minimal { .. } => topo.classes(false),
+            RoutingConfig::Valiant | RoutingConfig::Ugal { .. } => topo.classes(true),
             _ => 0,
         };
-        if longest > vcs {
+        if classes > vcs {
             return Err(Error::config(
                 "switch.vcs",
-                format!(
-                    "this routing takes up to {longest} switch hops on {} and needs one VC per hop class; found {vcs}",
-                    topo.describe()
-                ),
+                format!("this routing needs {classes} VCs (hop classes) on {}; found {vcs}", topo.describe()),
             ));
         }
         Ok(match config {
@@ -134,7 +133,7 @@ mod tests {
     use super::*;
     use crate::config::{EcmpHash, LinksConfig, MinimalSelect, TopologyConfig, UpSelect};
     use crate::packet::NIL;
-    use crate::topology::{self, Endpoint, Topology};
+    use crate::topology::{self, Endpoint, Minimal, Topology};
     use rand::SeedableRng;
 
     /// Pseudo-random occupancies, so adaptive choices vary between hops.
@@ -158,9 +157,10 @@ mod tests {
         for src in 0..hosts {
             for dst in (0..hosts).filter(|&d| d != src) {
                 let Endpoint::Switch { switch, .. } = topo.attachment(src as usize) else { panic!("host {src}") };
-                let (mut switch, mut vc, mut hops, mut via) = (switch, 0u8, 0u16, NIL);
+                let Endpoint::Switch { port: first_port, .. } = topo.attachment(src as usize) else { unreachable!() };
+                let (mut switch, mut vc, mut hops, mut via, mut in_port) = (switch, 0u8, 0u16, NIL, first_port);
                 loop {
-                    let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, via };
+                    let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, in_port, via };
                     let route = r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng);
                     assert!(
                         (route.vc as usize) < vcs,
@@ -170,16 +170,16 @@ mod tests {
                     );
                     assert!(route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
                     let next = topo.peer(switch as usize, route.port as usize);
-                    if hop_class && !matches!(next, Endpoint::Host(_)) {
-                        assert_eq!(route.vc as u16, hops, "hop class");
+                    if hop_class && !matches!(next, Endpoint::Host(_)) && !topo.class_at_intermediate() {
+                        assert_eq!(route.vc as u16, hops, "one class per hop on flat fabrics");
                     }
                     match next {
                         Endpoint::Host(h) => {
                             assert_eq!(h, dst, "{routing:?}: delivered to the wrong host");
                             break;
                         }
-                        Endpoint::Switch { switch: next, .. } => {
-                            (switch, vc, via) = (next, route.vc, route.via);
+                        Endpoint::Switch { switch: next, port } => {
+                            (switch, vc, via, in_port) = (next, route.vc, route.via, port);
                             hops += 1;
                             assert!(hops <= max_hops, "{routing:?}: {src} -> {dst} takes over {max_hops} hops");
                         }
@@ -193,8 +193,9 @@ mod tests {
     fn direct_fabrics() -> Vec<(TopologyConfig, usize)> {
         let toml = |t: &str| toml::from_str::<TopologyConfig>(t).unwrap();
         vec![
-            (toml("type = 'dragonfly'\nhosts_per_switch = 2\nswitches_per_group = 4\nglobal_links_per_switch = 2"), 6),
-            (toml("type = 'megafly'\ngroups = 5\nleaves_per_group = 2\nspines_per_group = 2\nhosts_per_leaf = 2\nglobal_links_per_spine = 2"), 6),
+            // Hierarchical fabrics: 4 VCs through an intermediate switch (2 when minimal).
+            (toml("type = 'dragonfly'\nhosts_per_switch = 2\nswitches_per_group = 4\nglobal_links_per_switch = 2"), 4),
+            (toml("type = 'megafly'\ngroups = 5\nleaves_per_group = 2\nspines_per_group = 2\nhosts_per_leaf = 2\nglobal_links_per_spine = 2"), 4),
             (toml("type = 'hyperx'\nsides = [3, 4]\nhosts_per_switch = 2"), 4),
             (toml("type = 'torus'\nsides = [4, 3]\nhosts_per_switch = 1"), 6),
             (toml("type = 'mesh'\nsides = [3, 3]\nhosts_per_switch = 1"), 8),
@@ -212,6 +213,17 @@ mod tests {
             ] {
                 walk_all_pairs(&fabric, &routing, vcs);
             }
+        }
+    }
+
+    #[test]
+    fn hierarchical_fabrics_route_minimally_on_two_vcs() {
+        for (fabric, _) in direct_fabrics().into_iter().take(2) {
+            walk_all_pairs(
+                &fabric,
+                &RoutingConfig::Minimal { select: MinimalSelect::Random, deadlock_avoidance: true },
+                2,
+            );
         }
     }
 

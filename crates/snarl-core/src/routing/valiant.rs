@@ -48,7 +48,8 @@ pub(super) fn two_phase(
     rng: &mut Pcg64Mcg,
 ) -> Route {
     let here = q.switch as usize;
-    let via = if via == q.switch { NIL } else { via };
+    let reached = via == q.switch;
+    let via = if reached { NIL } else { via };
     let port = if via != NIL {
         toward(topo, here, via as usize, MinimalSelect::Random, view, rng)
     } else {
@@ -58,5 +59,5 @@ pub(super) fn two_phase(
         }
         toward(topo, here, dst_switch, MinimalSelect::Random, view, rng)
     };
-    Route { port, vc: hop_class(q), via }
+    Route { port, vc: hop_class(topo, q, reached), via }
 }

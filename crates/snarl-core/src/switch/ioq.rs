@@ -215,7 +215,9 @@ impl IoqFabric {
         let switch = self.owner[gp as usize];
         let base = self.port_base[switch as usize];
         let p = &ctx.packets[id];
-        let query = RouteQuery { switch, src: p.src, dst: p.dst, qp: p.qp, vc: p.vc, hops: p.hops - 1, via: p.via };
+        let in_port = (gp - base) as u16;
+        let query =
+            RouteQuery { switch, src: p.src, dst: p.dst, qp: p.qp, vc: p.vc, hops: p.hops - 1, in_port, via: p.via };
         let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
         let route = ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng);
         if query.hops == 0 && route.via != NIL {

@@ -72,6 +72,36 @@ impl AnyTopology {
     pub fn supports_minimal(&self) -> bool {
         minimal!(self, _t => true, _ => false)
     }
+
+    /// VC classes for deadlock avoidance on distance-routed fabrics: how much the class
+    /// of a packet grows at `switch` when it arrived by `in_port`. Flat fabrics (HyperX,
+    /// torus, mesh) take one class per switch-to-switch hop. Hierarchical ones (dragonfly,
+    /// megafly) take one per global hop, plus one at an intermediate switch (see
+    /// `routing::minimal`): at most one local hop per class and group, after Kim et al.
+    #[inline]
+    pub fn class_step(&self, switch: usize, in_port: u16) -> u8 {
+        match self {
+            AnyTopology::Dragonfly(t) => u8::from(t.is_global(in_port)),
+            AnyTopology::Megafly(t) => u8::from(t.is_global(switch, in_port)),
+            _ => u8::from(!matches!(self.peer(switch, in_port as usize), Endpoint::Host(_))),
+        }
+    }
+
+    /// Whether reaching an intermediate switch starts a new VC class.
+    #[inline]
+    pub fn class_at_intermediate(&self) -> bool {
+        matches!(self, AnyTopology::Dragonfly(_) | AnyTopology::Megafly(_))
+    }
+
+    /// VC classes a route may need: direct (`false`) or through an intermediate switch.
+    pub fn classes(&self, through_intermediate: bool) -> usize {
+        match (self, through_intermediate) {
+            (AnyTopology::Dragonfly(_) | AnyTopology::Megafly(_), false) => 2,
+            (AnyTopology::Dragonfly(_) | AnyTopology::Megafly(_), true) => 4,
+            (_, false) => self.diameter_hint() as usize,
+            (_, true) => 2 * self.diameter_hint() as usize,
+        }
+    }
 }
 
 impl Topology for AnyTopology {

@@ -123,6 +123,12 @@ impl Dragonfly {
         (self.to_offset.len() + self.first.len()) * std::mem::size_of::<u32>()
     }
 
+    /// Whether `port` (of any switch) is a global link.
+    #[inline]
+    pub fn is_global(&self, port: u16) -> bool {
+        port as usize >= self.hosts_per_switch + self.group_size - 1
+    }
+
     /// Local port of switch position `r` to position `to` (`to != r`).
     #[inline]
     fn local_port(&self, r: usize, to: usize) -> u16 {

@@ -124,6 +124,12 @@ impl Megafly {
         }
     }
 
+    /// Whether `port` of `switch` is a global link (spines only, after their leaf ports).
+    #[inline]
+    pub fn is_global(&self, switch: usize, port: u16) -> bool {
+        switch >= self.leaves() && port as usize >= self.leaves
+    }
+
     /// The group of a switch.
     pub fn group(&self, switch: usize) -> usize {
         self.locate(switch).0
