@@ -191,10 +191,6 @@ impl IoqFabric {
         self.port_base[switch] + port as u32
     }
 
-    pub fn input_capacity(&self) -> u64 {
-        self.input_capacity
-    }
-
     /// The head of `packet` reaches global input port `gp`.
     #[inline]
     pub fn arrive(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {

@@ -74,7 +74,8 @@ impl AnyTopology {
     }
 
     /// VC classes for deadlock avoidance on distance-routed fabrics: how much the class
-    /// of a packet grows at `switch` when it arrived by `in_port`. Flat fabrics (HyperX,
+    /// of a packet grows at `switch` when it arrived by `in_port` from another switch
+    /// (the first hop is class 0 whatever it arrived by). Flat fabrics (HyperX,
     /// torus, mesh) take one class per switch-to-switch hop. Hierarchical ones (dragonfly,
     /// megafly) take one per global hop, plus one at an intermediate switch (see
     /// `routing::minimal`): at most one local hop per class and group, after Kim et al.
@@ -83,7 +84,8 @@ impl AnyTopology {
         match self {
             AnyTopology::Dragonfly(t) => u8::from(t.is_global(in_port)),
             AnyTopology::Megafly(t) => u8::from(t.is_global(switch, in_port)),
-            _ => u8::from(!matches!(self.peer(switch, in_port as usize), Endpoint::Host(_))),
+            // Every hop after the first arrives from a switch.
+            _ => 1,
         }
     }
 

@@ -15,6 +15,7 @@
 //! Δ further on does not depend on the group, so one list per Δ serves every switch.
 
 use super::arrangement::GlobalLinks;
+use super::host_ports;
 use super::limits::{check_nodes, check_ports};
 use super::{Endpoint, Link, LinkClasses, Minimal, Topology, MAX_MINIMAL};
 use crate::config::Arrangement;
@@ -229,16 +230,11 @@ impl Topology for Dragonfly {
     }
 
     fn attachment(&self, host: usize) -> Endpoint {
-        let p = self.hosts_per_switch;
-        Endpoint::Switch { switch: (host / p) as u32, port: (host % p) as u16 }
+        host_ports::attachment(self.hosts_per_switch, host)
     }
 
     fn link(&self, _switch: usize, port: usize) -> Link {
-        if port < self.hosts_per_switch {
-            self.links.host
-        } else {
-            self.links.switch
-        }
+        host_ports::link(self.hosts_per_switch, &self.links, port)
     }
 
     fn host_link(&self, _host: usize) -> Link {
@@ -249,8 +245,7 @@ impl Topology for Dragonfly {
 impl Minimal for Dragonfly {
     #[inline]
     fn host_switch(&self, host: usize) -> (usize, u16) {
-        let p = self.hosts_per_switch;
-        (host / p, (host % p) as u16)
+        host_ports::host_switch(self.hosts_per_switch, host)
     }
 
     #[inline]

@@ -8,6 +8,7 @@
 //! port `p + first_i` to the other switch when side_i = 2 (the two neighbours coincide,
 //! and one link joins them).
 
+use super::host_ports;
 use super::limits::{check_nodes, check_ports};
 use super::{Endpoint, Link, LinkClasses, Minimal, Topology, MAX_MINIMAL};
 use crate::error::{Error, Result};
@@ -178,16 +179,11 @@ impl Topology for Grid {
     }
 
     fn attachment(&self, host: usize) -> Endpoint {
-        let p = self.hosts_per_switch;
-        Endpoint::Switch { switch: (host / p) as u32, port: (host % p) as u16 }
+        host_ports::attachment(self.hosts_per_switch, host)
     }
 
     fn link(&self, _switch: usize, port: usize) -> Link {
-        if port < self.hosts_per_switch {
-            self.links.host
-        } else {
-            self.links.switch
-        }
+        host_ports::link(self.hosts_per_switch, &self.links, port)
     }
 
     fn host_link(&self, _host: usize) -> Link {
@@ -198,8 +194,7 @@ impl Topology for Grid {
 impl Minimal for Grid {
     #[inline]
     fn host_switch(&self, host: usize) -> (usize, u16) {
-        let p = self.hosts_per_switch;
-        (host / p, (host % p) as u16)
+        host_ports::host_switch(self.hosts_per_switch, host)
     }
 
     #[inline]

@@ -11,6 +11,7 @@
 //! the earlier dimensions.
 
 use super::grid::Coords;
+use super::host_ports;
 use super::limits::{check_nodes, check_ports};
 use super::torus::sides_text;
 use super::{Endpoint, Link, LinkClasses, Minimal, Topology, MAX_MINIMAL};
@@ -121,16 +122,11 @@ impl Topology for HyperX {
     }
 
     fn attachment(&self, host: usize) -> Endpoint {
-        let p = self.hosts_per_switch;
-        Endpoint::Switch { switch: (host / p) as u32, port: (host % p) as u16 }
+        host_ports::attachment(self.hosts_per_switch, host)
     }
 
     fn link(&self, _switch: usize, port: usize) -> Link {
-        if port < self.hosts_per_switch {
-            self.links.host
-        } else {
-            self.links.switch
-        }
+        host_ports::link(self.hosts_per_switch, &self.links, port)
     }
 
     fn host_link(&self, _host: usize) -> Link {
@@ -141,8 +137,7 @@ impl Topology for HyperX {
 impl Minimal for HyperX {
     #[inline]
     fn host_switch(&self, host: usize) -> (usize, u16) {
-        let p = self.hosts_per_switch;
-        (host / p, (host % p) as u16)
+        host_ports::host_switch(self.hosts_per_switch, host)
     }
 
     #[inline]

@@ -15,6 +15,7 @@ mod build;
 mod dragonfly;
 mod grid;
 mod groups;
+mod host_ports;
 mod hyperx;
 mod limits;
 mod megafly;

@@ -1,0 +1,27 @@
+//! The host convention of direct fabrics: p hosts on every switch, host h on switch h / p
+//! at port h % p; the ports after the first p are switch-to-switch links.
+
+use super::{Endpoint, Link, LinkClasses};
+
+/// Where host `host` is plugged in.
+#[inline]
+pub(super) fn attachment(hosts_per_switch: usize, host: usize) -> Endpoint {
+    let (switch, port) = host_switch(hosts_per_switch, host);
+    Endpoint::Switch { switch: switch as u32, port }
+}
+
+/// (switch, port) of host `host`.
+#[inline]
+pub(super) fn host_switch(hosts_per_switch: usize, host: usize) -> (usize, u16) {
+    (host / hosts_per_switch, (host % hosts_per_switch) as u16)
+}
+
+/// The link at `port` of any switch.
+#[inline]
+pub(super) fn link(hosts_per_switch: usize, links: &LinkClasses, port: usize) -> Link {
+    if port < hosts_per_switch {
+        links.host
+    } else {
+        links.switch
+    }
+}
