@@ -1,11 +1,12 @@
 //! Endpoints: traffic sources, a bounded source queue of messages, segmentation into
-//! packets, per-host injection caps and the credit view of the host link.
+//! packets, per-host injection caps and the flow-control view of the host link (credits,
+//! or the priorities PFC has paused).
 //!
 //! The source queue is bounded as on a real NIC: a generation that finds it full is
 //! counted (`source_queue_full`) and dropped at the source, never stored, so memory
 //! stays bounded at and beyond saturation.
 
-use crate::flow_control::{CreditSender, UNLIMITED};
+use crate::flow_control::{CreditSender, PauseState, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::packet::{Message, Packet, NIL};
 use crate::routing::hash::qp_number;
@@ -30,6 +31,7 @@ pub struct Nics {
     next_allowed: Vec<u64>,
     wake_at: Vec<u64>,
     credits: CreditSender,
+    pause: PauseState,
     /// Ring buffers of message handles, `queue_capacity` slots per host.
     queue: Vec<u32>,
     queue_head: Vec<u32>,
@@ -39,15 +41,19 @@ pub struct Nics {
 }
 
 impl Nics {
-    /// `port_of(switch, port)` gives the global id of a switch port.
+    /// `port_of(switch, port)` gives the global id of a switch port;
+    /// `switch_input_capacity` is the credit budget per VC of a host link (`None`: the
+    /// link is not credit-controlled).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         topo: &impl Topology,
         port_of: impl Fn(usize, usize) -> u32,
         vcs: usize,
-        switch_input_capacity: u64,
+        switch_input_capacity: Option<u64>,
         mtu: u64,
         queue_capacity: usize,
         qps: u32,
+        measure_from: u64,
     ) -> Nics {
         let hosts = topo.num_hosts();
         let mut peer = Vec::with_capacity(hosts);
@@ -57,7 +63,7 @@ impl Nics {
         for h in 0..hosts {
             let (far, cap) = match topo.attachment(h) {
                 Endpoint::Switch { switch, port } => {
-                    (port_of(switch as usize, port as usize), switch_input_capacity as i64)
+                    (port_of(switch as usize, port as usize), switch_input_capacity.map_or(UNLIMITED, |c| c as i64))
                 }
                 Endpoint::Host(other) => (HOST_TARGET | other, UNLIMITED),
                 Endpoint::Unconnected => (NIL, 0),
@@ -81,6 +87,7 @@ impl Nics {
             next_allowed: vec![0; hosts],
             wake_at: vec![0; hosts],
             credits: CreditSender::new(capacity, vcs),
+            pause: PauseState::new(hosts, vcs, measure_from),
             queue: vec![NIL; hosts * queue_capacity],
             queue_head: vec![0; hosts],
             queue_len: vec![0; hosts],
@@ -155,8 +162,8 @@ impl Nics {
         let mid = self.queue[slot];
         let m = ctx.messages[mid];
         let size = self.mtu.min(m.unsent);
-        if !self.credits.can_send(h, m.vc as usize, size) {
-            return; // A credit event will retry.
+        if !self.credits.can_send(h, m.vc as usize, size) || self.pause.is_paused(h, m.vc as usize) {
+            return; // A credit or resume event will retry.
         }
         let message = &mut ctx.messages[mid];
         message.unsent -= size;
@@ -218,6 +225,21 @@ impl Nics {
     pub fn credit(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, vc: usize, bytes: u64) {
         self.credits.on_credit(host as usize, vc, bytes);
         self.try_inject(ctx, work, host);
+    }
+
+    /// A PFC pause (`on`) or resume frame for priority `vc` reached `host`.
+    pub fn pause(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, vc: usize, on: bool) {
+        if on {
+            ctx.stats.pfc.pause_frames_received += 1;
+        }
+        if self.pause.set(host as usize, vc, on, ctx.now) && !on {
+            self.try_inject(ctx, work, host);
+        }
+    }
+
+    /// The paused priorities of every host link.
+    pub fn pause_state(&self) -> &PauseState {
+        &self.pause
     }
 
     fn wake(&mut self, ctx: &mut Ctx, host: u32, at: u64) {

@@ -61,6 +61,53 @@ pub struct Recovery {
     pub time_to_recover: Option<f64>,
 }
 
+/// Time-weighted occupancy of one probed egress queue over the measurement interval:
+/// `pXX_bytes` is the occupancy the queue did not exceed XX% of the time.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct QueueSummary {
+    pub switch: u32,
+    pub port: u32,
+    pub priority: u32,
+    pub mean_bytes: f64,
+    pub p5_bytes: u64,
+    pub p25_bytes: u64,
+    pub p50_bytes: u64,
+    pub p75_bytes: u64,
+    pub p95_bytes: u64,
+    pub p99_bytes: u64,
+    pub max_bytes: u64,
+}
+
+/// Priority flow control over the measurement interval (runs with `flow_control.type =
+/// "pfc"`). Paused time is summed over (link, priority) pairs, in `time_unit`.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PfcSummary {
+    pub pause_frames_sent: u64,
+    pub resume_frames_sent: u64,
+    pub pause_frames_received: u64,
+    pub paused_time: f64,
+    /// Links (priority included) that were paused at least once.
+    pub paused_links: u64,
+    /// Largest fraction of the measurement interval one link priority spent paused.
+    pub max_paused_fraction: f64,
+    /// Highest ingress-queue occupancy of any switch port, and what a port may hold.
+    pub max_ingress_bytes: u64,
+    pub ingress_share_bytes: u64,
+    pub headroom_bytes: u64,
+    /// The most paused links, most paused first.
+    pub most_paused: Vec<PausedLink>,
+}
+
+/// One paused link priority: the sender is `node` ("switch S port P" or "host H").
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PausedLink {
+    pub node: String,
+    pub priority: u32,
+    pub pauses: u64,
+    pub paused_time: f64,
+    pub paused_fraction: f64,
+}
+
 /// The summary of one run. Keys are stable: tools depend on them.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Summary {
@@ -77,6 +124,12 @@ pub struct Summary {
     pub counters: BTreeMap<String, u64>,
     /// Only for runs with phases.
     pub recovery: Option<Recovery>,
+    /// Only for runs with PFC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSummary>,
+    /// Probed egress queues (`observe.queues`), in config order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<QueueSummary>,
     /// Simulated time, in `time_unit`.
     pub sim_time: f64,
     /// Start of the measurement interval (end of warm-up), in `time_unit`.

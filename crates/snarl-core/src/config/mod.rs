@@ -12,4 +12,4 @@ mod validate;
 
 pub use load::{load_config, parse_override};
 pub use schema::*;
-pub use validate::parse_oversubscription;
+pub use validate::{parse_oversubscription, pfc_headroom, PAUSE_FRAME_BYTES};

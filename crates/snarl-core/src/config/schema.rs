@@ -25,6 +25,34 @@ pub struct Config {
     #[serde(default)]
     pub nic: NicConfig,
     pub traffic: TrafficConfig,
+    #[serde(default, skip_serializing_if = "ObserveConfig::is_empty")]
+    pub observe: ObserveConfig,
+}
+
+/// Optional observers beyond the standard counters and series.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveConfig {
+    /// Egress queues whose occupancy is recorded over time (time-weighted distribution
+    /// in the summary, windowed mean and maximum in the `queues` table).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<QueueProbeConfig>,
+}
+
+impl ObserveConfig {
+    pub fn is_empty(&self) -> bool {
+        self.queues.is_empty()
+    }
+}
+
+/// One egress queue: output `port` of `switch`, priority (VC) `priority`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QueueProbeConfig {
+    pub switch: u32,
+    pub port: u32,
+    #[serde(default)]
+    pub priority: u32,
 }
 
 fn default_seed() -> u64 {
@@ -217,6 +245,29 @@ pub enum SwitchConfig {
         #[serde(default)]
         arbiter: ArbiterKind,
     },
+    /// Shared-memory switch of a lossless Ethernet fabric: every port owns `port_buffer`
+    /// of the packet memory, of which each of its egress queues may hold at most
+    /// `egress_cap`; the rest is the port's ingress share, used by all its priorities and
+    /// topped up from a `shared_pool` common to the switch. Speedup moves contention to
+    /// the egress.
+    SharedBuffer {
+        /// Priorities (traffic classes), each with its own ingress and egress queues.
+        #[serde(default = "default_vcs")]
+        priorities: u32,
+        /// Memory guaranteed to each port (ingress share + egress cap).
+        #[serde(default = "default_port_buffer")]
+        port_buffer: Bytes,
+        /// Most one egress queue (port, priority) may hold.
+        #[serde(default = "default_egress_cap")]
+        egress_cap: Bytes,
+        /// Memory on top of the ports' shares, lent to any ingress port that needs it.
+        #[serde(default)]
+        shared_pool: Bytes,
+        #[serde(default = "default_shared_speedup")]
+        speedup: f64,
+        #[serde(default = "default_switch_latency")]
+        latency: Time,
+    },
 }
 
 fn default_vcs() -> u32 {
@@ -230,6 +281,15 @@ fn default_speedup() -> f64 {
 }
 fn default_switch_latency() -> Time {
     Time::from_ns(100)
+}
+fn default_port_buffer() -> Bytes {
+    Bytes(512 * 1024)
+}
+fn default_egress_cap() -> Bytes {
+    Bytes(256 * 1024)
+}
+fn default_shared_speedup() -> f64 {
+    2.0
 }
 
 impl Default for SwitchConfig {
@@ -245,12 +305,159 @@ impl Default for SwitchConfig {
     }
 }
 
+impl SwitchConfig {
+    /// Virtual channels (IOQ) or priorities (shared buffer) per port.
+    pub fn vcs(&self) -> u32 {
+        match self {
+            SwitchConfig::Ioq { vcs, .. } => *vcs,
+            SwitchConfig::SharedBuffer { priorities, .. } => *priorities,
+        }
+    }
+
+    /// Traversal latency.
+    pub fn latency(&self) -> Time {
+        match self {
+            SwitchConfig::Ioq { latency, .. } | SwitchConfig::SharedBuffer { latency, .. } => *latency,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FlowControlConfig {
     /// Credit-based lossless link-level flow control (InfiniBand style).
     #[default]
     Credit,
+    /// Priority flow control (IEEE 802.1Qbb): an ingress queue above `xoff` pauses its
+    /// priority on the upstream link, and resumes it once back at `xon`. Thresholds are a
+    /// number of MTU-sized packets or a size; one value for every priority or a list with
+    /// one per priority.
+    Pfc { xoff: Thresholds, xon: Thresholds },
+    /// No link-level flow control: a packet that finds its ingress share (and the shared
+    /// pool) full is dropped, and counted.
+    None,
+}
+
+/// A buffer threshold: a bare integer is a number of MTU-sized packets, a string a size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threshold {
+    Packets(u64),
+    Size(Bytes),
+}
+
+impl Threshold {
+    pub fn bytes(self, mtu: u64) -> u64 {
+        match self {
+            Threshold::Packets(n) => n * mtu,
+            Threshold::Size(b) => b.0,
+        }
+    }
+}
+
+/// One threshold for every priority, or one per priority.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Thresholds(pub Vec<Threshold>);
+
+impl Thresholds {
+    /// Threshold of `priority` in bytes (a single value applies to every priority).
+    pub fn bytes(&self, priority: usize, mtu: u64) -> u64 {
+        let t = if self.0.len() == 1 { self.0[0] } else { self.0[priority.min(self.0.len() - 1)] };
+        t.bytes(mtu)
+    }
+}
+
+mod threshold_serde {
+    use super::{Threshold, Thresholds};
+    use crate::units::Bytes;
+    use serde::de::{self, Deserializer, SeqAccess, Visitor};
+    use serde::ser::{SerializeSeq, Serializer};
+    use serde::{Deserialize, Serialize};
+    use std::fmt;
+
+    const EXPECTED: &str = "a number of packets (e.g. 50), a size (e.g. \"200KiB\") or a list of them, one per priority";
+
+    fn packets<E: de::Error>(n: i64) -> Result<Threshold, E> {
+        u64::try_from(n).map(Threshold::Packets).map_err(|_| E::custom(format!("expected {EXPECTED}, found {n}")))
+    }
+
+    fn text<E: de::Error>(s: &str) -> Result<Threshold, E> {
+        let t = s.trim();
+        match t.strip_suffix("packets").or_else(|| t.strip_suffix("packet")) {
+            Some(n) => n.trim().parse().map(Threshold::Packets).map_err(|_| E::custom(format!("expected {EXPECTED}, found \"{s}\""))),
+            None => t.parse::<Bytes>().map(Threshold::Size).map_err(E::custom),
+        }
+    }
+
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Thresholds;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(EXPECTED)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Thresholds, E> {
+            Ok(Thresholds(vec![packets(v)?]))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Thresholds, E> {
+            self.visit_i64(v.min(i64::MAX as u64) as i64)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Thresholds, E> {
+            Ok(Thresholds(vec![text(v)?]))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Thresholds, A::Error> {
+            let mut out = Vec::new();
+            while let Some(item) = seq.next_element::<Item>()? {
+                out.push(item.0);
+            }
+            if out.is_empty() {
+                return Err(de::Error::custom(format!("expected {EXPECTED}, found an empty list")));
+            }
+            Ok(Thresholds(out))
+        }
+    }
+
+    struct Item(Threshold);
+    impl<'de> Deserialize<'de> for Item {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Item, D::Error> {
+            let t = d.deserialize_any(V)?;
+            match t.0.as_slice() {
+                [one] => Ok(Item(*one)),
+                _ => Err(de::Error::custom(format!("expected {EXPECTED}, found a nested list"))),
+            }
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Thresholds {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Thresholds, D::Error> {
+            d.deserialize_any(V)
+        }
+    }
+
+    fn write_one<S: Serializer>(t: &Threshold, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Threshold::Packets(n) => s.serialize_u64(*n),
+            Threshold::Size(b) => b.serialize(s),
+        }
+    }
+
+    struct One<'a>(&'a Threshold);
+    impl Serialize for One<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            write_one(self.0, s)
+        }
+    }
+
+    impl Serialize for Thresholds {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            if let [only] = self.0.as_slice() {
+                return write_one(only, s);
+            }
+            let mut seq = s.serialize_seq(Some(self.0.len()))?;
+            for t in &self.0 {
+                seq.serialize_element(&One(t))?;
+            }
+            seq.end()
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]

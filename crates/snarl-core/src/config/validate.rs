@@ -37,6 +37,19 @@ impl Problems {
     }
 }
 
+/// Bytes that may still arrive on a priority after its ingress queue crossed XOFF: the
+/// pause waits for the frame on the reverse link (one MTU) and takes 64 B and a
+/// propagation delay to arrive; meanwhile the upstream finishes its frame on the wire and
+/// one it has committed to (two MTUs), and the link holds a propagation delay of data.
+pub fn pfc_headroom(links: &LinksConfig, mtu: u64) -> u64 {
+    let in_flight = |l: &LinkConfig| (l.rate.0 as u128 * l.latency.0 as u128).div_ceil(8 * 1_000_000_000_000) as u64;
+    let flight = in_flight(&links.host).max(in_flight(&links.switch));
+    2 * flight + 3 * mtu + PAUSE_FRAME_BYTES
+}
+
+/// Size of a PFC pause frame on the wire.
+pub const PAUSE_FRAME_BYTES: u64 = 64;
+
 impl Config {
     /// Checks every value; the error names the first problem's key path and lists all.
     pub fn validate(&self) -> Result<()> {
@@ -165,17 +178,77 @@ impl Config {
     }
 
     fn validate_switch(&self, p: &mut Problems) {
-        let SwitchConfig::Ioq { vcs, input_buffer, output_buffer, speedup, .. } = &self.switch;
-        if !(1..=16).contains(vcs) {
-            p.add("switch.vcs", format!("must be between 1 and 16, found {vcs}"));
+        let vcs = self.switch.vcs();
+        let (vcs_key, speedup) = match &self.switch {
+            SwitchConfig::Ioq { input_buffer, output_buffer, speedup, .. } => {
+                for (key, size) in [("switch.input_buffer", input_buffer), ("switch.output_buffer", output_buffer)] {
+                    if size.0 < self.nic.mtu.0 {
+                        p.add(key, format!("must hold at least one MTU ({}), found {size}", self.nic.mtu));
+                    }
+                }
+                if !matches!(self.flow_control, FlowControlConfig::Credit) {
+                    p.add("flow_control.type", "an `ioq` switch uses credit flow control; PFC and tail drop need `switch.type = \"shared_buffer\"`");
+                }
+                ("switch.vcs", *speedup)
+            }
+            SwitchConfig::SharedBuffer { port_buffer, egress_cap, speedup, .. } => {
+                if egress_cap.0 < self.nic.mtu.0 {
+                    p.add("switch.egress_cap", format!("must hold at least one MTU ({}), found {egress_cap}", self.nic.mtu));
+                }
+                if port_buffer.0 < egress_cap.0 + self.nic.mtu.0 {
+                    p.add(
+                        "switch.port_buffer",
+                        format!("must exceed the egress cap ({egress_cap}) by at least one MTU ({}), found {port_buffer}", self.nic.mtu),
+                    );
+                }
+                match &self.flow_control {
+                    FlowControlConfig::Credit => p.add(
+                        "flow_control.type",
+                        "a `shared_buffer` switch uses `pfc` (lossless) or `none` (tail drop), not credits",
+                    ),
+                    FlowControlConfig::Pfc { xoff, xon } => self.validate_pfc(p, xoff, xon, port_buffer.0 - egress_cap.0.min(port_buffer.0)),
+                    FlowControlConfig::None => {}
+                }
+                ("switch.priorities", *speedup)
+            }
+        };
+        if !(1..=16).contains(&vcs) {
+            p.add(vcs_key, format!("must be between 1 and 16, found {vcs}"));
         }
-        for (key, size) in [("switch.input_buffer", input_buffer), ("switch.output_buffer", output_buffer)] {
-            if size.0 < self.nic.mtu.0 {
-                p.add(key, format!("must hold at least one MTU ({}), found {size}", self.nic.mtu));
+        if !(speedup.is_finite() && (1.0..=64.0).contains(&speedup)) {
+            p.add("switch.speedup", format!("must be between 1 and 64, found {speedup}"));
+        }
+    }
+
+    /// PFC is lossless only if, on every priority, what arrives after the pause was
+    /// decided (the headroom) fits above `xoff` in the port's ingress share.
+    fn validate_pfc(&self, p: &mut Problems, xoff: &Thresholds, xon: &Thresholds, ingress: u64) {
+        let (mtu, priorities) = (self.nic.mtu.0, self.switch.vcs() as usize);
+        for (key, list) in [("flow_control.xoff", xoff), ("flow_control.xon", xon)] {
+            if list.0.len() != 1 && list.0.len() != priorities {
+                p.add(key, format!("give one threshold, or one per priority ({priorities}), found {}", list.0.len()));
             }
         }
-        if !(speedup.is_finite() && *speedup >= 1.0 && *speedup <= 64.0) {
-            p.add("switch.speedup", format!("must be between 1 and 64, found {speedup}"));
+        let headroom = pfc_headroom(&self.links, mtu);
+        let mut needed = 0;
+        for priority in 0..priorities {
+            let (off, on) = (xoff.bytes(priority, mtu), xon.bytes(priority, mtu));
+            if off < mtu {
+                p.add("flow_control.xoff", format!("must be at least one MTU ({mtu} B), found {off} B"));
+            }
+            if on > off {
+                p.add("flow_control.xon", format!("must not exceed xoff ({off} B), found {on} B on priority {priority}"));
+            }
+            needed += off + headroom;
+        }
+        if needed > ingress {
+            p.add(
+                "flow_control.xoff",
+                format!(
+                    "PFC could drop packets: xoff plus {headroom} B of headroom per priority need {needed} B but a port's \
+                     ingress share (port_buffer - egress_cap) is {ingress} B; lower xoff or raise switch.port_buffer"
+                ),
+            );
         }
     }
 

@@ -26,4 +26,17 @@ impl Ctx<'_> {
     pub fn schedule(&mut self, at: u64, event: Event) {
         self.queue.push(at, event);
     }
+
+    /// A buffer had no room for `packet`: count it and let it go. Its message is over
+    /// (incomplete) once none of its packets is left in flight.
+    pub fn drop_packet(&mut self, packet: u32) {
+        let p = self.packets[packet];
+        self.stats.on_drop(p.group);
+        let message = &mut self.messages[p.message];
+        message.outstanding -= 1;
+        if message.outstanding == 0 {
+            self.messages.release(p.message);
+        }
+        self.packets.release(packet);
+    }
 }

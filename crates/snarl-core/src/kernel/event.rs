@@ -19,6 +19,9 @@ pub enum Event {
     /// Credits for `bytes` on `vc` return to a sender: an output port, or a host NIC
     /// when the high bit of `target` is set.
     Credit { target: u32, vc: u8, bytes: u32 },
+    /// A PFC pause (`on`) or resume frame for priority `vc` reaches a sender: an output
+    /// port, or a host NIC when the high bit of `target` is set.
+    Pause { target: u32, vc: u8, on: bool },
     /// Traffic phase `index` begins.
     Phase { index: u32 },
     /// Periodic check that packets still move.

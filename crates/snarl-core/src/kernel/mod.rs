@@ -9,15 +9,16 @@ pub use context::Ctx;
 pub use event::{Event, HOST_TARGET};
 pub use event_queue::EventQueue;
 
-use crate::config::{Config, SwitchConfig, TimeUnit};
+use crate::config::{pfc_headroom, Config, FlowControlConfig, SwitchConfig, TimeUnit};
 use crate::error::{Error, Result};
 use crate::nic::Nics;
 use crate::observe::{self, GroupInfo, Stats};
 use crate::packet::{MessageSlab, PacketSlab};
-use crate::report::Report;
+use crate::flow_control::{PauseState, PfcReceiver};
+use crate::report::{PausedLink, PfcSummary, Report};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
-use crate::switch::IoqFabric;
+use crate::switch::{IoqFabric, IoqParams, LinkControl};
 use crate::topology::{self, AnyTopology, Topology};
 use crate::traffic::Workload;
 use rand::SeedableRng;
@@ -33,6 +34,10 @@ pub struct Simulation {
     seed: u64,
     time_unit: TimeUnit,
     watchdog: u64,
+    /// Drops are a fault (lossless link-level flow control) rather than a result.
+    lossless: bool,
+    /// PFC headroom per priority, for the report (0 without PFC).
+    pfc_headroom: u64,
     last_progress: u64,
     events: u64,
     queue: EventQueue,
@@ -55,26 +60,29 @@ impl Simulation {
         if topo.num_hosts() < 2 {
             return Err(Error::Topology("a fabric needs at least two hosts".into()));
         }
-        let SwitchConfig::Ioq { vcs, input_buffer, output_buffer, speedup, latency, .. } = config.switch;
-        let vcs = vcs as usize;
+        let vcs = config.switch.vcs() as usize;
         let routing = AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?;
-        let fabric = IoqFabric::new(&topo, vcs, input_buffer.0, output_buffer.0, speedup, latency.0);
+        let sim = &config.simulation;
+        let params = fabric_params(config, vcs);
+        let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
+        let mut fabric = IoqFabric::new(&topo, params);
         let nics = Nics::new(
             &topo,
             |s, p| fabric.global_port(s, p),
             vcs,
-            input_buffer.0,
+            host_credits,
             config.nic.mtu.0,
             config.nic.source_queue as usize,
             config.nic.qps_per_destination,
+            sim.warmup.0,
         );
         let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
         let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
         let work = Workload::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?;
-        let sim = &config.simulation;
         let end = sim.duration.0;
         let window = sim.window.map_or((end / 100).max(1), |w| w.0);
-        let stats = Stats::new(work.groups.len(), sim.warmup.0, window, end);
+        let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end);
+        add_queue_probes(config, &topo, &mut fabric, &mut stats)?;
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
         // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
         // every event out of the overflow heap while the wheel stays cache-sized.
@@ -88,6 +96,11 @@ impl Simulation {
             seed: config.seed,
             time_unit: sim.time_unit,
             watchdog: sim.watchdog.0,
+            lossless: !matches!(config.flow_control, FlowControlConfig::None),
+            pfc_headroom: match config.flow_control {
+                FlowControlConfig::Pfc { .. } => pfc_headroom(&config.links, config.nic.mtu.0),
+                _ => 0,
+            },
             last_progress: 0,
             events: 0,
             queue: EventQueue::new(bucket, wheel_bits),
@@ -181,6 +194,13 @@ impl Simulation {
                     self.fabric.credit(&mut ctx, target, vc as usize, bytes as u64);
                 }
             }
+            Event::Pause { target, vc, on } => {
+                if target & HOST_TARGET != 0 {
+                    self.nics.pause(&mut ctx, &self.work, target & !HOST_TARGET, vc as usize, on);
+                } else {
+                    self.fabric.pause(&mut ctx, target, vc as usize, on);
+                }
+            }
             Event::Deliver { packet } => deliver(&mut ctx, &self.work, packet),
             Event::HostWake { host } => self.nics.wake_event(&mut ctx, &self.work, host),
             Event::Generate { host, epoch } => {
@@ -214,7 +234,7 @@ impl Simulation {
     }
 
     fn check_progress(&mut self) -> Result<()> {
-        let in_flight = self.stats.injected - self.stats.delivered;
+        let in_flight = self.stats.packet_counts().in_flight;
         if in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.watchdog {
             let blocked = self.fabric.blocked_ports(10);
             return Err(Error::Deadlock(format!(
@@ -232,8 +252,11 @@ impl Simulation {
     /// within capacity. Called by `finish`; tests may call it at any time.
     pub fn check_invariants(&self) -> Result<()> {
         let counts = self.stats.packet_counts();
-        if counts.injected != counts.delivered + counts.in_flight || counts.dropped != 0 {
+        if counts.injected != counts.delivered + counts.in_flight + counts.dropped {
             return Err(Error::Invariant(format!("packet conservation broken: {counts:?}")));
+        }
+        if self.lossless && counts.dropped != 0 {
+            return Err(Error::Invariant(format!("a lossless fabric dropped {} packets", counts.dropped)));
         }
         if counts.in_flight != self.packets.live() as u64 {
             return Err(Error::Invariant(format!(
@@ -247,7 +270,7 @@ impl Simulation {
         Ok(())
     }
 
-    fn finish(self, wall_seconds: f64) -> Result<Report> {
+    fn finish(mut self, wall_seconds: f64) -> Result<Report> {
         self.check_invariants()?;
         let infos: Vec<GroupInfo> = self
             .work
@@ -269,6 +292,10 @@ impl Simulation {
             TimeUnit::Cycles => "cycles".into(),
         };
         summary.seed = self.seed;
+        summary.queues = self.stats.queues.summarise(self.end);
+        if self.pfc_headroom > 0 {
+            summary.pfc = Some(self.pfc_summary());
+        }
         summary.events = self.events;
         summary.wall_seconds = wall_seconds;
         if let Some(first) = self.work.phases.first() {
@@ -289,6 +316,118 @@ impl Simulation {
         let timeseries = self.stats.series.table(&names, &capacity, PS_PER_UNIT);
         Ok(Report { summary, timeseries })
     }
+}
+
+impl Simulation {
+    fn pfc_summary(&self) -> PfcSummary {
+        let (end, from) = (self.end, self.stats.measure_from);
+        let interval = end.saturating_sub(from).max(1) as f64;
+        let mut links: Vec<PausedLink> = Vec::new();
+        let mut total = 0u64;
+        let mut collect = |state: &PauseState, name: &dyn Fn(usize) -> String| {
+            for link in 0..state.links() {
+                for vc in 0..self.fabric_vcs() {
+                    let (pauses, time) = (state.pauses(link, vc), state.paused_time(link, vc, end));
+                    total += time;
+                    if pauses > 0 {
+                        links.push(PausedLink {
+                            node: name(link),
+                            priority: vc as u32,
+                            pauses: pauses as u64,
+                            paused_time: time as f64 / PS_PER_UNIT,
+                            paused_fraction: time as f64 / interval,
+                        });
+                    }
+                }
+            }
+        };
+        collect(self.fabric.pause_state(), &|gp| self.fabric.port_name(gp));
+        collect(self.nics.pause_state(), &|h| format!("host {h}"));
+        links.sort_by(|a, b| b.paused_time.total_cmp(&a.paused_time).then_with(|| a.node.cmp(&b.node)));
+        let c = &self.stats.pfc;
+        PfcSummary {
+            pause_frames_sent: c.pause_frames_sent,
+            resume_frames_sent: c.resume_frames_sent,
+            pause_frames_received: c.pause_frames_received,
+            paused_time: total as f64 / PS_PER_UNIT,
+            paused_links: links.len() as u64,
+            max_paused_fraction: links.iter().map(|l| l.paused_fraction).fold(0.0, f64::max),
+            max_ingress_bytes: self.fabric.max_ingress(),
+            ingress_share_bytes: self.fabric.ingress_share(),
+            headroom_bytes: self.pfc_headroom,
+            most_paused: links.into_iter().take(10).collect(),
+        }
+    }
+
+    fn fabric_vcs(&self) -> usize {
+        self.fabric.vcs()
+    }
+}
+
+/// The switch buffers and link-level flow control of `config`.
+fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
+    let mtu = config.nic.mtu.0;
+    let measure_from = config.simulation.warmup.0;
+    match &config.switch {
+        SwitchConfig::Ioq { input_buffer, output_buffer, speedup, latency, .. } => IoqParams {
+            vcs,
+            input_capacity: input_buffer.0,
+            output_capacity: output_buffer.0,
+            shared_pool: 0,
+            speedup: *speedup,
+            latency: latency.0,
+            control: LinkControl::Credit,
+            measure_from,
+        },
+        SwitchConfig::SharedBuffer { port_buffer, egress_cap, shared_pool, speedup, latency, .. } => {
+            let control = match &config.flow_control {
+                FlowControlConfig::Pfc { xoff, xon } => LinkControl::Pfc(PfcReceiver::new(
+                    (0..vcs).map(|v| xoff.bytes(v, mtu)).collect(),
+                    (0..vcs).map(|v| xon.bytes(v, mtu)).collect(),
+                )),
+                _ => LinkControl::TailDrop,
+            };
+            IoqParams {
+                vcs,
+                input_capacity: port_buffer.0 - egress_cap.0,
+                output_capacity: egress_cap.0,
+                shared_pool: shared_pool.0,
+                speedup: *speedup,
+                latency: latency.0,
+                control,
+                measure_from,
+            }
+        }
+    }
+}
+
+/// Registers the `observe.queues` probes, checking they name existing queues.
+fn add_queue_probes(config: &Config, topo: &AnyTopology, fabric: &mut IoqFabric, stats: &mut Stats) -> Result<()> {
+    for (i, q) in config.observe.queues.iter().enumerate() {
+        let at = format!("observe.queues.{i}");
+        if q.switch as usize >= topo.num_switches() {
+            return Err(Error::config(
+                format!("{at}.switch"),
+                format!("switch {} does not exist (the fabric has {})", q.switch, topo.num_switches()),
+            ));
+        }
+        let ports = topo.num_ports(q.switch as usize);
+        if q.port as usize >= ports {
+            return Err(Error::config(
+                format!("{at}.port"),
+                format!("switch {} has ports 0..{}, found {}", q.switch, ports, q.port),
+            ));
+        }
+        if q.priority >= config.switch.vcs() {
+            return Err(Error::config(
+                format!("{at}.priority"),
+                format!("the switches have {} priorities (VCs), found {}", config.switch.vcs(), q.priority),
+            ));
+        }
+        let probe = stats.queues.add(q.switch, q.port, q.priority);
+        fabric.add_probe(q.switch as usize, q.port as usize, q.priority as usize, probe);
+    }
+    Ok(())
 }
 
 /// The tail of a packet reached its destination: account and free it.

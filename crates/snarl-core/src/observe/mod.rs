@@ -2,10 +2,12 @@
 //! watch the model and never steer it; every hook is O(1) and allocation-free.
 
 mod latency;
+mod queues;
 mod recovery;
 mod series;
 
 pub use latency::Latency;
+pub use queues::QueueProbes;
 pub use recovery::recovery;
 pub use series::Series;
 
@@ -20,6 +22,7 @@ pub struct GroupStats {
     pub received_bytes: u64,
     pub injected_packets: u64,
     pub delivered_packets: u64,
+    pub dropped_packets: u64,
     pub latency: Latency,
     pub network_latency: Latency,
     pub message_latency: Latency,
@@ -36,12 +39,22 @@ pub struct Counters {
     pub nonminimal_packets: u64,
 }
 
+/// Priority flow control frames.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct PfcCounters {
+    pub pause_frames_sent: u64,
+    pub resume_frames_sent: u64,
+    pub pause_frames_received: u64,
+}
+
 pub struct Stats {
     /// Start of the measurement interval, in picoseconds.
     pub measure_from: u64,
     pub groups: Vec<GroupStats>,
     pub series: Series,
     pub counters: Counters,
+    pub pfc: PfcCounters,
+    pub queues: QueueProbes,
     pub injected: u64,
     pub delivered: u64,
     pub packet_hops: u64,
@@ -54,6 +67,8 @@ impl Stats {
             groups: vec![GroupStats::default(); groups],
             series: Series::new(groups, window, duration),
             counters: Counters::default(),
+            pfc: PfcCounters::default(),
+            queues: QueueProbes::new(measure_from),
             injected: 0,
             delivered: 0,
             packet_hops: 0,
@@ -77,6 +92,13 @@ impl Stats {
     pub fn on_inject(&mut self, group: u16) {
         self.injected += 1;
         self.groups[group as usize].injected_packets += 1;
+    }
+
+    /// A packet was dropped for want of buffer space.
+    #[inline]
+    pub fn on_drop(&mut self, group: u16) {
+        self.counters.packets_dropped += 1;
+        self.groups[group as usize].dropped_packets += 1;
     }
 
     /// A packet's tail reached its destination.
@@ -116,6 +138,7 @@ impl Stats {
             total.received_bytes += g.received_bytes;
             total.injected_packets += g.injected_packets;
             total.delivered_packets += g.delivered_packets;
+            total.dropped_packets += g.dropped_packets;
             total.latency.merge(&g.latency);
             total.network_latency.merge(&g.network_latency);
             total.message_latency.merge(&g.message_latency);
@@ -156,7 +179,7 @@ impl Stats {
         PacketCounts {
             injected: self.injected,
             delivered: self.delivered,
-            in_flight: self.injected - self.delivered,
+            in_flight: self.injected - self.delivered - self.counters.packets_dropped,
             dropped: self.counters.packets_dropped,
         }
     }
@@ -201,8 +224,8 @@ fn group_summary(g: &GroupStats, info: &GroupInfo, seconds: f64, ps_per_unit: f6
         packets: PacketCounts {
             injected: g.injected_packets,
             delivered: g.delivered_packets,
-            in_flight: g.injected_packets - g.delivered_packets,
-            dropped: 0,
+            in_flight: g.injected_packets - g.delivered_packets - g.dropped_packets,
+            dropped: g.dropped_packets,
         },
     }
 }

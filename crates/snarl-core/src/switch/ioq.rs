@@ -15,6 +15,11 @@
 //!    VCs) for which the downstream buffer has room; its output-buffer space is released
 //!    when the tail has left.
 //!
+//! Links are flow-controlled by credits (InfiniBand) or, in a shared-buffer switch, by
+//! PFC or nothing at all (Ethernet): the input queues of a port then share the port's
+//! ingress share of the packet memory plus a pool common to the switch; a packet that
+//! finds no room is dropped, and PFC pauses a priority upstream before that can happen.
+//!
 //! Wake-ups are scheduled only when something waits: an output that cannot allocate
 //! because its crossbar side or the requesting inputs are busy retries when the earliest
 //! of them frees (`AllocRetry`); a link wakes at the end of a transmission only if packets
@@ -22,18 +27,60 @@
 //! next looks at that output.
 
 use super::arbiter::{Arbiter, RoundRobin};
-use crate::flow_control::{CreditReturns, CreditSender, UNLIMITED};
+use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::packet::{Fifo, NIL};
 use crate::routing::{PortView, RouteQuery, Routing};
 use crate::topology::{Endpoint, Topology};
 use crate::units::{Rate, SerialTime};
 
+/// How a fabric's links keep the receivers' input buffers from overflowing.
+pub enum LinkControl {
+    /// Credits per VC: a packet starts only if the receiver's buffer has room for it.
+    Credit,
+    /// Shared ingress memory and priority flow control.
+    Pfc(PfcReceiver),
+    /// Shared ingress memory, and packets that find it full are dropped.
+    TailDrop,
+}
+
+/// The buffers and timing of every switch of a fabric.
+pub struct IoqParams {
+    pub vcs: usize,
+    /// Credit fabrics: per-VC input buffer. Shared-buffer fabrics: a port's ingress share.
+    pub input_capacity: u64,
+    /// Per-VC (egress-queue) output buffer.
+    pub output_capacity: u64,
+    /// Shared-buffer fabrics: memory each switch lends to ingress ports beyond their share.
+    pub shared_pool: u64,
+    pub speedup: f64,
+    pub latency: u64,
+    pub control: LinkControl,
+    /// Start of the measurement interval (for paused time).
+    pub measure_from: u64,
+}
+
+/// No probe on this queue.
+const NO_PROBE: u16 = u16::MAX;
+
 pub struct IoqFabric {
     vcs: usize,
     input_capacity: u64,
     output_capacity: u64,
     latency: u64,
+    control: LinkControl,
+    shared_pool: u64,
+    /// Shared-buffer fabrics: ingress bytes held per global port, pool bytes lent per
+    /// switch, and the highest port occupancy seen.
+    ingress_used: Vec<u64>,
+    pool_used: Vec<u64>,
+    max_ingress: u64,
+    /// Paused priorities of each output (PFC).
+    pause: PauseState,
+    /// Time from a PFC decision at an input to its effect upstream, link idle.
+    pause_flight: Vec<u64>,
+    /// Probe index of each output queue (port * vcs + vc), or `NO_PROBE`.
+    probe: Vec<u16>,
 
     // Per switch.
     port_base: Vec<u32>,
@@ -100,14 +147,10 @@ impl PortView for SwitchView<'_> {
 }
 
 impl IoqFabric {
-    pub fn new(
-        topo: &impl Topology,
-        vcs: usize,
-        input_capacity: u64,
-        output_capacity: u64,
-        speedup: f64,
-        latency: u64,
-    ) -> IoqFabric {
+    pub fn new(topo: &impl Topology, params: IoqParams) -> IoqFabric {
+        let IoqParams { vcs, input_capacity, output_capacity, shared_pool, speedup, latency, mut control, measure_from } =
+            params;
+        let credit_based = matches!(control, LinkControl::Credit);
         let switches = topo.num_switches();
         let mut port_base = Vec::with_capacity(switches);
         let mut radix = Vec::with_capacity(switches);
@@ -134,7 +177,8 @@ impl IoqFabric {
                 let link = topo.link(s, p);
                 let (far, capacity) = match topo.peer(s, p) {
                     Endpoint::Switch { switch, port } => {
-                        (port_base[switch as usize] + port as u32, input_capacity as i64)
+                        let capacity = if credit_based { input_capacity as i64 } else { UNLIMITED };
+                        (port_base[switch as usize] + port as u32, capacity)
                     }
                     Endpoint::Host(h) => (HOST_TARGET | h, UNLIMITED),
                     Endpoint::Unconnected => (NIL, 0),
@@ -150,11 +194,27 @@ impl IoqFabric {
             }
         }
         let max_bits = radix.iter().map(|&r| r as usize * vcs).max().unwrap_or(0);
+        if let LinkControl::Pfc(receiver) = &mut control {
+            receiver.resize(total);
+        }
+        let pause_flight = serializer
+            .iter()
+            .zip(&link_latency)
+            .map(|(ser, lat)| ser.time(crate::config::PAUSE_FRAME_BYTES) + lat)
+            .collect();
         IoqFabric {
             vcs,
             input_capacity,
             output_capacity,
             latency,
+            control,
+            shared_pool,
+            ingress_used: vec![0; total],
+            pool_used: vec![0; switches],
+            max_ingress: 0,
+            pause: PauseState::new(total, vcs, measure_from),
+            pause_flight,
+            probe: vec![NO_PROBE; total * vcs],
             port_base,
             radix,
             owner,
@@ -191,16 +251,89 @@ impl IoqFabric {
         self.port_base[switch] + port as u32
     }
 
+    /// Records the occupancy of output queue (port, vc) in `probe` from now on.
+    pub fn add_probe(&mut self, switch: usize, port: usize, vc: usize, probe: u16) {
+        let q = self.global_port(switch, port) as usize * self.vcs + vc;
+        self.probe[q] = probe;
+    }
+
     /// The head of `packet` reaches global input port `gp`.
     #[inline]
     pub fn arrive(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
         let vc = ctx.packets[packet].vc as usize;
         let q = gp as usize * self.vcs + vc;
+        if !matches!(self.control, LinkControl::Credit) && !self.admit(ctx, gp, packet) {
+            return;
+        }
         let was_empty = self.input[q].is_empty();
         self.input[q].push(ctx.packets, packet);
+        if let LinkControl::Pfc(receiver) = &mut self.control {
+            if let Some(frame) = receiver.on_change(gp as usize, vc, self.input[q].bytes) {
+                self.send_pfc(ctx, gp, vc, frame);
+            }
+        }
         if was_empty {
             let out = self.route_head(ctx, gp, vc);
             self.try_allocate(ctx, out);
+        }
+    }
+
+    /// Shared-buffer admission: the packet's bytes come from the port's ingress share,
+    /// then from the switch's pool; with neither it is dropped.
+    fn admit(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) -> bool {
+        let (i, s) = (gp as usize, self.owner[gp as usize] as usize);
+        let used = self.ingress_used[i];
+        let after = used + ctx.packets[packet].size as u64;
+        let borrow = after.saturating_sub(self.input_capacity) - used.saturating_sub(self.input_capacity);
+        if self.pool_used[s] + borrow > self.shared_pool {
+            ctx.drop_packet(packet);
+            return false;
+        }
+        self.pool_used[s] += borrow;
+        self.ingress_used[i] = after;
+        self.max_ingress = self.max_ingress.max(after);
+        true
+    }
+
+    /// A packet of `bytes` left the ingress queue (gp, vc) of a shared-buffer switch.
+    fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, bytes: u64) {
+        let (i, s) = (gp as usize, self.owner[gp as usize] as usize);
+        let used = self.ingress_used[i];
+        let after = used - bytes;
+        self.pool_used[s] -= used.saturating_sub(self.input_capacity) - after.saturating_sub(self.input_capacity);
+        self.ingress_used[i] = after;
+        if let LinkControl::Pfc(receiver) = &mut self.control {
+            if let Some(frame) = receiver.on_change(i, vc, self.input[i * self.vcs + vc].bytes) {
+                self.send_pfc(ctx, gp, vc, frame);
+            }
+        }
+    }
+
+    /// Sends a pause or resume frame for priority `vc` from input `gp` to its upstream
+    /// sender. It goes out after the frame on the reverse link (control frames wait for
+    /// the wire but not for queued data) and takes effect on arrival.
+    fn send_pfc(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, frame: PfcFrame) {
+        let upstream = self.peer[gp as usize];
+        if upstream == NIL {
+            return;
+        }
+        let on = frame == PfcFrame::Pause;
+        if on {
+            ctx.stats.pfc.pause_frames_sent += 1;
+        } else {
+            ctx.stats.pfc.resume_frames_sent += 1;
+        }
+        let at = self.link_free_at[gp as usize].max(ctx.now) + self.pause_flight[gp as usize];
+        ctx.schedule(at, Event::Pause { target: upstream, vc: vc as u8, on });
+    }
+
+    /// A pause (`on`) or resume frame for priority `vc` reached output `port`.
+    pub fn pause(&mut self, ctx: &mut Ctx, port: u32, vc: usize, on: bool) {
+        if on {
+            ctx.stats.pfc.pause_frames_received += 1;
+        }
+        if self.pause.set(port as usize, vc, on, ctx.now) && !on {
+            self.try_transmit(ctx, port);
         }
     }
 
@@ -323,18 +456,26 @@ impl IoqFabric {
         let out_vc = p.out_vc as usize;
         self.input_busy_until[i] = done;
         self.crossbar_out_free_at[o] = done;
-        // The input buffer frees as the tail leaves it: credits travel back upstream.
-        let (upstream, at) = (self.peer[i], done + self.link_latency[i]);
-        if upstream & HOST_TARGET == 0 && self.returns.push(upstream as usize, at, vc, size) {
-            if std::mem::take(&mut self.credit_blocked[upstream as usize]) {
-                self.wake(ctx, upstream, at);
+        if matches!(self.control, LinkControl::Credit) {
+            // The input buffer frees as the tail leaves it: credits travel back upstream.
+            let (upstream, at) = (self.peer[i], done + self.link_latency[i]);
+            if upstream & HOST_TARGET == 0 && self.returns.push(upstream as usize, at, vc, size) {
+                if std::mem::take(&mut self.credit_blocked[upstream as usize]) {
+                    self.wake(ctx, upstream, at);
+                }
+            } else {
+                ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
             }
         } else {
-            ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
+            self.release_ingress(ctx, input, vc, size);
         }
 
-        self.output_used[o * vcs + out_vc] += size;
-        self.output[o * vcs + out_vc].push(ctx.packets, id);
+        let oq = o * vcs + out_vc;
+        self.output_used[oq] += size;
+        self.output[oq].push(ctx.packets, id);
+        if self.probe[oq] != NO_PROBE {
+            ctx.stats.queues.record(self.probe[oq], now, self.output[oq].bytes);
+        }
         if !self.input[i * vcs + vc].is_empty() {
             // The next packet of this VC can go once the input is free again.
             let wanted = self.route_head(ctx, input, vc);
@@ -387,7 +528,7 @@ impl IoqFabric {
             }
             nonempty += 1;
             let p = &ctx.packets[head];
-            if !self.credits.can_send(o, vc, p.size as u64) {
+            if !self.credits.can_send(o, vc, p.size as u64) || self.pause.is_paused(o, vc) {
                 blocked = true;
                 continue;
             }
@@ -430,6 +571,9 @@ impl IoqFabric {
     fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize, now: u64) {
         let (o, vcs) = (port as usize, self.vcs);
         let id = self.output[o * vcs + vc].pop(ctx.packets);
+        if self.probe[o * vcs + vc] != NO_PROBE {
+            ctx.stats.queues.record(self.probe[o * vcs + vc], ctx.now, self.output[o * vcs + vc].bytes);
+        }
         self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;
         let serialise = self.serializer[o].time(size);
@@ -467,6 +611,32 @@ impl IoqFabric {
         ctx.schedule(at, Event::LinkWake { port });
     }
 
+    pub fn vcs(&self) -> usize {
+        self.vcs
+    }
+
+    /// What a port's ingress queues hold before borrowing from the pool (shared-buffer
+    /// fabrics).
+    pub fn ingress_share(&self) -> u64 {
+        self.input_capacity
+    }
+
+    /// Highest ingress occupancy any port reached (shared-buffer fabrics).
+    pub fn max_ingress(&self) -> u64 {
+        self.max_ingress
+    }
+
+    /// The paused priorities of every output (PFC).
+    pub fn pause_state(&self) -> &PauseState {
+        &self.pause
+    }
+
+    /// "switch S port P" for a global port id.
+    pub fn port_name(&self, gp: usize) -> String {
+        let switch = self.owner[gp];
+        format!("switch {switch} port {}", gp as u32 - self.port_base[switch as usize])
+    }
+
     /// Packets held in switch buffers.
     pub fn buffered_packets(&self) -> u64 {
         self.input.iter().chain(&self.output).map(|q| q.len as u64).sum()
@@ -475,7 +645,8 @@ impl IoqFabric {
     /// Credit counters all within [0, capacity], and output accounting consistent.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.credits.check_bounds()?;
-        for (port, &far) in self.peer.iter().enumerate() {
+        let credit_based = matches!(self.control, LinkControl::Credit);
+        for (port, &far) in self.peer.iter().enumerate().filter(|_| credit_based) {
             for vc in 0..self.vcs {
                 let held = self.credits.credits(port, vc) + self.returns.pending(port, vc) as i64;
                 if far & HOST_TARGET == 0 && far != NIL && held > self.input_capacity as i64 {
@@ -494,9 +665,28 @@ impl IoqFabric {
                 ));
             }
         }
-        for (i, q) in self.input.iter().enumerate() {
-            if q.bytes > self.input_capacity {
-                return Err(format!("input buffer {i} holds {} bytes > capacity {}", q.bytes, self.input_capacity));
+        if matches!(self.control, LinkControl::Credit) {
+            for (i, q) in self.input.iter().enumerate() {
+                if q.bytes > self.input_capacity {
+                    return Err(format!("input buffer {i} holds {} bytes > capacity {}", q.bytes, self.input_capacity));
+                }
+            }
+            return Ok(());
+        }
+        for (gp, &used) in self.ingress_used.iter().enumerate() {
+            let queued: u64 = self.input[gp * self.vcs..(gp + 1) * self.vcs].iter().map(|q| q.bytes).sum();
+            if used != queued || used > self.input_capacity + self.shared_pool {
+                return Err(format!(
+                    "ingress port {gp}: {used} bytes accounted, {queued} queued, share {} + pool {}",
+                    self.input_capacity, self.shared_pool
+                ));
+            }
+        }
+        for (s, &lent) in self.pool_used.iter().enumerate() {
+            let port = |gp: usize| self.ingress_used[gp].saturating_sub(self.input_capacity);
+            let owed: u64 = (self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize).map(port).sum();
+            if lent != owed || lent > self.shared_pool {
+                return Err(format!("switch {s}: pool lends {lent} bytes, ports owe {owed}, pool {}", self.shared_pool));
             }
         }
         Ok(())

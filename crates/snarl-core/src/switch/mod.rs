@@ -5,4 +5,4 @@ mod arbiter;
 mod ioq;
 
 pub use arbiter::{Arbiter, RoundRobin};
-pub use ioq::IoqFabric;
+pub use ioq::{IoqFabric, IoqParams, LinkControl};

@@ -7,4 +7,5 @@ mod determinism;
 mod docs;
 mod endpoint;
 mod mechanisms;
+mod pfc;
 mod scenarios;

@@ -1,0 +1,147 @@
+//! Priority flow control (IEEE 802.1Qbb), the Ethernet half of lossless flow control.
+//! The receiver watches each ingress queue (port, priority) and sends a pause frame
+//! upstream when it fills past XOFF, and a resume frame once it drains to XON
+//! ([`PfcReceiver`]); the frames travel the link like any frame. The sender keeps one
+//! paused flag per (link, priority) and sends nothing on a paused priority
+//! ([`PauseState`]); what it had already put on the wire lands in the receiver's
+//! headroom above XOFF.
+
+/// The sender's view: which priorities of which links are paused, and for how long they
+/// have been (from `measure_from` on).
+pub struct PauseState {
+    vcs: usize,
+    measure_from: u64,
+    paused: Vec<bool>,
+    since: Vec<u64>,
+    paused_time: Vec<u64>,
+    pauses: Vec<u32>,
+}
+
+impl PauseState {
+    pub fn new(links: usize, vcs: usize, measure_from: u64) -> PauseState {
+        let n = links * vcs;
+        PauseState {
+            vcs,
+            measure_from,
+            paused: vec![false; n],
+            since: vec![0; n],
+            paused_time: vec![0; n],
+            pauses: vec![0; n],
+        }
+    }
+
+    #[inline]
+    pub fn is_paused(&self, link: usize, vc: usize) -> bool {
+        self.paused[link * self.vcs + vc]
+    }
+
+    /// A pause (`on`) or resume frame for (link, vc) arrived at `now`; `true` if it
+    /// changed the state.
+    pub fn set(&mut self, link: usize, vc: usize, on: bool, now: u64) -> bool {
+        let i = link * self.vcs + vc;
+        if self.paused[i] == on {
+            return false;
+        }
+        self.paused[i] = on;
+        if on {
+            self.since[i] = now;
+            self.pauses[i] += 1;
+        } else {
+            self.paused_time[i] += now.saturating_sub(self.since[i].max(self.measure_from));
+        }
+        true
+    }
+
+    /// Time (link, vc) spent paused from `measure_from` to `now`, the open pause included.
+    pub fn paused_time(&self, link: usize, vc: usize, now: u64) -> u64 {
+        let i = link * self.vcs + vc;
+        let open = if self.paused[i] { now.saturating_sub(self.since[i].max(self.measure_from)) } else { 0 };
+        self.paused_time[i] + open
+    }
+
+    /// Pause frames that took effect on (link, vc).
+    pub fn pauses(&self, link: usize, vc: usize) -> u32 {
+        self.pauses[link * self.vcs + vc]
+    }
+
+    pub fn links(&self) -> usize {
+        self.paused.len() / self.vcs
+    }
+}
+
+/// The receiver's side: per-priority thresholds and whether a pause is outstanding on
+/// each ingress queue.
+pub struct PfcReceiver {
+    vcs: usize,
+    xoff: Vec<u64>,
+    xon: Vec<u64>,
+    pausing: Vec<bool>,
+}
+
+/// What a change of an ingress queue asks the receiver to send upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfcFrame {
+    Pause,
+    Resume,
+}
+
+impl PfcReceiver {
+    /// `xoff[vc]`, `xon[vc]` in bytes; `ports` ingress ports.
+    pub fn new(xoff: Vec<u64>, xon: Vec<u64>) -> PfcReceiver {
+        PfcReceiver { vcs: xoff.len(), xoff, xon, pausing: Vec::new() }
+    }
+
+    /// Watches `ports` ingress ports.
+    pub fn resize(&mut self, ports: usize) {
+        self.pausing = vec![false; ports * self.vcs];
+    }
+
+    /// The ingress queue (port, vc) now holds `bytes`: the frame to send, if any.
+    #[inline]
+    pub fn on_change(&mut self, port: usize, vc: usize, bytes: u64) -> Option<PfcFrame> {
+        let i = port * self.vcs + vc;
+        if !self.pausing[i] && bytes >= self.xoff[vc] {
+            self.pausing[i] = true;
+            Some(PfcFrame::Pause)
+        } else if self.pausing[i] && bytes <= self.xon[vc] {
+            self.pausing[i] = false;
+            Some(PfcFrame::Resume)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receiver_pauses_at_xoff_and_resumes_at_xon_once_each() {
+        let mut r = PfcReceiver::new(vec![500, 300], vec![400, 100]);
+        r.resize(2);
+        assert_eq!(r.on_change(0, 0, 499), None);
+        assert_eq!(r.on_change(0, 0, 500), Some(PfcFrame::Pause));
+        assert_eq!(r.on_change(0, 0, 900), None, "one pause per crossing");
+        assert_eq!(r.on_change(1, 0, 100), None, "ports are independent");
+        assert_eq!(r.on_change(0, 1, 300), Some(PfcFrame::Pause), "priorities have their own thresholds");
+        assert_eq!(r.on_change(0, 0, 401), None, "hysteresis: still above xon");
+        assert_eq!(r.on_change(0, 0, 400), Some(PfcFrame::Resume));
+        assert_eq!(r.on_change(0, 0, 0), None);
+    }
+
+    #[test]
+    fn paused_time_counts_from_the_measurement_start() {
+        let mut s = PauseState::new(2, 2, 100);
+        assert!(s.set(1, 1, true, 50));
+        assert!(!s.set(1, 1, true, 60), "a repeated pause changes nothing");
+        assert!(s.is_paused(1, 1) && !s.is_paused(1, 0) && !s.is_paused(0, 1));
+        assert_eq!(s.paused_time(1, 1, 150), 50, "the open pause counts from measure_from");
+        assert!(s.set(1, 1, false, 200));
+        assert!(s.set(1, 1, true, 300));
+        assert!(s.set(1, 1, false, 310));
+        assert_eq!(s.paused_time(1, 1, 1000), 110);
+        assert_eq!(s.pauses(1, 1), 2);
+        assert_eq!(s.links(), 2);
+    }
+}
