@@ -22,6 +22,7 @@
 //! next looks at that output.
 
 use super::arbiter::{Arbiter, RoundRobin};
+use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::packet::{Fifo, NIL};
@@ -78,6 +79,9 @@ pub struct IoqFabric {
     /// per-packet path.
     bit_input: Vec<u16>,
     bit_vc: Vec<u8>,
+
+    /// ECN marking at the output queues, if configured.
+    ecn: Option<Ecn>,
 }
 
 /// The read-only view a routing gets of one switch.
@@ -182,7 +186,13 @@ impl IoqFabric {
             waiting: vec![0; total],
             bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
             bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
+            ecn: None,
         }
+    }
+
+    /// Marks packets at the output queues with `ecn`.
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = Some(ecn);
     }
 
     /// Global id of `port` of `switch`.
@@ -334,6 +344,9 @@ impl IoqFabric {
         }
 
         self.output_used[o * vcs + out_vc] += size;
+        if let Some(ecn) = &mut self.ecn {
+            ecn.on_enqueue(self.output[o * vcs + out_vc].bytes, &mut ctx.packets[id], &mut ctx.stats.counters);
+        }
         self.output[o * vcs + out_vc].push(ctx.packets, id);
         if !self.input[i * vcs + vc].is_empty() {
             // The next packet of this VC can go once the input is free again.
@@ -430,6 +443,9 @@ impl IoqFabric {
     fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize, now: u64) {
         let (o, vcs) = (port as usize, self.vcs);
         let id = self.output[o * vcs + vc].pop(ctx.packets);
+        if let Some(ecn) = &mut self.ecn {
+            ecn.on_dequeue(self.output[o * vcs + vc].bytes, &mut ctx.packets[id], &mut ctx.stats.counters);
+        }
         self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;
         let serialise = self.serializer[o].time(size);
