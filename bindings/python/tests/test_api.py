@@ -229,3 +229,37 @@ def test_config_text_tells_paths_from_toml(small_config):
     assert config_text({"a": {"b": 1}}) == '{"a": {"b": 1}}'
     with pytest.raises(TypeError):
         config_text(42)  # type: ignore[arg-type]
+
+
+DCQCN_DICT = {
+    "simulation": {"duration": "400us"},
+    "topology": {"type": "single_switch", "hosts": 3},
+    "switch": {"speedup": 2.0, "output_buffer": "1MiB"},
+    "congestion_control": {"type": "dcqcn", "rate_series": True},
+    "traffic": {
+        "load": 1.0,
+        "message_size": "1MiB",
+        "pattern": {"type": "incast", "destination": 2},
+    },
+}
+
+
+def test_dcqcn_reports_counters_and_per_flow_rates(simulate):
+    report = simulate(DCQCN_DICT)
+    counters = report.summary["counters"]
+    assert counters["ecn_marks"] > 0
+    assert counters["rate_cuts"] > 0
+    assert counters["cnps_sent"] >= counters["cnps_delivered"] > 0
+    rates = report.rates
+    assert list(rates.columns) == ["time", "src", "dst", "qp", "rate_gbps"]
+    assert len(rates) > 0
+    assert set(rates["dst"]) == {2}
+    assert rates["rate_gbps"].between(0.1, 100.0).all()
+    # DCQCN without [ecn] marks with the paper's thresholds, written out in full.
+    assert report.config["ecn"] == {"kmin": "5000B", "kmax": "200000B", "pmax": 0.01, "mark": "enqueue"}
+
+
+def test_runs_without_congestion_control_have_no_rates(simulate):
+    report = simulate(SMALL_DICT)
+    assert report.rates.empty
+    assert "ecn_marks" not in report.summary["counters"]

@@ -276,3 +276,19 @@ def test_basic_scenarios_run(cli, scenario):
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["packets"]["delivered"] > 0
+
+
+def test_out_writes_rates_with_a_rate_series(cli, small_config, tmp_path):
+    done = cli(
+        "run", small_config, "--json", "--out", "results",
+        "--set", "congestion_control.type=dcqcn", "--set", "congestion_control.rate_series=true",
+        "--set", "traffic.pattern.type=incast", "--set", "traffic.pattern.destination=0",
+        "--set", "traffic.load=1.0", "--set", "switch.speedup=2.0", "--set", "switch.output_buffer=\"1MiB\"",
+        "--set", "simulation.duration=\"200us\"",
+    )
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "results"
+    assert "rates.parquet" in {p.name for p in out.iterdir()}
+    table = pq.read_table(out / "rates.parquet")
+    assert table.column_names == ["time", "src", "dst", "qp", "rate_gbps"]
+    assert table.num_rows > 0

@@ -4,6 +4,7 @@
 //! The public surface is small: [`load_config`] turns TOML (plus `--set` overrides and a
 //! seed) into a validated [`Config`]; [`run`] simulates it and returns a [`Report`].
 
+pub mod cc;
 pub mod config;
 pub mod error;
 pub mod flow_control;

@@ -5,16 +5,31 @@
 //! The source queue is bounded as on a real NIC: a generation that finds it full is
 //! counted (`source_queue_full`) and dropped at the source, never stored, so memory
 //! stays bounded at and beyond saturation.
+//!
+//! Without congestion control a host sends its queued messages in strict FIFO order. With
+//! per-flow congestion control (DCQCN) the NIC also
+//! * sends congestion notification packets (CNPs) from a small per-host queue, ahead of
+//!   data;
+//! * schedules its queued messages round robin by flow: it sends the next packet of the
+//!   first queued message (starting after the one served last) whose flow's rate allows it
+//!   now and whose VC has credits, only the oldest queued message of a flow being eligible
+//!   (per-flow order); it wakes at the earliest next-send time otherwise. A throttled flow
+//!   thus never blocks the other flows of its host.
 
+use crate::cc::dcqcn::Dcqcn;
+use crate::cc::FlowKey;
+use crate::config::DcqcnConfig;
 use crate::flow_control::{CreditSender, PauseState, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
-use crate::packet::{Message, Packet, NIL};
+use crate::packet::{Message, Packet, CNP, NIL};
+use crate::report::Table;
 use crate::routing::hash::qp_number;
 use crate::topology::{Endpoint, Topology};
 use crate::traffic::Workload;
 use crate::units::{Rate, SerialTime};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
+use std::collections::VecDeque;
 
 pub struct Nics {
     vcs: usize,
@@ -38,6 +53,28 @@ pub struct Nics {
     queue_len: Vec<u32>,
     /// Bumped when a phase changes the host's traffic; stale `Generate` events are ignored.
     epoch: Vec<u32>,
+    /// Per-flow congestion control, if configured.
+    cc: Option<Box<NicCc>>,
+}
+
+/// Size of a congestion notification packet on the wire.
+pub const CNP_BYTES: u64 = 64;
+
+/// A CNP waiting at its NIC: back to the sender `dst` for flow (dst, this host, qp).
+#[derive(Clone, Copy, Debug)]
+struct CnpRequest {
+    dst: u32,
+    qp: u32,
+    vc: u8,
+}
+
+/// The NICs' congestion-control state: DCQCN's flows, CNP queues, the flow scheduler.
+struct NicCc {
+    dcqcn: Dcqcn,
+    cnps: Vec<VecDeque<CnpRequest>>,
+    /// Per host: position in the source queue (from its head) where the scheduler's next
+    /// round-robin scan starts.
+    next_position: Vec<u32>,
 }
 
 impl Nics {
@@ -92,7 +129,18 @@ impl Nics {
             queue_head: vec![0; hosts],
             queue_len: vec![0; hosts],
             epoch: vec![0; hosts],
+            cc: None,
         }
+    }
+
+    /// Runs DCQCN at every NIC (its notification and reaction points, per flow).
+    pub fn enable_dcqcn(&mut self, config: &DcqcnConfig) {
+        let hosts = self.peer.len();
+        self.cc = Some(Box::new(NicCc {
+            dcqcn: Dcqcn::new(config),
+            cnps: vec![VecDeque::new(); hosts],
+            next_position: vec![0; hosts],
+        }));
     }
 
     pub fn rate(&self, host: usize) -> Rate {
@@ -146,6 +194,11 @@ impl Nics {
     /// Sends the next packet of the head message if the link, the cap and the credits
     /// allow it.
     pub fn try_inject(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {
+        if let Some(mut cc) = self.cc.take() {
+            self.try_inject_cc(ctx, work, host, &mut cc);
+            self.cc = Some(cc);
+            return;
+        }
         let (h, now) = (host as usize, ctx.now);
         if self.queue_len[h] == 0 {
             return;
@@ -189,6 +242,7 @@ impl Nics {
             out_port: 0,
             hops: 1,
             via: NIL,
+            flags: 0,
             created: m.created,
             injected: now,
             tail_at: arrival + serialise,
@@ -213,6 +267,201 @@ impl Nics {
         } else {
             ctx.schedule(arrival, Event::Arrive { port: far, packet });
         }
+    }
+
+    /// `try_inject` under per-flow congestion control: a CNP if one waits, else the next
+    /// packet of the first eligible flow (see the module documentation).
+    fn try_inject_cc(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, cc: &mut NicCc) {
+        let (h, now) = (host as usize, ctx.now);
+        if self.queue_len[h] == 0 && cc.cnps[h].is_empty() {
+            return;
+        }
+        if self.link_free_at[h] > now {
+            self.wake(ctx, host, self.link_free_at[h]);
+            return;
+        }
+        if let Some(&cnp) = cc.cnps[h].front() {
+            if self.credits.can_send(h, cnp.vc as usize, CNP_BYTES) && !self.pause.is_paused(h, cnp.vc as usize) {
+                cc.cnps[h].pop_front();
+                let group = work.host_group[h];
+                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP, now);
+                ctx.stats.on_inject_control(group);
+                if self.queue_len[h] > 0 || !cc.cnps[h].is_empty() {
+                    self.wake(ctx, host, now + serialise);
+                }
+                return;
+            }
+            // Blocked on credits or paused on its VC: data on other VCs may go meanwhile.
+        }
+        let len = self.queue_len[h] as usize;
+        if len == 0 {
+            return;
+        }
+        if self.next_allowed[h] > now {
+            self.wake(ctx, host, self.next_allowed[h]);
+            return;
+        }
+        let (capacity, head) = (self.queue_capacity, self.queue_head[h] as usize);
+        let base = h * capacity;
+        let slot = |pos: usize| base + (head + pos) % capacity;
+        let start = cc.next_position[h] as usize % len;
+        let mut earliest = u64::MAX;
+        let mut chosen = None;
+        for k in 0..len {
+            let pos = if start + k >= len { start + k - len } else { start + k };
+            let m = &ctx.messages[self.queue[slot(pos)]];
+            let older_of_flow = (0..pos).any(|j| {
+                let other = &ctx.messages[self.queue[slot(j)]];
+                other.dst == m.dst && other.qp == m.qp
+            });
+            if older_of_flow {
+                continue;
+            }
+            let at = cc.dcqcn.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp });
+            if at > now {
+                earliest = earliest.min(at);
+                continue;
+            }
+            if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent)) || self.pause.is_paused(h, m.vc as usize) {
+                continue; // A credit or resume event will retry.
+            }
+            chosen = Some(pos);
+            break;
+        }
+        let Some(pos) = chosen else {
+            if earliest != u64::MAX {
+                self.wake(ctx, host, earliest);
+            }
+            return;
+        };
+        let mid = self.queue[slot(pos)];
+        let m = ctx.messages[mid];
+        let size = self.mtu.min(m.unsent);
+        let message = &mut ctx.messages[mid];
+        message.unsent -= size;
+        message.outstanding += 1;
+        if message.unsent == 0 {
+            message.outstanding -= 1; // The message is fully segmented.
+            for j in pos..len - 1 {
+                self.queue[slot(j)] = self.queue[slot(j + 1)];
+            }
+            self.queue_len[h] -= 1;
+            cc.next_position[h] = pos as u32;
+        } else {
+            cc.next_position[h] = pos as u32 + 1;
+        }
+        let group = work.host_group[h];
+        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0, m.created);
+        let cap = work.groups[group as usize].cap;
+        if cap < 1.0 {
+            self.next_allowed[h] = now + (serialise as f64 / cap).round() as u64;
+        }
+        ctx.stats.on_inject(group);
+        cc.dcqcn.on_sent(now, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
+        if self.queue_len[h] > 0 || !cc.cnps[h].is_empty() {
+            self.wake(ctx, host, now + serialise);
+        }
+    }
+
+    /// Puts a packet of `host` on its link now; returns its serialisation time.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &mut self,
+        ctx: &mut Ctx,
+        host: u32,
+        dst: u32,
+        size: u64,
+        qp: u32,
+        message: u32,
+        group: u16,
+        vc: u8,
+        flags: u8,
+        created: u64,
+    ) -> u64 {
+        let (h, now) = (host as usize, ctx.now);
+        let serialise = self.serializer[h].time(size);
+        let arrival = now + self.latency[h];
+        let packet = ctx.packets.alloc(Packet {
+            next: NIL,
+            src: host,
+            dst,
+            size: size as u32,
+            qp,
+            message,
+            group,
+            vc,
+            out_vc: vc,
+            out_port: 0,
+            hops: 1,
+            via: NIL,
+            flags,
+            created,
+            injected: now,
+            tail_at: arrival + serialise,
+            ready_at: 0,
+        });
+        self.credits.on_send(h, vc as usize, size);
+        self.link_free_at[h] = now + serialise;
+        ctx.stats.packet_hops += 1;
+        *ctx.last_progress = now;
+        let far = self.peer[h];
+        if far & HOST_TARGET != 0 {
+            ctx.schedule(arrival + serialise, Event::Deliver { packet });
+        } else {
+            ctx.schedule(arrival, Event::Arrive { port: far, packet });
+        }
+        serialise
+    }
+
+    /// Notification point: the marked data packet `packet` is being delivered. Under
+    /// DCQCN its destination queues a CNP for the flow unless one went out less than the
+    /// CNP interval ago.
+    pub fn notify(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
+        let Some(cc) = self.cc.as_deref_mut() else { return };
+        let p = &ctx.packets[packet];
+        let (src, dst, qp) = (p.src, p.dst, p.qp);
+        if !cc.dcqcn.should_notify(FlowKey { src, dst, qp }, ctx.now) {
+            return;
+        }
+        // On the flow's (injection) VC.
+        let vc = ctx.messages[p.message].vc;
+        cc.cnps[dst as usize].push_back(CnpRequest { dst: src, qp, vc });
+        self.try_inject(ctx, work, dst);
+    }
+
+    /// Reaction point: the CNP `packet` reached the sender of its flow.
+    pub fn receive_cnp(&mut self, ctx: &mut Ctx, packet: u32) {
+        let p = ctx.packets[packet];
+        ctx.stats.on_deliver_control(p.group);
+        *ctx.last_progress = ctx.now;
+        ctx.packets.release(packet);
+        if let Some(cc) = self.cc.as_deref_mut() {
+            let line = self.rate[p.dst as usize].0 as f64;
+            cc.dcqcn.on_cnp(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, line);
+        }
+    }
+
+    /// A congestion-control timer fired.
+    pub fn cc_timer(&mut self, ctx: &mut Ctx, flow: u32, epoch: u32, kind: u8) {
+        if let Some(cc) = self.cc.as_deref_mut() {
+            cc.dcqcn.on_timer(ctx, flow, epoch, kind);
+        }
+    }
+
+    /// The per-flow rate changes, when congestion control records them.
+    pub fn rates_table(&self, ps_per_unit: f64) -> Option<Table> {
+        self.cc.as_ref().and_then(|cc| cc.dcqcn.rates_table(ps_per_unit))
+    }
+
+    /// Current rate of a flow in bits/s: its line rate unless congestion control throttles it.
+    pub fn flow_rate(&self, src: u32, dst: u32, qp: u32) -> f64 {
+        let key = FlowKey { src, dst, qp };
+        self.cc.as_ref().and_then(|cc| cc.dcqcn.rate(&key)).unwrap_or(self.rate[src as usize].0 as f64)
+    }
+
+    /// Flows whose rate congestion control currently limits.
+    pub fn throttled_flows(&self) -> usize {
+        self.cc.as_ref().map_or(0, |cc| cc.dcqcn.throttled_flows())
     }
 
     pub fn wake_event(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {

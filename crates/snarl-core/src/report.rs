@@ -182,6 +182,9 @@ pub struct Report {
     pub summary: Summary,
     /// Throughput per fixed time window, one row per (window, group) plus group "all".
     pub timeseries: Table,
+    /// Per-flow rates of congestion control, one row per rate change (time, src, dst, qp,
+    /// rate_gbps); empty unless `congestion_control.rate_series` is on.
+    pub rates: Table,
 }
 
 impl Report {

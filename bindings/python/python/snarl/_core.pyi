@@ -40,8 +40,14 @@ def run(
     overrides: list[tuple[str, str]] = ...,
     seed: int | None = None,
     progress: Callable[[float], object] | None = None,
-) -> tuple[str, dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]], str]:
-    """Simulates a config; returns ``(summary_json, timeseries_columns, resolved_toml)``.
+) -> tuple[
+    str,
+    dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]],
+    str,
+    dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]],
+]:
+    """Simulates a config; returns ``(summary_json, timeseries_columns, resolved_toml,
+    rates_columns)``; ``rates_columns`` is empty unless ``congestion_control.rate_series``.
 
     The GIL is released during the run. ``progress(fraction)`` is called at most every
     ~150 ms and once with 1.0 at the end; Ctrl-C stops the run with ``KeyboardInterrupt``.

@@ -27,7 +27,7 @@ EXIT_BAD_INPUT = 2
 EXIT_DEADLOCK = 3
 EXIT_INTERRUPTED = 130
 
-OUTPUT_FILES = frozenset({"summary.json", "config.toml", "timeseries.parquet"})
+OUTPUT_FILES = frozenset({"summary.json", "config.toml", "timeseries.parquet", "rates.parquet"})
 """What ``--out`` writes; a directory holding only these may be replaced."""
 
 
@@ -83,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         metavar="DIR",
         type=Path,
-        help="write summary.json, config.toml (fully resolved) and timeseries.parquet to DIR",
+        help="write summary.json, config.toml (fully resolved), timeseries.parquet and (with congestion_control.rate_series) rates.parquet to DIR",
     )
     run.set_defaults(handler=_run)
 
@@ -200,9 +200,9 @@ def _run(args: argparse.Namespace) -> int:
             from snarl.progress import progress_bar
 
             with progress_bar(f"simulating {Path(args.file).name}") as update:
-                summary_json, columns, resolved = _core.run(text, overrides, args.seed, update)
+                summary_json, columns, resolved, rates = _core.run(text, overrides, args.seed, update)
         else:
-            summary_json, columns, resolved = _core.run(text, overrides, args.seed, None)
+            summary_json, columns, resolved, rates = _core.run(text, overrides, args.seed, None)
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
     except _core.DeadlockError as e:
@@ -211,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
     except _core.SnarlError as e:
         raise Failure(f"{e} (this is a bug in snarl)", EXIT_INTERNAL) from None
 
-    report = Report(summary_json, columns, resolved)
+    report = Report(summary_json, columns, resolved, rates)
     if args.out is not None:
         _write_out(report, args.out)
     if args.json:

@@ -27,10 +27,17 @@ class Report:
         config_toml: the fully resolved config (every default written out) as TOML.
     """
 
-    def __init__(self, summary_json: str, columns: dict[str, Any], config_toml: str) -> None:
+    def __init__(
+        self,
+        summary_json: str,
+        columns: dict[str, Any],
+        config_toml: str,
+        rates: dict[str, Any] | None = None,
+    ) -> None:
         """Wraps the raw results of ``snarl._core.run`` (use :func:`snarl.run`)."""
         self._summary_json = summary_json
         self._columns = columns
+        self._rate_columns = rates or {}
         self.config_toml: str = config_toml
         self.summary: dict[str, Any] = json.loads(summary_json)
 
@@ -71,15 +78,26 @@ class Report:
     @cached_property
     def _arrow(self) -> pa.Table:
         """Builds the Table once from the run's columns."""
-        import pyarrow as pa
+        return _table(self._columns)
 
-        arrays = {}
-        for name, values in self._columns.items():
-            if isinstance(values, list):
-                arrays[name] = pa.array(values, type=pa.string())
-            else:
-                arrays[name] = pa.array(values)  # zero-copy from the numpy array
-        return pa.table(arrays)
+    def rates_arrow(self) -> pa.Table:
+        """The per-flow congestion-control rates as a pyarrow Table (see :attr:`rates`)."""
+        return self._rates_arrow
+
+    @cached_property
+    def _rates_arrow(self) -> pa.Table:
+        return _table(self._rate_columns)
+
+    @cached_property
+    def rates(self) -> pd.DataFrame:
+        """Per-flow rates under congestion control: one row per rate change (``time``,
+        ``src``, ``dst``, ``qp``, ``rate_gbps``); empty unless the config sets
+        ``congestion_control.rate_series = true``."""
+        import pandas as pd
+
+        if not self._rate_columns:
+            return pd.DataFrame(columns=["time", "src", "dst", "qp", "rate_gbps"])
+        return self.rates_arrow().to_pandas(split_blocks=True)
 
     @cached_property
     def timeseries(self) -> pd.DataFrame:
@@ -89,13 +107,29 @@ class Report:
 
     def write(self, directory: str | Path) -> None:
         """Writes ``summary.json``, ``config.toml`` and ``timeseries.parquet`` into
-        ``directory`` (which must exist)."""
+        ``directory`` (which must exist), and ``rates.parquet`` when per-flow rates were
+        recorded."""
         import pyarrow.parquet as pq
 
         directory = Path(directory)
         (directory / "summary.json").write_text(self._summary_json + "\n", encoding="utf-8")
         (directory / "config.toml").write_text(self.config_toml, encoding="utf-8")
         pq.write_table(self.to_arrow(), directory / "timeseries.parquet")
+        if self._rate_columns:
+            pq.write_table(self.rates_arrow(), directory / "rates.parquet")
+
+
+def _table(columns: dict[str, Any]) -> pa.Table:
+    """A pyarrow Table of the core's columns (numeric columns share the run's buffers)."""
+    import pyarrow as pa
+
+    arrays = {}
+    for name, values in columns.items():
+        if isinstance(values, list):
+            arrays[name] = pa.array(values, type=pa.string())
+        else:
+            arrays[name] = pa.array(values)  # zero-copy from the numpy array
+    return pa.table(arrays)
 
 
 def _flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -21,10 +21,12 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
     if let Some(seed) = seed {
         doc.insert("seed".into(), toml::Value::Integer(seed as i64));
     }
-    let config: Config = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
+    let mut config: Config = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let path = e.path().to_string();
         explain_serde_error(&path, &e.into_inner().to_string())
     })?;
+    // DCQCN without an [ecn] section marks with the paper's thresholds: write them out.
+    config.ecn = config.effective_ecn();
     config.validate()?;
     Ok(config)
 }

@@ -25,6 +25,11 @@ pub struct Config {
     #[serde(default)]
     pub nic: NicConfig,
     pub traffic: TrafficConfig,
+    /// ECN marking at switch egress queues (absent: no marking, unless DCQCN implies it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnConfig>,
+    #[serde(default, skip_serializing_if = "CongestionControlConfig::is_none")]
+    pub congestion_control: CongestionControlConfig,
     #[serde(default, skip_serializing_if = "ObserveConfig::is_empty")]
     pub observe: ObserveConfig,
 }
@@ -714,4 +719,157 @@ pub struct TrafficConfig {
     pub groups: Vec<GroupConfig>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseConfig>,
+}
+
+/// When a switch evaluates the marking probability of a packet.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMarkAt {
+    /// As the packet enters the output queue, on the bytes queued ahead of it (RED).
+    #[default]
+    Enqueue,
+    /// As the packet leaves the output queue for the link, on the bytes queued behind it.
+    Dequeue,
+}
+
+/// RED-style ECN marking on an output (port, VC) queue's occupancy: probability 0 up to
+/// `kmin`, rising linearly to `pmax` at `kmax`, 1 above `kmax`. Defaults: the DCQCN
+/// paper's (Zhu et al., SIGCOMM 2015: Kmin = 5 KB, Kmax = 200 KB, Pmax = 1%).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EcnConfig {
+    #[serde(default = "default_kmin")]
+    pub kmin: Bytes,
+    #[serde(default = "default_kmax")]
+    pub kmax: Bytes,
+    #[serde(default = "default_pmax")]
+    pub pmax: f64,
+    #[serde(default)]
+    pub mark: EcnMarkAt,
+}
+
+fn default_kmin() -> Bytes {
+    Bytes(5_000)
+}
+fn default_kmax() -> Bytes {
+    Bytes(200_000)
+}
+fn default_pmax() -> f64 {
+    0.01
+}
+
+impl Default for EcnConfig {
+    fn default() -> Self {
+        EcnConfig { kmin: default_kmin(), kmax: default_kmax(), pmax: default_pmax(), mark: EcnMarkAt::default() }
+    }
+}
+
+/// End-to-end congestion control at the NICs.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CongestionControlConfig {
+    /// Hosts send at line rate (or their static cap).
+    #[default]
+    None,
+    /// DCQCN (Zhu et al., SIGCOMM 2015): per-flow rate control driven by CNPs.
+    Dcqcn(DcqcnConfig),
+}
+
+impl CongestionControlConfig {
+    pub fn is_none(&self) -> bool {
+        matches!(self, CongestionControlConfig::None)
+    }
+}
+
+/// DCQCN parameters; every default is cited in `cc::dcqcn`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnConfig {
+    /// Gain of the alpha moving average (g).
+    #[serde(default = "default_g")]
+    pub g: f64,
+    /// Least time between two CNPs of one flow at the receiver (N).
+    #[serde(default = "default_cnp_interval")]
+    pub cnp_interval: Time,
+    /// Alpha decays when no CNP arrived for this long (K).
+    #[serde(default = "default_alpha_timer")]
+    pub alpha_timer: Time,
+    /// Period of the rate-increase timer (T).
+    #[serde(default = "default_rate_timer")]
+    pub rate_timer: Time,
+    /// Bytes sent between two byte-counter rate increases (B).
+    #[serde(default = "default_byte_counter")]
+    pub byte_counter: Bytes,
+    /// Timer and byte-counter events of fast recovery after a cut (F).
+    #[serde(default = "default_fast_recovery_steps")]
+    pub fast_recovery_steps: u32,
+    /// Additive increase of the target rate (R_AI).
+    #[serde(default = "default_rate_ai")]
+    pub rate_ai: Rate,
+    /// Hyper increase step of the target rate (R_HAI).
+    #[serde(default = "default_rate_hai")]
+    pub rate_hai: Rate,
+    /// No cut takes a flow below this rate.
+    #[serde(default = "default_min_rate")]
+    pub min_rate: Rate,
+    /// Record every rate change of every flow (the report's `rates` table).
+    #[serde(default)]
+    pub rate_series: bool,
+}
+
+fn default_g() -> f64 {
+    1.0 / 256.0
+}
+fn default_cnp_interval() -> Time {
+    Time(50_000_000)
+}
+fn default_alpha_timer() -> Time {
+    Time(55_000_000)
+}
+fn default_rate_timer() -> Time {
+    Time(55_000_000)
+}
+fn default_byte_counter() -> Bytes {
+    Bytes(10_000_000)
+}
+fn default_fast_recovery_steps() -> u32 {
+    5
+}
+fn default_rate_ai() -> Rate {
+    Rate(40_000_000)
+}
+fn default_rate_hai() -> Rate {
+    Rate(400_000_000)
+}
+fn default_min_rate() -> Rate {
+    Rate(100_000_000)
+}
+
+impl Default for DcqcnConfig {
+    fn default() -> Self {
+        DcqcnConfig {
+            g: default_g(),
+            cnp_interval: default_cnp_interval(),
+            alpha_timer: default_alpha_timer(),
+            rate_timer: default_rate_timer(),
+            byte_counter: default_byte_counter(),
+            fast_recovery_steps: default_fast_recovery_steps(),
+            rate_ai: default_rate_ai(),
+            rate_hai: default_rate_hai(),
+            min_rate: default_min_rate(),
+            rate_series: false,
+        }
+    }
+}
+
+impl Config {
+    /// The marking in force: the `[ecn]` section, or the DCQCN paper's marking when DCQCN
+    /// runs without one.
+    pub fn effective_ecn(&self) -> Option<EcnConfig> {
+        match (&self.ecn, &self.congestion_control) {
+            (Some(ecn), _) => Some(ecn.clone()),
+            (None, CongestionControlConfig::Dcqcn(_)) => Some(EcnConfig::default()),
+            (None, CongestionControlConfig::None) => None,
+        }
+    }
 }

@@ -59,6 +59,7 @@ impl Config {
         self.validate_switch(&mut p);
         self.validate_nic(&mut p);
         self.validate_traffic(&mut p);
+        self.validate_congestion(&mut p);
         p.into_result()
     }
 
@@ -256,6 +257,29 @@ impl Config {
         p.positive("nic.mtu", self.nic.mtu.0);
         p.positive("nic.source_queue", self.nic.source_queue as u64);
         p.positive("nic.qps_per_destination", self.nic.qps_per_destination as u64);
+    }
+
+    fn validate_congestion(&self, p: &mut Problems) {
+        if let Some(ecn) = &self.ecn {
+            if ecn.kmin > ecn.kmax {
+                p.add("ecn.kmin", format!("must not exceed ecn.kmax ({}), found {}", ecn.kmax, ecn.kmin));
+            }
+            p.fraction("ecn.pmax", ecn.pmax, false);
+        }
+        if let CongestionControlConfig::Dcqcn(d) = &self.congestion_control {
+            p.fraction("congestion_control.g", d.g, false);
+            p.positive("congestion_control.alpha_timer", d.alpha_timer.0);
+            p.positive("congestion_control.rate_timer", d.rate_timer.0);
+            p.positive("congestion_control.byte_counter", d.byte_counter.0);
+            p.positive("congestion_control.min_rate", d.min_rate.0);
+            let line = self.links.host.rate;
+            if d.min_rate > line {
+                p.add(
+                    "congestion_control.min_rate",
+                    format!("must not exceed the host link rate ({line}), found {}", d.min_rate),
+                );
+            }
+        }
     }
 
     fn validate_traffic(&self, p: &mut Problems) {
@@ -471,6 +495,34 @@ mod tests {
             fabric("type = \"hyperx\"\nsides = [6, 6, 6]\nhosts_per_switch = 6").unwrap(),
             TopologyConfig::HyperX { sides: vec![6, 6, 6], hosts_per_switch: 6, links_per_pair: 1 }
         );
+    }
+
+    #[test]
+    fn congestion_control_values_are_checked() {
+        let e = problem(&[("ecn.kmin", "\"300KB\""), ("ecn.kmax", "\"200KB\"")]);
+        assert!(e.contains("`ecn.kmin`") && e.contains("must not exceed ecn.kmax"), "{e}");
+        assert!(problem(&[("ecn.pmax", "0")]).contains("`ecn.pmax`"));
+        assert!(problem(&[("ecn.pmax", "1.5")]).contains("(0, 1]"));
+        let dcqcn = |key: &str, value: &str| problem(&[("congestion_control.type", "dcqcn"), (key, value)]);
+        assert!(dcqcn("congestion_control.g", "0").contains("`congestion_control.g`"));
+        assert!(dcqcn("congestion_control.rate_timer", "\"0us\"").contains("`congestion_control.rate_timer`"));
+        assert!(dcqcn("congestion_control.alpha_timer", "\"0us\"").contains("`congestion_control.alpha_timer`"));
+        assert!(dcqcn("congestion_control.byte_counter", "0").contains("`congestion_control.byte_counter`"));
+        let e = dcqcn("congestion_control.min_rate", "\"400Gbps\"");
+        assert!(e.contains("`congestion_control.min_rate`") && e.contains("host link rate"), "{e}");
+        let e = dcqcn("congestion_control.rate_ia", "\"40Mbps\"");
+        assert!(e.contains("congestion_control.rate_ia") && e.contains("did you mean `rate_ai`"), "{e}");
+        let e = problem(&[("congestion_control.type", "dcqnc")]);
+        assert!(e.contains("did you mean `dcqcn`"), "{e}");
+    }
+
+    #[test]
+    fn dcqcn_implies_the_paper_marking() {
+        let o = vec![("congestion_control.type".to_string(), "dcqcn".to_string())];
+        let c = load_config(BASE, &o, None).unwrap();
+        assert_eq!(c.ecn, Some(EcnConfig::default()));
+        assert!(c.to_toml().contains("[ecn]"));
+        assert_eq!(load_config(BASE, &[], None).unwrap().ecn, None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use super::event::Event;
 use super::event_queue::EventQueue;
 use crate::observe::Stats;
-use crate::packet::{MessageSlab, PacketSlab};
+use crate::packet::{MessageSlab, PacketSlab, NIL};
 use crate::routing::AnyRouting;
 use crate::topology::AnyTopology;
 use rand_pcg::Pcg64Mcg;
@@ -27,16 +27,19 @@ impl Ctx<'_> {
         self.queue.push(at, event);
     }
 
-    /// A buffer had no room for `packet`: count it and let it go. Its message is over
-    /// (incomplete) once none of its packets is left in flight.
+    /// A buffer had no room for `packet`: count it and let it go. Its message (control
+    /// packets have none) is over, incomplete, once none of its packets is in flight.
     pub fn drop_packet(&mut self, packet: u32) {
         let p = self.packets[packet];
         self.stats.on_drop(p.group);
+        self.packets.release(packet);
+        if p.message == NIL {
+            return;
+        }
         let message = &mut self.messages[p.message];
         message.outstanding -= 1;
         if message.outstanding == 0 {
             self.messages.release(p.message);
         }
-        self.packets.release(packet);
     }
 }

@@ -26,7 +26,18 @@ pub enum Event {
     Phase { index: u32 },
     /// Periodic check that packets still move.
     Watchdog,
+    /// A congestion-control timer of flow slot `flow` (`kind`: alpha or rate timer);
+    /// stale if the flow's epoch has moved on.
+    CcTimer { flow: u32, epoch: u32, kind: u8 },
 }
 
 /// Flag in `Event::Credit::target` marking a host NIC.
 pub const HOST_TARGET: u32 = 1 << 31;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn events_stay_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 16, "{}", std::mem::size_of::<super::Event>());
+    }
+}

@@ -9,12 +9,13 @@ pub use context::Ctx;
 pub use event::{Event, HOST_TARGET};
 pub use event_queue::EventQueue;
 
-use crate::config::{pfc_headroom, Config, FlowControlConfig, SwitchConfig, TimeUnit};
+use crate::cc::ecn::Ecn;
+use crate::config::{pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, SwitchConfig, TimeUnit};
 use crate::error::{Error, Result};
+use crate::flow_control::{PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{self, GroupInfo, Stats};
-use crate::packet::{MessageSlab, PacketSlab};
-use crate::flow_control::{PauseState, PfcReceiver};
+use crate::packet::{self, MessageSlab, PacketSlab};
 use crate::report::{PausedLink, PfcSummary, Report};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
@@ -66,7 +67,7 @@ impl Simulation {
         let params = fabric_params(config, vcs);
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
         let mut fabric = IoqFabric::new(&topo, params);
-        let nics = Nics::new(
+        let mut nics = Nics::new(
             &topo,
             |s, p| fabric.global_port(s, p),
             vcs,
@@ -78,11 +79,21 @@ impl Simulation {
         );
         let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
         let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
+        // Congestion control: marking draws from a stream of its own, so runs without it
+        // draw exactly what they drew before.
+        let ecn = config.effective_ecn();
+        if let Some(ecn) = &ecn {
+            fabric.set_ecn(Ecn::new(ecn, mix64(config.seed ^ 0x0065_636e)));
+        }
+        if let CongestionControlConfig::Dcqcn(dcqcn) = &config.congestion_control {
+            nics.enable_dcqcn(dcqcn);
+        }
         let work = Workload::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?;
         let end = sim.duration.0;
         let window = sim.window.map_or((end / 100).max(1), |w| w.0);
         let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end);
         add_queue_probes(config, &topo, &mut fabric, &mut stats)?;
+        stats.congestion_counters = ecn.is_some() || !config.congestion_control.is_none();
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
         // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
         // every event out of the overflow heap while the wheel stays cache-sized.
@@ -201,7 +212,18 @@ impl Simulation {
                     self.fabric.pause(&mut ctx, target, vc as usize, on);
                 }
             }
-            Event::Deliver { packet } => deliver(&mut ctx, &self.work, packet),
+            Event::Deliver { packet } => {
+                let flags = ctx.packets[packet].flags;
+                if flags & packet::CNP != 0 {
+                    self.nics.receive_cnp(&mut ctx, packet);
+                } else {
+                    if flags & packet::ECN_MARKED != 0 {
+                        self.nics.notify(&mut ctx, &self.work, packet);
+                    }
+                    deliver(&mut ctx, &self.work, packet);
+                }
+            }
+            Event::CcTimer { flow, epoch, kind } => self.nics.cc_timer(&mut ctx, flow, epoch, kind),
             Event::HostWake { host } => self.nics.wake_event(&mut ctx, &self.work, host),
             Event::Generate { host, epoch } => {
                 if epoch == self.nics.epoch(host as usize) {
@@ -314,7 +336,8 @@ impl Simulation {
                 observe::recovery(&throughput, series.window(), self.stats.measure_from, start, end, PS_PER_UNIT);
         }
         let timeseries = self.stats.series.table(&names, &capacity, PS_PER_UNIT);
-        Ok(Report { summary, timeseries })
+        let rates = self.nics.rates_table(PS_PER_UNIT).unwrap_or_default();
+        Ok(Report { summary, timeseries, rates })
     }
 }
 

@@ -37,6 +37,13 @@ pub struct Counters {
     pub packets_dropped: u64,
     /// Packets sent on a non-minimal route (Valiant, or UGAL choosing Valiant).
     pub nonminimal_packets: u64,
+    /// Packets a switch marked (ECN congestion experienced).
+    pub ecn_marks: u64,
+    /// Congestion notification packets sent by receivers, and delivered to senders.
+    pub cnps_sent: u64,
+    pub cnps_delivered: u64,
+    /// Rate cuts at the senders (one per CNP received).
+    pub rate_cuts: u64,
 }
 
 /// Priority flow control frames.
@@ -58,6 +65,8 @@ pub struct Stats {
     pub injected: u64,
     pub delivered: u64,
     pub packet_hops: u64,
+    /// Report the congestion-control counters (runs with ECN or congestion control).
+    pub congestion_counters: bool,
 }
 
 impl Stats {
@@ -72,6 +81,7 @@ impl Stats {
             injected: 0,
             delivered: 0,
             packet_hops: 0,
+            congestion_counters: false,
         }
     }
 
@@ -99,6 +109,23 @@ impl Stats {
     pub fn on_drop(&mut self, group: u16) {
         self.counters.packets_dropped += 1;
         self.groups[group as usize].dropped_packets += 1;
+    }
+
+    /// A control packet (CNP) left a NIC of `group`: it counts in the packet counts
+    /// (conservation, of the whole run and of its group), never in loads or latencies.
+    #[inline]
+    pub fn on_inject_control(&mut self, group: u16) {
+        self.injected += 1;
+        self.groups[group as usize].injected_packets += 1;
+        self.counters.cnps_sent += 1;
+    }
+
+    /// A control packet sent by `group` reached its destination.
+    #[inline]
+    pub fn on_deliver_control(&mut self, group: u16) {
+        self.delivered += 1;
+        self.groups[group as usize].delivered_packets += 1;
+        self.counters.cnps_delivered += 1;
     }
 
     /// A packet's tail reached its destination.
@@ -147,7 +174,7 @@ impl Stats {
         }
         let all = group_summary(&total, &all_info, seconds, ps_per_unit);
         let c = &self.counters;
-        let counters = [
+        let mut counters: BTreeMap<String, u64> = [
             ("messages_generated", c.messages_generated),
             ("messages_delivered", c.messages_delivered),
             ("source_queue_full", c.source_queue_full),
@@ -158,6 +185,17 @@ impl Stats {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+        if self.congestion_counters {
+            // Only in runs that mark or control congestion: other summaries keep their keys.
+            for (k, v) in [
+                ("ecn_marks", c.ecn_marks),
+                ("cnps_sent", c.cnps_sent),
+                ("cnps_delivered", c.cnps_delivered),
+                ("rate_cuts", c.rate_cuts),
+            ] {
+                counters.insert(k.to_string(), v);
+            }
+        }
         Summary {
             accepted_load: all.accepted_load,
             offered_load: all.offered_load,

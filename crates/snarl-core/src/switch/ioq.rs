@@ -27,6 +27,7 @@
 //! next looks at that output.
 
 use super::arbiter::{Arbiter, RoundRobin};
+use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::packet::{Fifo, NIL};
@@ -125,6 +126,9 @@ pub struct IoqFabric {
     /// per-packet path.
     bit_input: Vec<u16>,
     bit_vc: Vec<u8>,
+
+    /// ECN marking at the output queues, if configured.
+    ecn: Option<Ecn>,
 }
 
 /// The read-only view a routing gets of one switch.
@@ -242,7 +246,13 @@ impl IoqFabric {
             waiting: vec![0; total],
             bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
             bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
+            ecn: None,
         }
+    }
+
+    /// Marks packets at the output queues with `ecn`.
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = Some(ecn);
     }
 
     /// Global id of `port` of `switch`.
@@ -472,6 +482,9 @@ impl IoqFabric {
 
         let oq = o * vcs + out_vc;
         self.output_used[oq] += size;
+        if let Some(ecn) = &mut self.ecn {
+            ecn.on_enqueue(self.output[oq].bytes, &mut ctx.packets[id], &mut ctx.stats.counters);
+        }
         self.output[oq].push(ctx.packets, id);
         if self.probe[oq] != NO_PROBE {
             ctx.stats.queues.record(self.probe[oq], now, self.output[oq].bytes);
@@ -573,6 +586,9 @@ impl IoqFabric {
         let id = self.output[o * vcs + vc].pop(ctx.packets);
         if self.probe[o * vcs + vc] != NO_PROBE {
             ctx.stats.queues.record(self.probe[o * vcs + vc], ctx.now, self.output[o * vcs + vc].bytes);
+        }
+        if let Some(ecn) = &mut self.ecn {
+            ecn.on_dequeue(self.output[o * vcs + vc].bytes, &mut ctx.packets[id], &mut ctx.stats.counters);
         }
         self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;

@@ -3,6 +3,7 @@
 mod analytic;
 mod bad_input;
 mod common;
+mod dcqcn;
 mod determinism;
 mod docs;
 mod endpoint;
