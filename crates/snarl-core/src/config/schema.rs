@@ -232,6 +232,15 @@ fn default_switch_latency() -> Time {
     Time::from_ns(100)
 }
 
+impl SwitchConfig {
+    /// Traversal latency of a switch (routing, allocation, crossbar), whatever its model.
+    pub fn latency(&self) -> Time {
+        match self {
+            SwitchConfig::Ioq { latency, .. } => *latency,
+        }
+    }
+}
+
 impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig::Ioq {

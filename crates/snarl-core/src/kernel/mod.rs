@@ -12,7 +12,7 @@ pub use event_queue::EventQueue;
 use crate::config::{Config, SwitchConfig, TimeUnit};
 use crate::error::{Error, Result};
 use crate::nic::Nics;
-use crate::observe::{self, GroupInfo, Stats};
+use crate::observe::{self, GroupInfo, IdealFct, Stats};
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::report::Report;
 use crate::routing::hash::mix64;
@@ -74,7 +74,13 @@ impl Simulation {
         let sim = &config.simulation;
         let end = sim.duration.0;
         let window = sim.window.map_or((end / 100).max(1), |w| w.0);
-        let stats = Stats::new(work.groups.len(), sim.warmup.0, window, end);
+        let ideal = IdealFct {
+            host_rate: config.links.host.rate,
+            host_latency: config.links.host.latency.0,
+            switch_link_latency: config.links.switch.latency.0,
+            switch_latency: config.switch.latency().0,
+        };
+        let stats = Stats::new(work.groups.len(), sim.warmup.0, window, end, ideal);
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
         // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
         // every event out of the overflow heap while the wheel stays cache-sized.
@@ -300,9 +306,9 @@ fn deliver(ctx: &mut Ctx, work: &Workload, packet: u32) {
     let message = &mut ctx.messages[p.message];
     message.outstanding -= 1;
     if message.outstanding == 0 {
-        let created = message.created;
+        let (created, size) = (message.created, message.size);
         ctx.messages.release(p.message);
-        ctx.stats.on_message_done(ctx.now, p.group, created);
+        ctx.stats.on_message_done(ctx.now, p.group, created, size, p.hops);
     }
     ctx.packets.release(packet);
 }
