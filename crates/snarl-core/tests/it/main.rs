@@ -6,5 +6,6 @@ mod common;
 mod determinism;
 mod docs;
 mod endpoint;
+mod fct;
 mod mechanisms;
 mod scenarios;
