@@ -66,16 +66,19 @@ fn lone_flows_complete_in_their_ideal_time() {
     }
 }
 
-/// The same with fixed sizes: 1 byte, one MTU, 2.44 MTUs, and 100 003 bytes.
+/// The same with fixed sizes: 1 byte, one MTU, 2.44 MTUs, and 100 003 bytes, one flow
+/// every 40 µs for 2 ms.
 #[test]
 fn fixed_size_lone_flows_complete_in_their_ideal_time() {
     let base = lone_sender("type = \"k_ary_n_tree\"\nk = 4\nn = 3", "{ type = \"incast\", destination = 63 }")
         .replace("size_distribution = \"hadoop\"", "")
-        .replace("duration = \"300ms\"", "duration = \"2ms\"")
-        .replace("load = 0.005", "load = 0.1");
-    for size in ["1", "4096", "10000", "100003"] {
-        let r = run(&base, &[("traffic.message_size", size)]);
-        assert!(r.summary.fct.flows >= 10, "{size}: {} flows", r.summary.fct.flows);
+        .replace("duration = \"300ms\"", "duration = \"2ms\"");
+    for size in [1u64, 4096, 10_000, 100_003] {
+        // A flow of `size` bytes takes size · 80 ps at 100 Gb/s.
+        let load = (size as f64 * 80e-12 / 40e-6).to_string();
+        let size = size.to_string();
+        let r = run(&base, &[("traffic.message_size", &size), ("traffic.load", &load)]);
+        assert!(r.summary.fct.flows >= 45, "{size}: {} flows", r.summary.fct.flows);
         assert_ideal(&format!("{size} bytes over 6 hops"), &r.summary.fct);
     }
 }
