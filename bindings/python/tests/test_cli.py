@@ -27,6 +27,7 @@ SUMMARY_KEYS = {
     "sim_time",
     "wall_seconds",
     "events",
+    "fct",
 }
 
 
@@ -49,6 +50,25 @@ def test_json_summary_has_the_stable_keys(cli, small_config):
     assert 0 < summary["accepted_load"] <= summary["offered_load"] + 0.05
     assert summary["events"] > 0
     assert summary["groups"], "at least one group of hosts"
+
+
+def test_json_summary_has_fct_by_flow_size(cli, small_config):
+    done = cli("run", small_config, "--json", "--set", "traffic.size_distribution=web_search")
+    assert done.returncode == 0, done.stderr
+    fct = json.loads(done.stdout)["fct"]
+    assert {"flows", "fct", "slowdown", "buckets"} <= fct.keys()
+    assert [b["label"] for b in fct["buckets"]] == ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]
+    assert sum(b["flows"] for b in fct["buckets"]) == fct["flows"]
+    for bucket in fct["buckets"]:
+        assert {"min_bytes", "max_bytes", "flows", "fct", "slowdown"} <= bucket.keys()
+        assert {"mean", "p50", "p95", "p99", "max"} <= bucket["slowdown"].keys()
+    assert fct["buckets"][-1]["max_bytes"] is None
+
+
+def test_unknown_size_distribution_is_bad_input(cli, small_config):
+    done = cli("run", small_config, "--set", "traffic.size_distribution=websearch")
+    assert done.returncode == 2
+    assert "traffic.size_distribution" in done.stderr and "web_search" in done.stderr, done.stderr
 
 
 def test_json_is_the_only_output(cli, small_config):

@@ -139,6 +139,45 @@ def test_cdf(tmp_path):
         plots.cdf([float("nan")])
 
 
+def bucket(label: str, flows: int, p50: float, p95: float, p99: float) -> dict:
+    stats = {"mean": p50, "p50": p50, "p95": p95, "p99": p99, "max": p99}
+    return {"label": label, "min_bytes": 0, "max_bytes": None, "flows": flows, "fct": stats, "slowdown": stats}
+
+
+def test_fct_slowdown_by_bucket(tmp_path):
+    buckets = [
+        bucket("<10KB", 900, 3.0, 40.0, 300.0),
+        bucket("10KB-100KB", 80, 2.0, 10.0, 50.0),
+        bucket("100KB-1MB", 0, 0.0, 0.0, 0.0),  # no flows: left out
+        bucket(">=1MB", 20, 1.2, 1.8, 2.5),
+    ]
+    fig = plots.fct_slowdown(buckets, title="web search")
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    assert ax.get_ylabel() == "FCT slowdown (FCT / ideal FCT)"
+    assert legend_texts(fig) == ["median", "p95", "p99"]
+    assert [t.get_text().split("\n")[0] for t in ax.get_xticklabels()] == ["<10KB", "10KB-100KB", ">=1MB"]
+    assert "900 flows" in ax.get_xticklabels()[0].get_text()
+    p99 = ax.lines[2]
+    assert list(p99.get_ydata()) == [300.0, 50.0, 2.5]
+    fig.savefig(tmp_path / "fct.png")
+    assert_png(tmp_path / "fct.png")
+    with pytest.raises(plots.PlotError, match="no completed flow"):
+        plots.fct_slowdown([bucket("<10KB", 0, 0, 0, 0)])
+    with pytest.raises(plots.PlotError, match="no completed flow"):
+        plots.fct_slowdown([])
+
+
+def test_snarl_plot_fct_of_a_run_directory(cli, small_config, tmp_path):
+    done = cli("run", small_config, "--out", "run", "--set", "traffic.size_distribution=hadoop")
+    assert done.returncode == 0, done.stderr
+    done = run_snarl("plot", "fct", tmp_path / "run", "-o", tmp_path / "fct.png")
+    assert done.returncode == 0, done.stderr
+    assert_png(tmp_path / "fct.png")
+    fig = plots.plot_directory("fct", tmp_path / "run")
+    assert fig.axes[0].get_yscale() == "log" and legend_texts(fig) == ["median", "p95", "p99"]
+
+
 def test_labels():
     assert plots.label("groups.uniform.latency.p99", "cycles") == "p99 packet latency of uniform (cycles)"
     assert plots.label("groups.hot.accepted_load") == "accepted load of hot (fraction of link capacity)"

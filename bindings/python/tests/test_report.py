@@ -76,3 +76,25 @@ def test_real_report(simulate, small_config):
     assert "latency_p99" in report.groups.columns
     assert report.config["topology"]["hosts"] == 8
     assert json.loads(report.to_json()) == report.summary
+
+
+def test_fct_buckets_of_a_run_with_a_size_distribution(simulate, small_config):
+    report = simulate(small_config, set={"traffic.size_distribution": "hadoop", "traffic.process": "poisson"})
+    fct = report.summary["fct"]
+    buckets = report.fct_buckets
+    assert list(buckets.index) == ["<10KB", "10KB-100KB", "100KB-1MB", ">=1MB"]
+    assert buckets.index.name == "label"
+    assert buckets["flows"].sum() == fct["flows"] > 0
+    assert list(buckets["min_bytes"]) == [0, 10_000, 100_000, 1_000_000]
+    assert buckets["max_bytes"].iloc[:3].tolist() == [10_000, 100_000, 1_000_000]
+    assert np.isnan(buckets["max_bytes"].iloc[3])
+    assert {"fct_p99", "slowdown_p50", "slowdown_max"} <= set(buckets.columns)
+    assert (buckets.loc[buckets["flows"] > 0, "slowdown_p50"] >= 0.99).all()
+    groups = report.groups
+    assert {"flows", "fct_p50", "slowdown_p99"} <= set(groups.columns)
+    assert groups["flows"].sum() == fct["flows"]
+
+
+def test_fct_buckets_without_a_summary():
+    report, _ = made_report()
+    assert report.fct_buckets.empty

@@ -166,7 +166,7 @@ impl Nics {
             return;
         }
         if let Some(dst) = work.patterns[group.pattern as usize].dest(host, rng) {
-            let size = group.message_size;
+            let size = group.draw_size(&work.size_distributions, rng);
             let accepted = (self.queue_len[h] as usize) < self.queue_capacity;
             if accepted {
                 let qp = if self.qps > 1 { rng.random_range(0..self.qps) } else { 0 };
@@ -175,6 +175,7 @@ impl Nics {
                     dst,
                     qp,
                     created: ctx.now,
+                    size,
                     unsent: size,
                     outstanding: 1,
                     vc,

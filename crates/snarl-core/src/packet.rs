@@ -151,6 +151,8 @@ pub struct Message {
     pub dst: u32,
     pub qp: u32,
     pub created: u64,
+    /// Total size in bytes.
+    pub size: u64,
     /// Bytes not yet segmented into packets.
     pub unsent: u64,
     /// Packets created but not yet delivered, plus one while bytes remain unsent.

@@ -42,7 +42,40 @@ pub struct GroupSummary {
     pub network_latency: LatencyStats,
     /// Message latency: generation to delivery of the message's last packet.
     pub message_latency: LatencyStats,
+    /// Flows (messages) generated after warm-up and completed, that these hosts sent.
+    pub flows: u64,
+    /// Flow completion time of those flows (= their message latency), in `time_unit`.
+    pub fct: LatencyStats,
+    /// FCT over the ideal FCT of the same flow alone on the empty network (a ratio).
+    pub slowdown: LatencyStats,
     pub packets: PacketCounts,
+}
+
+/// The flows of one flow-size bucket.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FctBucket {
+    /// "<10KB", "10KB-100KB", "100KB-1MB", ">=1MB" (1 KB = 1000 bytes).
+    pub label: String,
+    /// Smallest size in the bucket, bytes.
+    pub min_bytes: u64,
+    /// First size above the bucket, bytes; null for the last bucket.
+    pub max_bytes: Option<u64>,
+    pub flows: u64,
+    pub fct: LatencyStats,
+    pub slowdown: LatencyStats,
+}
+
+/// Flow completion times of the flows generated after warm-up that completed.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FctSummary {
+    pub flows: u64,
+    /// In `time_unit`.
+    pub fct: LatencyStats,
+    /// FCT / ideal FCT (serialisation at the host rate + link and switch latencies of the
+    /// path taken).
+    pub slowdown: LatencyStats,
+    /// By flow size; their `flows` sum to `flows`.
+    pub buckets: Vec<FctBucket>,
 }
 
 /// Recovery from a burst (runs with phases): the first phase starts the burst, the
@@ -120,6 +153,8 @@ pub struct Summary {
     pub network_latency: LatencyStats,
     pub message_latency: LatencyStats,
     pub packets: PacketCounts,
+    /// Flow completion times, overall and by flow size.
+    pub fct: FctSummary,
     pub groups: BTreeMap<String, GroupSummary>,
     pub counters: BTreeMap<String, u64>,
     /// Only for runs with phases.

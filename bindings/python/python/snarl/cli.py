@@ -2,7 +2,7 @@
 
 ``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
 ``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
-``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf)
+``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf, fct)
 ``snarl report DIR [DIR ...] [-o report.html]``
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
@@ -120,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--y", help="column on the y axis")
     plot.add_argument("--hue", help="column(s), comma-separated, whose values get one curve each")
     plot.add_argument("--value", help="column shown (heatmap, cdf)")
-    plot.add_argument("--point", metavar="ID", help="the point whose time series is plotted (timeseries)")
+    plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
     plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")
     plot.set_defaults(handler=_plot)
 

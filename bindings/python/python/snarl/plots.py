@@ -8,7 +8,8 @@ Figures are built without pyplot (no GUI, no global state): save them with
 - :func:`throughput_over_time`: accepted load per time window and group, with the
   phases of the timeline marked;
 - :func:`heatmap`: a value over two swept keys, annotated cells;
-- :func:`cdf`: empirical cumulative distributions.
+- :func:`cdf`: empirical cumulative distributions;
+- :func:`fct_slowdown`: FCT slowdown percentiles (p50, p95, p99) by flow-size bucket.
 
 :func:`plot_directory` draws them from a sweep directory (``snarl sweep --out``) or a run
 directory (``snarl run --out``), as the ``snarl plot`` command does.
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-KINDS = ("load-curve", "timeseries", "heatmap", "cdf")
+KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct")
 """What ``snarl plot`` draws."""
 
 LOAD = "fraction of link capacity"
@@ -379,6 +380,45 @@ def cdf(
     return fig
 
 
+_PERCENTILES = ("p50", "p95", "p99")
+
+
+def fct_slowdown(
+    buckets: Sequence[Mapping[str, Any]] | pd.DataFrame,
+    percentiles: Sequence[str] = _PERCENTILES,
+    title: str | None = None,
+) -> Figure:
+    """FCT slowdown by flow-size bucket: one line per percentile (default p50, p95 and
+    p99) over the buckets, on a log scale, with the number of flows under each bucket.
+
+    ``buckets`` is the ``fct.buckets`` list of a summary, or
+    :attr:`snarl.Report.fct_buckets`. Buckets without flows are left out."""
+    from snarl.report import fct_bucket_frame
+
+    frame = buckets if not isinstance(buckets, Sequence) else fct_bucket_frame(list(buckets))
+    columns = [f"slowdown_{p}" for p in percentiles]
+    if not frame.empty:
+        _require(frame, "flows", *columns)
+        frame = frame[frame["flows"] > 0]
+    if frame.empty:
+        raise PlotError("no completed flow to plot (flows are counted from the end of warm-up)")
+    fig = _new_figure()
+    ax = fig.add_subplot()
+    positions = list(range(len(frame)))
+    for percentile, column in zip(percentiles, columns):
+        ax.plot(positions, frame[column].astype(float), marker="o", label=_STATS.get(percentile, percentile))
+    ax.set_yscale("log")
+    ax.set_xticks(positions, [f"{label}\n{flows:,} flows" for label, flows in zip(frame.index, frame["flows"])])
+    ax.set_xlabel("flow size")
+    ax.set_ylabel("FCT slowdown (FCT / ideal FCT)")
+    ax.axhline(1.0, color="0.5", linestyle=":", linewidth=1)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(frameon=False, fontsize="small")
+    if title:
+        ax.set_title(title, fontsize="medium")
+    return fig
+
+
 # ----------------------------------------------------------------------------- directories
 
 
@@ -448,6 +488,29 @@ def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.Data
     return pd.read_parquet(path), phases_of(config), unit, title
 
 
+def point_summary(directory: Path, point: str | None = None) -> tuple[dict[str, Any], str]:
+    """``(summary, title)`` of a run directory or of one point of a sweep directory (by
+    default its first successful point)."""
+    if (directory / "summary.json").is_file() and not (directory / "points.parquet").is_file():
+        return json.loads((directory / "summary.json").read_text(encoding="utf-8")), directory.name
+    points = _load_points(directory)
+    ok = _ok(points)
+    if point is None:
+        if ok.empty:
+            raise PlotError(f"{directory}: no successful point")
+        point = str(ok["point_id"].iloc[0])
+    matches = [p for p in points["point_id"] if str(p).startswith(point)]
+    if len(matches) != 1:
+        raise PlotError(f"{directory}: {'no' if not matches else 'more than one'} point with id {point!r}")
+    record_path = directory / "points" / f"{matches[0]}.json"
+    record = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
+    if not record.get("summary"):
+        raise PlotError(f"{directory}: point {matches[0]} has no summary (did it fail?)")
+    values = record.get("values") or {}
+    title = ", ".join(f"{k} = {_value_text(v)}" for k, v in values.items()) or matches[0]
+    return record["summary"], title
+
+
 def _load_points(directory: Path) -> pd.DataFrame:
     import pandas as pd
 
@@ -474,6 +537,9 @@ def plot_directory(
     if kind == "timeseries":
         series, phases, unit, title = point_timeseries(directory, point)
         return throughput_over_time(series, phases=phases, groups=groups, y=y or "accepted_load", unit=unit, title=title)
+    if kind == "fct":
+        summary, title = point_summary(directory, point)
+        return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)
     points = _load_points(directory)
     keys = swept_keys(directory, points)
     if kind == "load-curve":

@@ -23,7 +23,8 @@ class Report:
     Attributes:
         summary: the summary as a dict: ``accepted_load``, ``offered_load``,
             ``latency`` (mean, p50, p95, p99, max), ``packets`` (injected, delivered,
-            in_flight, dropped), ``groups``, ``counters``, ``sim_time``, ``seed``, ...
+            in_flight, dropped), ``fct`` (flows, fct, slowdown, buckets), ``groups``,
+            ``counters``, ``sim_time``, ``seed``, ...
         config_toml: the fully resolved config (every default written out) as TOML.
     """
 
@@ -70,6 +71,15 @@ class Report:
         frame = pd.DataFrame.from_dict(rows, orient="index")
         frame.index.name = "group"
         return frame
+
+    @cached_property
+    def fct_buckets(self) -> pd.DataFrame:
+        """Flow completion times by flow size: one row per bucket of ``summary["fct"]``
+        (index ``label``: ``<10KB`` ... ``>=1MB``), with ``min_bytes``, ``max_bytes``
+        (missing for the last bucket), ``flows`` and flattened figures such as
+        ``fct_p99`` (in the run's time unit) and ``slowdown_p50``."""
+        buckets = (self.summary.get("fct") or {}).get("buckets") or []
+        return fct_bucket_frame(buckets)
 
     def to_arrow(self) -> pa.Table:
         """The time series as a pyarrow Table (numeric columns share the run's buffers)."""
@@ -130,6 +140,18 @@ def _table(columns: dict[str, Any]) -> pa.Table:
         else:
             arrays[name] = pa.array(values)  # zero-copy from the numpy array
     return pa.table(arrays)
+
+
+def fct_bucket_frame(buckets: list[dict[str, Any]]) -> pd.DataFrame:
+    """The ``buckets`` of an ``fct`` summary as a DataFrame indexed by ``label``."""
+    import pandas as pd
+
+    frame = pd.DataFrame([_flatten(bucket) for bucket in buckets])
+    if frame.empty:
+        frame = pd.DataFrame(columns=["label", "min_bytes", "max_bytes", "flows"])
+    frame = frame.set_index("label")
+    frame["max_bytes"] = pd.to_numeric(frame["max_bytes"], errors="coerce")
+    return frame
 
 
 def _flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -678,6 +678,9 @@ pub struct GroupConfig {
     pub cap: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_size: Option<Bytes>,
+    /// Flow-size CDF of the group's messages (default: as `traffic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_distribution: Option<String>,
 }
 
 /// A change at a point of the timeline: from `at` on, `group` uses these settings.
@@ -707,6 +710,10 @@ pub struct TrafficConfig {
     /// Message size (default: one MTU).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_size: Option<Bytes>,
+    /// Draw each message's size from a built-in flow-size CDF (`web_search`,
+    /// `google_all`, `hadoop`, `fb_hadoop`) instead of a fixed `message_size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_distribution: Option<String>,
     #[serde(default)]
     pub process: ProcessKind,
     /// Slot of the Bernoulli process (default: the serialisation time of one message).

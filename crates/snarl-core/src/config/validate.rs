@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::error::{closest, Error, Result};
+use crate::units::Bytes;
 
 /// Names with a meaning of their own in `among` and phase `group` fields.
 const RESERVED_GROUPS: [&str; 2] = ["all", "default"];
@@ -288,6 +289,7 @@ impl Config {
         if let Some(size) = t.message_size {
             p.positive("traffic.message_size", size.0);
         }
+        sizes(p, "traffic", t.message_size, t.size_distribution.as_deref());
         if let Some(slot) = t.slot {
             p.positive("traffic.slot", slot.0);
         }
@@ -323,6 +325,7 @@ impl Config {
             if let Some(size) = g.message_size {
                 p.positive(&format!("{at}.message_size"), size.0);
             }
+            sizes(p, &at, g.message_size, g.size_distribution.as_deref());
             self.validate_pattern(p, &format!("{at}.pattern"), &g.pattern, &names);
         }
         for (i, phase) in t.phases.iter().enumerate() {
@@ -369,6 +372,23 @@ impl Config {
         if let PatternConfig::Hotspot { hotspots, .. } = pattern {
             p.positive(&format!("{at}.hotspots"), *hotspots as u64);
         }
+    }
+}
+
+/// `message_size` and `size_distribution` of `traffic` or of a group at `at`: at most
+/// one of the two, and a known distribution name.
+fn sizes(p: &mut Problems, at: &str, message_size: Option<Bytes>, distribution: Option<&str>) {
+    let Some(name) = distribution else { return };
+    let path = format!("{at}.size_distribution");
+    if message_size.is_some() {
+        p.add(&path, format!("give either `{at}.message_size` or `{at}.size_distribution`, not both"));
+    }
+    if !crate::traffic::flow_size_names().any(|n| n == name) {
+        let hint = closest(name, crate::traffic::flow_size_names())
+            .map(|n| format!("; did you mean `{n}`?"))
+            .unwrap_or_default();
+        let valid: Vec<&str> = crate::traffic::flow_size_names().collect();
+        p.add(&path, format!("unknown flow-size distribution `{name}`{hint} (valid: {})", valid.join(", ")));
     }
 }
 
@@ -523,6 +543,22 @@ mod tests {
         assert_eq!(c.ecn, Some(EcnConfig::default()));
         assert!(c.to_toml().contains("[ecn]"));
         assert_eq!(load_config(BASE, &[], None).unwrap().ecn, None);
+    }
+
+    #[test]
+    fn size_distributions_are_checked() {
+        let (path, message) = match load_config(BASE, &[("traffic.size_distribution".into(), "web_serch".into())], None)
+        {
+            Err(Error::Config { path, message }) => (path, message),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(path, "traffic.size_distribution");
+        assert!(message.contains("did you mean `web_search`"), "{message}");
+        let both = format!("{BASE}\n[[traffic.groups]]\nname = \"a\"\ncount = 1\nmessage_size = \"1KiB\"\nsize_distribution = \"hadoop\"\n");
+        let e = load_config(&both, &[], None).unwrap_err().to_string();
+        assert!(e.contains("`traffic.groups.0.size_distribution`") && e.contains("not both"), "{e}");
+        let ok = load_config(BASE, &[("traffic.size_distribution".into(), "google_all".into())], None).unwrap();
+        assert_eq!(ok.traffic.size_distribution.as_deref(), Some("google_all"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::config::{pfc_headroom, Config, CongestionControlConfig, FlowControlCo
 use crate::error::{Error, Result};
 use crate::flow_control::{PauseState, PfcReceiver};
 use crate::nic::Nics;
-use crate::observe::{self, GroupInfo, Stats};
+use crate::observe::{self, GroupInfo, IdealFct, Stats};
 use crate::packet::{self, MessageSlab, PacketSlab};
 use crate::report::{PausedLink, PfcSummary, Report};
 use crate::routing::hash::mix64;
@@ -91,7 +91,13 @@ impl Simulation {
         let work = Workload::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?;
         let end = sim.duration.0;
         let window = sim.window.map_or((end / 100).max(1), |w| w.0);
-        let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end);
+        let ideal = IdealFct {
+            host_rate: config.links.host.rate,
+            host_latency: config.links.host.latency.0,
+            switch_link_latency: config.links.switch.latency.0,
+            switch_latency: config.switch.latency().0,
+        };
+        let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end, ideal);
         add_queue_probes(config, &topo, &mut fabric, &mut stats)?;
         stats.congestion_counters = ecn.is_some() || !config.congestion_control.is_none();
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
@@ -462,9 +468,9 @@ fn deliver(ctx: &mut Ctx, work: &Workload, packet: u32) {
     let message = &mut ctx.messages[p.message];
     message.outstanding -= 1;
     if message.outstanding == 0 {
-        let created = message.created;
+        let (created, size) = (message.created, message.size);
         ctx.messages.release(p.message);
-        ctx.stats.on_message_done(ctx.now, p.group, created);
+        ctx.stats.on_message_done(ctx.now, p.group, created, size, p.hops);
     }
     ctx.packets.release(packet);
 }

@@ -1,11 +1,13 @@
 //! Observers: per-group counters, latency distributions and windowed throughput. They
 //! watch the model and never steer it; every hook is O(1) and allocation-free.
 
+mod fct;
 mod latency;
 mod queues;
 mod recovery;
 mod series;
 
+pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use latency::Latency;
 pub use queues::QueueProbes;
 pub use recovery::recovery;
@@ -62,6 +64,7 @@ pub struct Stats {
     pub counters: Counters,
     pub pfc: PfcCounters,
     pub queues: QueueProbes,
+    pub fct: Fct,
     pub injected: u64,
     pub delivered: u64,
     pub packet_hops: u64,
@@ -70,7 +73,8 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn new(groups: usize, measure_from: u64, window: u64, duration: u64) -> Stats {
+    /// `ideal` describes the fabric at zero load, for FCT slowdowns.
+    pub fn new(groups: usize, measure_from: u64, window: u64, duration: u64, ideal: IdealFct) -> Stats {
         Stats {
             measure_from,
             groups: vec![GroupStats::default(); groups],
@@ -78,6 +82,7 @@ impl Stats {
             counters: Counters::default(),
             pfc: PfcCounters::default(),
             queues: QueueProbes::new(measure_from),
+            fct: Fct::new(ideal, groups),
             injected: 0,
             delivered: 0,
             packet_hops: 0,
@@ -143,11 +148,16 @@ impl Stats {
         }
     }
 
+    /// The last packet of a message of `bytes` sent by `group` was delivered; it crossed
+    /// `hops` links.
     #[inline]
-    pub fn on_message_done(&mut self, now: u64, group: u16, created: u64) {
+    pub fn on_message_done(&mut self, now: u64, group: u16, created: u64, bytes: u64, hops: u16) {
         self.counters.messages_delivered += 1;
         if now >= self.measure_from {
             self.groups[group as usize].message_latency.record(now - created);
+        }
+        if created >= self.measure_from {
+            self.fct.record(group, bytes, now - created, hops);
         }
     }
 
@@ -158,8 +168,10 @@ impl Stats {
         let mut summaries = BTreeMap::new();
         let mut total = GroupStats::default();
         let mut all_info = GroupInfo { name: "all".into(), hosts: 0, capacity_bps: 0.0 };
-        for (info, g) in groups.iter().zip(&self.groups) {
-            summaries.insert(info.name.clone(), group_summary(g, info, seconds, ps_per_unit));
+        let mut total_fct = FctDist::default();
+        for ((info, g), fct) in groups.iter().zip(&self.groups).zip(&self.fct.groups) {
+            summaries.insert(info.name.clone(), group_summary(g, fct, info, seconds, ps_per_unit));
+            total_fct.merge(fct);
             total.generated_bytes += g.generated_bytes;
             total.delivered_bytes += g.delivered_bytes;
             total.received_bytes += g.received_bytes;
@@ -172,7 +184,7 @@ impl Stats {
             all_info.hosts += info.hosts;
             all_info.capacity_bps += info.capacity_bps;
         }
-        let all = group_summary(&total, &all_info, seconds, ps_per_unit);
+        let all = group_summary(&total, &total_fct, &all_info, seconds, ps_per_unit);
         let c = &self.counters;
         let mut counters: BTreeMap<String, u64> = [
             ("messages_generated", c.messages_generated),
@@ -206,6 +218,7 @@ impl Stats {
             network_latency: all.network_latency,
             message_latency: all.message_latency,
             packets: self.packet_counts(),
+            fct: self.fct.summary(ps_per_unit),
             groups: summaries,
             counters,
             packet_hops: self.packet_hops,
@@ -232,7 +245,7 @@ pub struct GroupInfo {
     pub capacity_bps: f64,
 }
 
-fn group_summary(g: &GroupStats, info: &GroupInfo, seconds: f64, ps_per_unit: f64) -> GroupSummary {
+fn group_summary(g: &GroupStats, fct: &FctDist, info: &GroupInfo, seconds: f64, ps_per_unit: f64) -> GroupSummary {
     // Bytes over the interval, as a fraction of the group's capacity (= per-endpoint load).
     let load = |bytes: u64| {
         if info.capacity_bps > 0.0 && seconds > 0.0 {
@@ -259,6 +272,9 @@ fn group_summary(g: &GroupStats, info: &GroupInfo, seconds: f64, ps_per_unit: f6
         latency: g.latency.stats(ps_per_unit),
         network_latency: g.network_latency.stats(ps_per_unit),
         message_latency: g.message_latency.stats(ps_per_unit),
+        flows: fct.flows(),
+        fct: fct.fct.stats(ps_per_unit),
+        slowdown: fct.slowdown.stats(),
         packets: PacketCounts {
             injected: g.injected_packets,
             delivered: g.delivered_packets,

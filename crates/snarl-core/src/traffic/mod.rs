@@ -2,10 +2,12 @@
 //! phases that change them along the timeline. Everything is resolved at build time into
 //! flat tables; the per-message path only indexes them.
 
+mod flow_size;
 mod pattern;
 mod placement;
 mod process;
 
+pub use flow_size::{names as flow_size_names, FlowSizes};
 pub use pattern::Pattern;
 pub use process::Process;
 
@@ -24,8 +26,23 @@ pub struct Group {
     pub cap: f64,
     /// Index into [`Workload::patterns`].
     pub pattern: u32,
+    /// Size of every message, or with a size distribution its mean rounded to bytes.
     pub message_size: u64,
+    /// Index into [`Workload::size_distributions`], or `None` for fixed-size messages.
+    pub size_distribution: Option<u16>,
     pub process: Process,
+}
+
+impl Group {
+    /// The size of the next message: fixed, or drawn from the group's distribution (one
+    /// random number; fixed sizes draw none).
+    #[inline]
+    pub fn draw_size(&self, distributions: &[FlowSizes], rng: &mut Pcg64Mcg) -> u64 {
+        match self.size_distribution {
+            None => self.message_size,
+            Some(d) => distributions[d as usize].sample(rng),
+        }
+    }
 }
 
 impl Group {
@@ -58,6 +75,14 @@ pub struct Workload {
     pub patterns: Vec<Pattern>,
     /// Sorted by time.
     pub phases: Vec<Phase>,
+    /// Flow-size distributions the groups draw from.
+    pub size_distributions: Vec<FlowSizes>,
+}
+
+/// How a group sizes its messages.
+enum Sizes<'a> {
+    Fixed(u64),
+    Distribution(&'a str),
 }
 
 impl Workload {
@@ -69,7 +94,32 @@ impl Workload {
         let mut free: Vec<u32> = (0..hosts as u32).collect();
         let mut groups = Vec::new();
         let mut host_group = vec![u16::MAX; hosts];
-        let default_size = t.message_size.unwrap_or(config.nic.mtu).0;
+        let default_sizes = match (&t.size_distribution, t.message_size) {
+            (Some(name), _) => Sizes::Distribution(name),
+            (None, size) => Sizes::Fixed(size.unwrap_or(config.nic.mtu).0),
+        };
+        let mut size_distributions: Vec<FlowSizes> = Vec::new();
+        // (message size or mean, distribution index, serialisation time of the mean)
+        let mut sizing = |sizes: &Sizes| -> Result<(u64, Option<u16>, u64)> {
+            match *sizes {
+                Sizes::Fixed(size) => Ok((size, None, host_rate.serialize(size).max(1))),
+                Sizes::Distribution(name) => {
+                    let index = match size_distributions.iter().position(|d| d.name == name) {
+                        Some(i) => i,
+                        None => {
+                            let d = FlowSizes::built_in(name).ok_or_else(|| {
+                                Error::config("traffic.size_distribution", format!("unknown distribution `{name}`"))
+                            })?;
+                            size_distributions.push(d);
+                            size_distributions.len() - 1
+                        }
+                    };
+                    let mean = size_distributions[index].mean();
+                    let time = (mean * 8.0 * 1e12 / host_rate.0 as f64).round().max(1.0) as u64;
+                    Ok(((mean.round() as u64).max(1), Some(index as u16), time))
+                }
+            }
+        };
         // Groups that take "the rest" are filled after all others.
         let (rest, sized): (Vec<usize>, Vec<usize>) = (0..t.groups.len()).partition(|&i| t.groups[i].rest);
         let order = sized.into_iter().chain(rest);
@@ -82,7 +132,12 @@ impl Workload {
         }
         for (i, g) in t.groups.iter().enumerate() {
             let members = std::mem::take(&mut members_of[i]);
-            let message_size = g.message_size.map_or(default_size, |s| s.0);
+            let own = match (&g.size_distribution, g.message_size) {
+                (Some(name), _) => Some(Sizes::Distribution(name)),
+                (None, Some(size)) => Some(Sizes::Fixed(size.0)),
+                (None, None) => None,
+            };
+            let (message_size, size_distribution, message_time) = sizing(own.as_ref().unwrap_or(&default_sizes))?;
             groups.push(Group {
                 name: g.name.clone(),
                 hosts: members,
@@ -90,21 +145,24 @@ impl Workload {
                 cap: g.cap.unwrap_or(1.0),
                 pattern: 0,
                 message_size,
-                process: process(t, host_rate, message_size),
+                size_distribution,
+                process: process(t, message_time),
             });
         }
         if !free.is_empty() {
             for &h in &free {
                 host_group[h as usize] = groups.len() as u16;
             }
+            let (message_size, size_distribution, message_time) = sizing(&default_sizes)?;
             groups.push(Group {
                 name: "default".into(),
                 hosts: free,
                 load: t.load,
                 cap: 1.0,
                 pattern: 0,
-                message_size: default_size,
-                process: process(t, host_rate, default_size),
+                message_size,
+                size_distribution,
+                process: process(t, message_time),
             });
         }
         if groups.len() > u16::MAX as usize {
@@ -132,12 +190,13 @@ impl Workload {
             phases.push(Phase { at: phase.at, label: phase.label.clone().unwrap_or_default(), changes });
         }
         phases.sort_by_key(|p| p.at);
-        Ok(Workload { groups, host_group, patterns: builder.patterns, phases })
+        Ok(Workload { groups, host_group, patterns: builder.patterns, phases, size_distributions })
     }
 }
 
-fn process(t: &TrafficConfig, host_rate: Rate, message_size: u64) -> Process {
-    let message_time = host_rate.serialize(message_size).max(1);
+/// The injection process of a group whose (mean) message takes `message_time` ps on
+/// the host link.
+fn process(t: &TrafficConfig, message_time: u64) -> Process {
     Process { kind: t.process, slot: t.slot.map_or(message_time, |s| s.0), message_time }
 }
 

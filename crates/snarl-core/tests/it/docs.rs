@@ -4,11 +4,12 @@
 use crate::common::*;
 
 const REFERENCE: &str = include_str!("../../../../docs/config.md");
-const SCENARIOS: [&str; 4] = [
+const SCENARIOS: [&str; 5] = [
     include_str!("../../../../scenarios/basics/single-switch-incast.toml"),
     include_str!("../../../../scenarios/basics/fat-tree-1024-uniform.toml"),
     include_str!("../../../../scenarios/basics/spine-leaf-oversubscribed.toml"),
     include_str!("../../../../scenarios/basics/fat-tree-648-hotspot.toml"),
+    include_str!("../../../../scenarios/fct/web-search-fat-tree.toml"),
 ];
 
 fn keys(value: &toml::Value, out: &mut Vec<String>) {

@@ -7,6 +7,7 @@ mod dcqcn;
 mod determinism;
 mod docs;
 mod endpoint;
+mod fct;
 mod mechanisms;
 mod pfc;
 mod scenarios;

@@ -1,0 +1,197 @@
+//! Flow completion times (a flow is a message): FCT = delivery of the last packet −
+//! generation of the message, and slowdown = FCT / ideal FCT, where the ideal is the FCT
+//! of the message alone on an empty network over the path it took. Overall, per sending
+//! group and per flow-size bucket; O(1) per flow, no allocation after construction.
+
+use super::Latency;
+use crate::report::{FctBucket, FctSummary, LatencyStats};
+use crate::units::Rate;
+use hdrhistogram::Histogram;
+
+/// Flow-size buckets: `[min, max)` in bytes (1 KB = 1000 bytes); the last is open.
+pub const BUCKETS: [(&str, u64, Option<u64>); 4] = [
+    ("<10KB", 0, Some(10_000)),
+    ("10KB-100KB", 10_000, Some(100_000)),
+    ("100KB-1MB", 100_000, Some(1_000_000)),
+    (">=1MB", 1_000_000, None),
+];
+
+/// The bucket of a flow of `bytes`.
+#[inline]
+fn bucket(bytes: u64) -> usize {
+    BUCKETS.iter().rposition(|&(_, min, _)| bytes >= min).unwrap_or(0)
+}
+
+/// What the ideal FCT depends on: the fabric at zero load.
+#[derive(Clone, Copy, Debug)]
+pub struct IdealFct {
+    pub host_rate: Rate,
+    /// Host-link propagation latency, ps.
+    pub host_latency: u64,
+    /// Switch-to-switch link propagation latency, ps.
+    pub switch_link_latency: u64,
+    /// Switch traversal latency, ps.
+    pub switch_latency: u64,
+}
+
+impl IdealFct {
+    /// Ideal FCT in ps of a flow of `bytes` whose packets crossed `hops` links:
+    /// serialisation of the whole flow at the host rate + the propagation of every link
+    /// (two host links and hops − 2 switch links; one host link back to back) + hops − 1
+    /// switch traversals.
+    #[inline]
+    pub fn ideal(&self, bytes: u64, hops: u16) -> u64 {
+        let hops = hops.max(1) as u64;
+        let links =
+            if hops == 1 { self.host_latency } else { 2 * self.host_latency + (hops - 2) * self.switch_link_latency };
+        self.host_rate.serialize(bytes) + links + (hops - 1) * self.switch_latency
+    }
+}
+
+/// Slowdowns are recorded in millionths.
+const SLOWDOWN_SCALE: f64 = 1e6;
+
+/// A distribution of slowdowns (HDR histogram, 3 significant digits).
+#[derive(Clone)]
+pub struct Slowdown(Histogram<u64>);
+
+impl Default for Slowdown {
+    fn default() -> Self {
+        // Slowdowns up to 10⁷.
+        Slowdown(Histogram::new_with_bounds(1, 10_000_000_000_000, 3).expect("static histogram bounds"))
+    }
+}
+
+impl Slowdown {
+    #[inline]
+    pub fn record(&mut self, slowdown: f64) {
+        self.0.saturating_record((slowdown * SLOWDOWN_SCALE).round() as u64);
+    }
+
+    pub fn merge(&mut self, other: &Slowdown) {
+        self.0.add(&other.0).expect("histograms share their bounds");
+    }
+
+    pub fn stats(&self) -> LatencyStats {
+        if self.0.is_empty() {
+            return LatencyStats::default();
+        }
+        let q = |x: f64| self.0.value_at_quantile(x) as f64 / SLOWDOWN_SCALE;
+        LatencyStats {
+            mean: self.0.mean() / SLOWDOWN_SCALE,
+            p50: q(0.50),
+            p95: q(0.95),
+            p99: q(0.99),
+            max: self.0.max() as f64 / SLOWDOWN_SCALE,
+        }
+    }
+}
+
+/// FCT and slowdown distributions of one set of flows.
+#[derive(Clone, Default)]
+pub struct FctDist {
+    pub fct: Latency,
+    pub slowdown: Slowdown,
+}
+
+impl FctDist {
+    #[inline]
+    fn record(&mut self, fct: u64, slowdown: f64) {
+        self.fct.record(fct);
+        self.slowdown.record(slowdown);
+    }
+
+    pub fn merge(&mut self, other: &FctDist) {
+        self.fct.merge(&other.fct);
+        self.slowdown.merge(&other.slowdown);
+    }
+
+    pub fn flows(&self) -> u64 {
+        self.fct.count()
+    }
+}
+
+/// FCT statistics per group and per size bucket.
+pub struct Fct {
+    ideal: IdealFct,
+    pub groups: Vec<FctDist>,
+    buckets: Vec<FctDist>,
+}
+
+impl Fct {
+    pub fn new(ideal: IdealFct, groups: usize) -> Fct {
+        Fct { ideal, groups: vec![FctDist::default(); groups], buckets: vec![FctDist::default(); BUCKETS.len()] }
+    }
+
+    /// A flow of `bytes` sent by `group` completed after `fct` ps, its last packet
+    /// having crossed `hops` links.
+    #[inline]
+    pub fn record(&mut self, group: u16, bytes: u64, fct: u64, hops: u16) {
+        let slowdown = fct as f64 / self.ideal.ideal(bytes, hops) as f64;
+        self.groups[group as usize].record(fct, slowdown);
+        self.buckets[bucket(bytes)].record(fct, slowdown);
+    }
+
+    /// The summary over all groups, FCTs in units of `ps_per_unit` picoseconds.
+    pub fn summary(&self, ps_per_unit: f64) -> FctSummary {
+        let mut all = FctDist::default();
+        for g in &self.groups {
+            all.merge(g);
+        }
+        let buckets = BUCKETS
+            .iter()
+            .zip(&self.buckets)
+            .map(|(&(label, min_bytes, max_bytes), d)| FctBucket {
+                label: label.to_string(),
+                min_bytes,
+                max_bytes,
+                flows: d.flows(),
+                fct: d.fct.stats(ps_per_unit),
+                slowdown: d.slowdown.stats(),
+            })
+            .collect();
+        FctSummary { flows: all.flows(), fct: all.fct.stats(ps_per_unit), slowdown: all.slowdown.stats(), buckets }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IDEAL: IdealFct = IdealFct {
+        host_rate: Rate(100_000_000_000),
+        host_latency: 25_000,
+        switch_link_latency: 50_000,
+        switch_latency: 100_000,
+    };
+
+    #[test]
+    fn ideal_fct_adds_serialisation_links_and_switches() {
+        // 10 000 bytes at 100 Gb/s: 800 ns.
+        assert_eq!(IDEAL.ideal(10_000, 1), 800_000 + 25_000);
+        assert_eq!(IDEAL.ideal(10_000, 2), 800_000 + 50_000 + 100_000);
+        assert_eq!(IDEAL.ideal(10_000, 4), 800_000 + 50_000 + 2 * 50_000 + 3 * 100_000);
+    }
+
+    #[test]
+    fn buckets_split_at_decades() {
+        assert_eq!(bucket(1), 0);
+        assert_eq!(bucket(9_999), 0);
+        assert_eq!(bucket(10_000), 1);
+        assert_eq!(bucket(999_999), 2);
+        assert_eq!(bucket(1_000_000), 3);
+        assert_eq!(bucket(u64::MAX), 3);
+    }
+
+    #[test]
+    fn flows_are_counted_overall_per_group_and_per_bucket() {
+        let mut f = Fct::new(IDEAL, 2);
+        f.record(0, 10_000, IDEAL.ideal(10_000, 2), 2);
+        f.record(1, 100, 2 * IDEAL.ideal(100, 2), 2);
+        let s = f.summary(1000.0);
+        assert_eq!(s.flows, 2);
+        assert_eq!(s.buckets.iter().map(|b| b.flows).collect::<Vec<_>>(), [1, 1, 0, 0]);
+        assert!((s.slowdown.p50 - 1.0).abs() < 2e-3 && (s.slowdown.max - 2.0).abs() < 2e-3, "{s:?}");
+        assert!((f.groups[1].slowdown.stats().mean - 2.0).abs() < 2e-3);
+    }
+}
