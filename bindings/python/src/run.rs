@@ -11,13 +11,14 @@ use std::time::{Duration, Instant};
 /// Least wall time between two visits to Python during a run.
 const CHECK_EVERY: Duration = Duration::from_millis(150);
 
-/// Simulates a config and returns `(summary_json, timeseries, resolved_toml, rates)`.
+/// Simulates a config and returns `(summary_json, timeseries, resolved_toml, rates, fabric)`.
 ///
 /// `text` is TOML or a JSON object, `overrides` `(dotted.key, value)` pairs, `seed`
 /// replaces the config's seed. `progress(fraction_done)` is called at most every
 /// ~150 ms of wall time and once with 1.0 at the end. `timeseries` maps each column name
 /// to a numpy array (numbers) or a list of str; `rates` (per-flow congestion-control
-/// rates, empty unless recorded) likewise. Ctrl-C (or an exception raised by
+/// rates, empty unless recorded) and `fabric` (flow- and congestion-control events per
+/// window, empty in runs without them) likewise. Ctrl-C (or an exception raised by
 /// `progress`) stops the run and is raised here.
 #[pyfunction]
 #[pyo3(signature = (text, overrides = Vec::new(), seed = None, progress = None))]
@@ -27,7 +28,7 @@ pub fn run<'py>(
     overrides: Vec<(String, String)>,
     seed: Option<u64>,
     progress: Option<PyObject>,
-) -> PyResult<(String, Bound<'py, PyDict>, String, Bound<'py, PyDict>)> {
+) -> PyResult<(String, Bound<'py, PyDict>, String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
     let config = config::load(py, text, &overrides, seed)?;
     let resolved = config.to_toml();
 
@@ -69,7 +70,8 @@ pub fn run<'py>(
     }
     let columns = table_to_dict(py, &report.timeseries)?;
     let rates = table_to_dict(py, &report.rates)?;
-    Ok((report.summary_json(), columns, resolved, rates))
+    let fabric = table_to_dict(py, &report.fabric)?;
+    Ok((report.summary_json(), columns, resolved, rates, fabric))
 }
 
 /// Columns as a dict: numbers become numpy arrays over a bytes buffer (one copy out of

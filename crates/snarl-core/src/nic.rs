@@ -286,7 +286,7 @@ impl Nics {
                 cc.cnps[h].pop_front();
                 let group = work.host_group[h];
                 let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP, now);
-                ctx.stats.on_inject_control(group);
+                ctx.stats.on_inject_control(now, group);
                 if self.queue_len[h] > 0 || !cc.cnps[h].is_empty() {
                     self.wake(ctx, host, now + serialise);
                 }
@@ -323,7 +323,9 @@ impl Nics {
                 earliest = earliest.min(at);
                 continue;
             }
-            if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent)) || self.pause.is_paused(h, m.vc as usize) {
+            if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent))
+                || self.pause.is_paused(h, m.vc as usize)
+            {
                 continue; // A credit or resume event will retry.
             }
             chosen = Some(pos);

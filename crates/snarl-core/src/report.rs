@@ -109,6 +109,17 @@ pub struct QueueSummary {
     pub p95_bytes: u64,
     pub p99_bytes: u64,
     pub max_bytes: u64,
+    /// Fractions of the time below Kmin, between Kmin and Kmax, and above Kmax (runs
+    /// with ECN marking).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_band: Option<EcnBand>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct EcnBand {
+    pub below_kmin: f64,
+    pub between: f64,
+    pub above_kmax: f64,
 }
 
 /// Priority flow control over the measurement interval (runs with `flow_control.type =
@@ -220,6 +231,10 @@ pub struct Report {
     /// Per-flow rates of congestion control, one row per rate change (time, src, dst, qp,
     /// rate_gbps); empty unless `congestion_control.rate_series` is on.
     pub rates: Table,
+    /// Pause and resume frames, ECN marks, CNPs, rate cuts and drops per time window
+    /// (time, pause_frames, resume_frames, ecn_marks, cnps, rate_cuts, packets_dropped);
+    /// empty in runs without PFC, tail drop, ECN or congestion control.
+    pub fabric: Table,
 }
 
 impl Report {

@@ -45,9 +45,12 @@ def run(
     dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]],
     str,
     dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]],
+    dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]],
 ]:
     """Simulates a config; returns ``(summary_json, timeseries_columns, resolved_toml,
-    rates_columns)``; ``rates_columns`` is empty unless ``congestion_control.rate_series``.
+    rates_columns, fabric_columns)``; ``rates_columns`` is empty unless
+    ``congestion_control.rate_series``, ``fabric_columns`` in runs without PFC, tail drop,
+    ECN or congestion control.
 
     The GIL is released during the run. ``progress(fraction)`` is called at most every
     ~150 ms and once with 1.0 at the end; Ctrl-C stops the run with ``KeyboardInterrupt``.

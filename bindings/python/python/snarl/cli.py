@@ -200,9 +200,9 @@ def _run(args: argparse.Namespace) -> int:
             from snarl.progress import progress_bar
 
             with progress_bar(f"simulating {Path(args.file).name}") as update:
-                summary_json, columns, resolved, rates = _core.run(text, overrides, args.seed, update)
+                summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, update)
         else:
-            summary_json, columns, resolved, rates = _core.run(text, overrides, args.seed, None)
+            summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, None)
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
     except _core.DeadlockError as e:
@@ -211,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
     except _core.SnarlError as e:
         raise Failure(f"{e} (this is a bug in snarl)", EXIT_INTERNAL) from None
 
-    report = Report(summary_json, columns, resolved, rates)
+    report = Report(summary_json, columns, resolved, rates, fabric)
     if args.out is not None:
         _write_out(report, args.out)
     if args.json:

@@ -9,7 +9,9 @@ Figures are built without pyplot (no GUI, no global state): save them with
   phases of the timeline marked;
 - :func:`heatmap`: a value over two swept keys, annotated cells;
 - :func:`cdf`: empirical cumulative distributions;
-- :func:`fct_slowdown`: FCT slowdown percentiles (p50, p95, p99) by flow-size bucket.
+- :func:`fct_slowdown`: FCT slowdown percentiles (p50, p95, p99) by flow-size bucket;
+- :func:`congestion_over_time`: throughput per group above, and below the pause frames,
+  ECN marks, CNPs and drops per window that flow and congestion control produced.
 
 :func:`plot_directory` draws them from a sweep directory (``snarl sweep --out``) or a run
 directory (``snarl run --out``), as the ``snarl plot`` command does.
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct")
+KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric")
 """What ``snarl plot`` draws."""
 
 LOAD = "fraction of link capacity"
@@ -419,6 +421,59 @@ def fct_slowdown(
     return fig
 
 
+_FABRIC_EVENTS = {
+    "pause_frames": "pause frames",
+    "ecn_marks": "ECN marks",
+    "cnps": "CNPs",
+    "packets_dropped": "drops",
+}
+
+
+def congestion_over_time(
+    timeseries: pd.DataFrame,
+    fabric: pd.DataFrame,
+    phases: Sequence[Mapping[str, Any]] | Sequence[tuple[float, str]] | None = None,
+    groups: Iterable[str] | None = None,
+    unit: str = "ns",
+    title: str | None = None,
+) -> Figure:
+    """Two panels on one time axis: accepted load per window and group (as
+    :func:`throughput_over_time`), and the events per window of :attr:`snarl.Report.fabric`
+    (pause frames, ECN marks, CNPs, drops; those that never happen are left out), with
+    the phases marked on both."""
+    _require(timeseries, "time", "group", "accepted_load")
+    _require(fabric, "time")
+    names = list(dict.fromkeys(timeseries["group"]))
+    groups = list(groups) if groups is not None else [g for g in names if g != "all"] or names
+    fig = _new_figure((7.2, 6.0))
+    top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    for group in groups:
+        rows = timeseries[timeseries["group"] == group].sort_values("time")
+        top.plot(rows["time"], rows["accepted_load"], linewidth=1.2, label=str(group))
+    top.set_ylabel(label("accepted_load", unit))
+    top.set_ylim(bottom=0)
+    top.legend(title="group", frameon=False, fontsize="small")
+    drawn = 0
+    for column, name in _FABRIC_EVENTS.items():
+        if column in fabric.columns and fabric[column].sum() > 0:
+            bottom.plot(fabric["time"], fabric[column], linewidth=1.1, label=name)
+            drawn += 1
+    if drawn == 0:
+        bottom.text(0.5, 0.5, "no pause frame, mark, CNP or drop", transform=bottom.transAxes, ha="center", color="0.4")
+    else:
+        bottom.legend(frameon=False, fontsize="small")
+    bottom.set_ylabel("events per window")
+    bottom.set_ylim(bottom=0)
+    bottom.set_xlabel(f"time ({unit})")
+    for ax in (top, bottom):
+        ax.grid(True, alpha=0.3)
+        for at, _ in _phase_marks(phases, unit):
+            ax.axvline(at, color="0.3", linestyle="--", linewidth=0.9)
+    if title:
+        top.set_title(title, fontsize="medium")
+    return fig
+
+
 # ----------------------------------------------------------------------------- directories
 
 
@@ -537,6 +592,14 @@ def plot_directory(
     if kind == "timeseries":
         series, phases, unit, title = point_timeseries(directory, point)
         return throughput_over_time(series, phases=phases, groups=groups, y=y or "accepted_load", unit=unit, title=title)
+    if kind == "fabric":
+        import pandas as pd
+
+        series, phases, unit, title = point_timeseries(directory, point)
+        path = directory / "fabric.parquet"
+        if not path.is_file():
+            raise PlotError(f"{directory}: no fabric.parquet (runs with PFC, tail drop, ECN or congestion control write one)")
+        return congestion_over_time(series, pd.read_parquet(path), phases=phases, groups=groups, unit=unit, title=title)
     if kind == "fct":
         summary, title = point_summary(directory, point)
         return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)

@@ -34,11 +34,13 @@ class Report:
         columns: dict[str, Any],
         config_toml: str,
         rates: dict[str, Any] | None = None,
+        fabric: dict[str, Any] | None = None,
     ) -> None:
         """Wraps the raw results of ``snarl._core.run`` (use :func:`snarl.run`)."""
         self._summary_json = summary_json
         self._columns = columns
         self._rate_columns = rates or {}
+        self._fabric_columns = fabric or {}
         self.config_toml: str = config_toml
         self.summary: dict[str, Any] = json.loads(summary_json)
 
@@ -110,6 +112,22 @@ class Report:
         return self.rates_arrow().to_pandas(split_blocks=True)
 
     @cached_property
+    def _fabric_arrow(self) -> pa.Table:
+        return _table(self._fabric_columns)
+
+    @cached_property
+    def fabric(self) -> pd.DataFrame:
+        """Flow- and congestion-control events per time window: ``time``,
+        ``pause_frames``, ``resume_frames``, ``ecn_marks``, ``cnps``, ``rate_cuts``,
+        ``packets_dropped``; empty in runs without PFC, tail drop, ECN or congestion
+        control."""
+        import pandas as pd
+
+        if not self._fabric_columns:
+            return pd.DataFrame(columns=list(FABRIC_COLUMNS))
+        return self._fabric_arrow.to_pandas(split_blocks=True)
+
+    @cached_property
     def timeseries(self) -> pd.DataFrame:
         """Throughput per fixed time window: one row per (window, group), including the
         group ``all``."""
@@ -117,8 +135,9 @@ class Report:
 
     def write(self, directory: str | Path) -> None:
         """Writes ``summary.json``, ``config.toml`` and ``timeseries.parquet`` into
-        ``directory`` (which must exist), and ``rates.parquet`` when per-flow rates were
-        recorded."""
+        ``directory`` (which must exist), ``rates.parquet`` when per-flow rates were
+        recorded and ``fabric.parquet`` when the run had flow- or congestion-control
+        events to count."""
         import pyarrow.parquet as pq
 
         directory = Path(directory)
@@ -127,6 +146,11 @@ class Report:
         pq.write_table(self.to_arrow(), directory / "timeseries.parquet")
         if self._rate_columns:
             pq.write_table(self.rates_arrow(), directory / "rates.parquet")
+        if self._fabric_columns:
+            pq.write_table(self._fabric_arrow, directory / "fabric.parquet")
+
+
+FABRIC_COLUMNS = ("time", "pause_frames", "resume_frames", "ecn_marks", "cnps", "rate_cuts", "packets_dropped")
 
 
 def _table(columns: dict[str, Any]) -> pa.Table:

@@ -35,6 +35,7 @@
 use super::{FlowKey, FlowMap};
 use crate::config::DcqcnConfig;
 use crate::kernel::{Ctx, Event};
+use crate::observe::FabricEvent;
 use crate::report::{Column, ColumnData, Table};
 
 /// DCQCN parameters in simulator units: picoseconds, bytes, bits/s.
@@ -254,6 +255,7 @@ impl Dcqcn {
         flow.epoch = flow.epoch.wrapping_add(1);
         let epoch = flow.epoch;
         ctx.stats.counters.rate_cuts += 1;
+        ctx.stats.fabric.add(ctx.now, FabricEvent::RateCut);
         ctx.schedule(ctx.now + p.alpha_timer, Event::CcTimer { flow: f, epoch, kind: ALPHA_TIMER });
         ctx.schedule(ctx.now + p.rate_timer, Event::CcTimer { flow: f, epoch, kind: RATE_TIMER });
         self.record(ctx.now, f);

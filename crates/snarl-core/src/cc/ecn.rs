@@ -64,30 +64,30 @@ impl Ecn {
         }
     }
 
-    /// A packet enters an output queue that holds `ahead` bytes before it.
+    /// A packet enters an output queue that holds `ahead` bytes before it; `true` if it
+    /// was marked now.
     #[inline]
-    pub fn on_enqueue(&mut self, ahead: u64, packet: &mut Packet, counters: &mut Counters) {
-        if !self.at_dequeue {
-            self.consider(ahead, packet, counters);
-        }
+    pub fn on_enqueue(&mut self, ahead: u64, packet: &mut Packet, counters: &mut Counters) -> bool {
+        !self.at_dequeue && self.consider(ahead, packet, counters)
     }
 
-    /// A packet leaves an output queue for the link, leaving `behind` bytes queued.
+    /// A packet leaves an output queue for the link, leaving `behind` bytes queued;
+    /// `true` if it was marked now.
     #[inline]
-    pub fn on_dequeue(&mut self, behind: u64, packet: &mut Packet, counters: &mut Counters) {
-        if self.at_dequeue {
-            self.consider(behind, packet, counters);
-        }
+    pub fn on_dequeue(&mut self, behind: u64, packet: &mut Packet, counters: &mut Counters) -> bool {
+        self.at_dequeue && self.consider(behind, packet, counters)
     }
 
     /// Control packets (CNPs) are never marked; a packet already marked upstream stays
     /// marked without a new draw.
     #[inline]
-    fn consider(&mut self, queue_bytes: u64, packet: &mut Packet, counters: &mut Counters) {
-        if packet.flags == 0 && self.marker.mark(queue_bytes, &mut self.rng) {
+    fn consider(&mut self, queue_bytes: u64, packet: &mut Packet, counters: &mut Counters) -> bool {
+        let marked = packet.flags == 0 && self.marker.mark(queue_bytes, &mut self.rng);
+        if marked {
             packet.flags |= ECN_MARKED;
             counters.ecn_marks += 1;
         }
+        marked
     }
 }
 

@@ -379,7 +379,8 @@ mod threshold_serde {
     use serde::{Deserialize, Serialize};
     use std::fmt;
 
-    const EXPECTED: &str = "a number of packets (e.g. 50), a size (e.g. \"200KiB\") or a list of them, one per priority";
+    const EXPECTED: &str =
+        "a number of packets (e.g. 50), a size (e.g. \"200KiB\") or a list of them, one per priority";
 
     fn packets<E: de::Error>(n: i64) -> Result<Threshold, E> {
         u64::try_from(n).map(Threshold::Packets).map_err(|_| E::custom(format!("expected {EXPECTED}, found {n}")))
@@ -388,7 +389,11 @@ mod threshold_serde {
     fn text<E: de::Error>(s: &str) -> Result<Threshold, E> {
         let t = s.trim();
         match t.strip_suffix("packets").or_else(|| t.strip_suffix("packet")) {
-            Some(n) => n.trim().parse().map(Threshold::Packets).map_err(|_| E::custom(format!("expected {EXPECTED}, found \"{s}\""))),
+            Some(n) => n
+                .trim()
+                .parse()
+                .map(Threshold::Packets)
+                .map_err(|_| E::custom(format!("expected {EXPECTED}, found \"{s}\""))),
             None => t.parse::<Bytes>().map(Threshold::Size).map_err(E::custom),
         }
     }

@@ -195,12 +195,18 @@ impl Config {
             }
             SwitchConfig::SharedBuffer { port_buffer, egress_cap, speedup, .. } => {
                 if egress_cap.0 < self.nic.mtu.0 {
-                    p.add("switch.egress_cap", format!("must hold at least one MTU ({}), found {egress_cap}", self.nic.mtu));
+                    p.add(
+                        "switch.egress_cap",
+                        format!("must hold at least one MTU ({}), found {egress_cap}", self.nic.mtu),
+                    );
                 }
                 if port_buffer.0 < egress_cap.0 + self.nic.mtu.0 {
                     p.add(
                         "switch.port_buffer",
-                        format!("must exceed the egress cap ({egress_cap}) by at least one MTU ({}), found {port_buffer}", self.nic.mtu),
+                        format!(
+                            "must exceed the egress cap ({egress_cap}) by at least one MTU ({}), found {port_buffer}",
+                            self.nic.mtu
+                        ),
                     );
                 }
                 match &self.flow_control {
@@ -208,7 +214,9 @@ impl Config {
                         "flow_control.type",
                         "a `shared_buffer` switch uses `pfc` (lossless) or `none` (tail drop), not credits",
                     ),
-                    FlowControlConfig::Pfc { xoff, xon } => self.validate_pfc(p, xoff, xon, port_buffer.0 - egress_cap.0.min(port_buffer.0)),
+                    FlowControlConfig::Pfc { xoff, xon } => {
+                        self.validate_pfc(p, xoff, xon, port_buffer.0 - egress_cap.0.min(port_buffer.0))
+                    }
                     FlowControlConfig::None => {}
                 }
                 ("switch.priorities", *speedup)
@@ -239,7 +247,10 @@ impl Config {
                 p.add("flow_control.xoff", format!("must be at least one MTU ({mtu} B), found {off} B"));
             }
             if on > off {
-                p.add("flow_control.xon", format!("must not exceed xoff ({off} B), found {on} B on priority {priority}"));
+                p.add(
+                    "flow_control.xon",
+                    format!("must not exceed xoff ({off} B), found {on} B on priority {priority}"),
+                );
             }
             needed += off + headroom;
         }

@@ -11,5 +11,5 @@ mod pfc;
 mod returns;
 
 pub use credit::{CreditSender, UNLIMITED};
-pub use returns::CreditReturns;
 pub use pfc::{PauseState, PfcFrame, PfcReceiver};
+pub use returns::CreditReturns;

@@ -31,7 +31,7 @@ impl Ctx<'_> {
     /// packets have none) is over, incomplete, once none of its packets is in flight.
     pub fn drop_packet(&mut self, packet: u32) {
         let p = self.packets[packet];
-        self.stats.on_drop(p.group);
+        self.stats.on_drop(self.now, p.group);
         self.packets.release(packet);
         if p.message == NIL {
             return;

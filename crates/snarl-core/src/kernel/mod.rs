@@ -14,7 +14,7 @@ use crate::config::{pfc_headroom, Config, CongestionControlConfig, FlowControlCo
 use crate::error::{Error, Result};
 use crate::flow_control::{PauseState, PfcReceiver};
 use crate::nic::Nics;
-use crate::observe::{self, GroupInfo, IdealFct, Stats};
+use crate::observe::{self, FabricSeries, GroupInfo, IdealFct, Stats};
 use crate::packet::{self, MessageSlab, PacketSlab};
 use crate::report::{PausedLink, PfcSummary, Report};
 use crate::routing::hash::mix64;
@@ -98,8 +98,15 @@ impl Simulation {
             switch_latency: config.switch.latency().0,
         };
         let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end, ideal);
+        if let Some(ecn) = &ecn {
+            stats.queues.set_ecn_thresholds(ecn.kmin.0, ecn.kmax.0);
+        }
         add_queue_probes(config, &topo, &mut fabric, &mut stats)?;
         stats.congestion_counters = ecn.is_some() || !config.congestion_control.is_none();
+        let link_events = !matches!(config.flow_control, FlowControlConfig::Credit);
+        if stats.congestion_counters || link_events {
+            stats.fabric = FabricSeries::new(window, end, true);
+        }
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
         // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
         // every event out of the overflow heap while the wheel stays cache-sized.
@@ -343,7 +350,8 @@ impl Simulation {
         }
         let timeseries = self.stats.series.table(&names, &capacity, PS_PER_UNIT);
         let rates = self.nics.rates_table(PS_PER_UNIT).unwrap_or_default();
-        Ok(Report { summary, timeseries, rates })
+        let fabric = self.stats.fabric.table(PS_PER_UNIT);
+        Ok(Report { summary, timeseries, rates, fabric })
     }
 }
 

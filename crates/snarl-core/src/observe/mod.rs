@@ -1,12 +1,14 @@
 //! Observers: per-group counters, latency distributions and windowed throughput. They
 //! watch the model and never steer it; every hook is O(1) and allocation-free.
 
+mod fabric_series;
 mod fct;
 mod latency;
 mod queues;
 mod recovery;
 mod series;
 
+pub use fabric_series::{FabricEvent, FabricSeries};
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use latency::Latency;
 pub use queues::QueueProbes;
@@ -64,6 +66,8 @@ pub struct Stats {
     pub counters: Counters,
     pub pfc: PfcCounters,
     pub queues: QueueProbes,
+    /// Flow- and congestion-control events per window (runs that have such mechanisms).
+    pub fabric: FabricSeries,
     pub fct: Fct,
     pub injected: u64,
     pub delivered: u64,
@@ -82,6 +86,7 @@ impl Stats {
             counters: Counters::default(),
             pfc: PfcCounters::default(),
             queues: QueueProbes::new(measure_from),
+            fabric: FabricSeries::new(window, duration, false),
             fct: Fct::new(ideal, groups),
             injected: 0,
             delivered: 0,
@@ -111,15 +116,17 @@ impl Stats {
 
     /// A packet was dropped for want of buffer space.
     #[inline]
-    pub fn on_drop(&mut self, group: u16) {
+    pub fn on_drop(&mut self, now: u64, group: u16) {
         self.counters.packets_dropped += 1;
+        self.fabric.add(now, FabricEvent::Drop);
         self.groups[group as usize].dropped_packets += 1;
     }
 
     /// A control packet (CNP) left a NIC of `group`: it counts in the packet counts
     /// (conservation, of the whole run and of its group), never in loads or latencies.
     #[inline]
-    pub fn on_inject_control(&mut self, group: u16) {
+    pub fn on_inject_control(&mut self, now: u64, group: u16) {
+        self.fabric.add(now, FabricEvent::Cnp);
         self.injected += 1;
         self.groups[group as usize].injected_packets += 1;
         self.counters.cnps_sent += 1;

@@ -3,7 +3,7 @@
 //! interval's length is that value's weight in an HDR histogram, so quantiles are
 //! fractions of time ("the queue held at most p95 bytes 95% of the time").
 
-use crate::report::QueueSummary;
+use crate::report::{EcnBand, QueueSummary};
 use hdrhistogram::Histogram;
 
 pub struct QueueProbe {
@@ -18,12 +18,19 @@ pub struct QueueProbe {
 
 pub struct QueueProbes {
     measure_from: u64,
+    /// ECN marking thresholds (Kmin, Kmax), when the fabric marks.
+    ecn: Option<(u64, u64)>,
     pub probes: Vec<QueueProbe>,
 }
 
 impl QueueProbes {
     pub fn new(measure_from: u64) -> QueueProbes {
-        QueueProbes { measure_from, probes: Vec::new() }
+        QueueProbes { measure_from, ecn: None, probes: Vec::new() }
+    }
+
+    /// Also report the time spent below, between and above the marking thresholds.
+    pub fn set_ecn_thresholds(&mut self, kmin: u64, kmax: u64) {
+        self.ecn = Some((kmin, kmax));
     }
 
     /// Adds a probe; returns its index.
@@ -44,7 +51,7 @@ impl QueueProbes {
     }
 
     pub fn summarise(&mut self, end: u64) -> Vec<QueueSummary> {
-        let from = self.measure_from;
+        let (from, ecn) = (self.measure_from, self.ecn);
         self.probes
             .iter_mut()
             .map(|p| {
@@ -64,6 +71,12 @@ impl QueueProbes {
                     p95_bytes: q(0.95),
                     p99_bytes: q(0.99),
                     max_bytes: h.max(),
+                    ecn_band: ecn.filter(|_| !h.is_empty()).map(|(kmin, kmax)| {
+                        let total = h.len() as f64;
+                        let below = h.count_between(0, kmin) as f64 / total;
+                        let above = h.count_between(kmax + 1, u64::MAX) as f64 / total;
+                        EcnBand { below_kmin: below, between: 1.0 - below - above, above_kmax: above }
+                    }),
                 }
             })
             .collect()
@@ -99,5 +112,18 @@ mod tests {
         assert!(s.p5_bytes <= 1, "the empty queue is 1/11 of the time");
         let mean = (100.0 * 8000.0 + 900.0 * 1000.0 + 100.0) / 1100.0;
         assert!((s.mean_bytes - mean).abs() / mean < 0.01, "mean {} vs {mean}", s.mean_bytes);
+        assert!(s.ecn_band.is_none(), "no thresholds, no band");
+    }
+
+    #[test]
+    fn time_in_the_marking_band() {
+        let mut probes = QueueProbes::new(0);
+        probes.set_ecn_thresholds(5_000, 200_000);
+        let i = probes.add(0, 0, 0);
+        probes.record(i, 100, 100_000); // [0, 100): empty, below Kmin
+        probes.record(i, 400, 300_000); // [100, 400): in the band
+        let band = probes.summarise(500)[0].ecn_band.clone().unwrap(); // [400, 500): above
+        assert!((band.below_kmin - 0.2).abs() < 1e-9 && (band.between - 0.6).abs() < 1e-9, "{band:?}");
+        assert!((band.above_kmax - 0.2).abs() < 1e-9, "{band:?}");
     }
 }

@@ -30,6 +30,7 @@ use super::arbiter::{Arbiter, RoundRobin};
 use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::observe::FabricEvent;
 use crate::packet::{Fifo, NIL};
 use crate::routing::{PortView, RouteQuery, Routing};
 use crate::topology::{Endpoint, Topology};
@@ -152,8 +153,16 @@ impl PortView for SwitchView<'_> {
 
 impl IoqFabric {
     pub fn new(topo: &impl Topology, params: IoqParams) -> IoqFabric {
-        let IoqParams { vcs, input_capacity, output_capacity, shared_pool, speedup, latency, mut control, measure_from } =
-            params;
+        let IoqParams {
+            vcs,
+            input_capacity,
+            output_capacity,
+            shared_pool,
+            speedup,
+            latency,
+            mut control,
+            measure_from,
+        } = params;
         let credit_based = matches!(control, LinkControl::Credit);
         let switches = topo.num_switches();
         let mut port_base = Vec::with_capacity(switches);
@@ -330,8 +339,10 @@ impl IoqFabric {
         let on = frame == PfcFrame::Pause;
         if on {
             ctx.stats.pfc.pause_frames_sent += 1;
+            ctx.stats.fabric.add(ctx.now, FabricEvent::PauseFrame);
         } else {
             ctx.stats.pfc.resume_frames_sent += 1;
+            ctx.stats.fabric.add(ctx.now, FabricEvent::ResumeFrame);
         }
         let at = self.link_free_at[gp as usize].max(ctx.now) + self.pause_flight[gp as usize];
         ctx.schedule(at, Event::Pause { target: upstream, vc: vc as u8, on });
@@ -483,7 +494,9 @@ impl IoqFabric {
         let oq = o * vcs + out_vc;
         self.output_used[oq] += size;
         if let Some(ecn) = &mut self.ecn {
-            ecn.on_enqueue(self.output[oq].bytes, &mut ctx.packets[id], &mut ctx.stats.counters);
+            if ecn.on_enqueue(self.output[oq].bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
+                ctx.stats.fabric.add(now, FabricEvent::EcnMark);
+            }
         }
         self.output[oq].push(ctx.packets, id);
         if self.probe[oq] != NO_PROBE {
@@ -588,7 +601,9 @@ impl IoqFabric {
             ctx.stats.queues.record(self.probe[o * vcs + vc], ctx.now, self.output[o * vcs + vc].bytes);
         }
         if let Some(ecn) = &mut self.ecn {
-            ecn.on_dequeue(self.output[o * vcs + vc].bytes, &mut ctx.packets[id], &mut ctx.stats.counters);
+            if ecn.on_dequeue(self.output[o * vcs + vc].bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
+                ctx.stats.fabric.add(ctx.now, FabricEvent::EcnMark);
+            }
         }
         self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;
@@ -700,9 +715,13 @@ impl IoqFabric {
         }
         for (s, &lent) in self.pool_used.iter().enumerate() {
             let port = |gp: usize| self.ingress_used[gp].saturating_sub(self.input_capacity);
-            let owed: u64 = (self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize).map(port).sum();
+            let owed: u64 =
+                (self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize).map(port).sum();
             if lent != owed || lent > self.shared_pool {
-                return Err(format!("switch {s}: pool lends {lent} bytes, ports owe {owed}, pool {}", self.shared_pool));
+                return Err(format!(
+                    "switch {s}: pool lends {lent} bytes, ports owe {owed}, pool {}",
+                    self.shared_pool
+                ));
             }
         }
         Ok(())

@@ -119,12 +119,17 @@ fn n_flows_converge_to_a_fair_share() {
 }
 
 /// DCQCN holds the bottleneck egress queue between Kmin and Kmax: packets are marked,
-/// rates are cut, and the link stays busy (at least 90%), which it would not if the queue
-/// ran empty. The time-weighted occupancy of that queue is the direct evidence; this test
-/// is where it will be asserted once switches expose a queue probe.
+/// rates are cut, the link stays busy (at least 90%), and the receiver's egress queue,
+/// after 2 ms of convergence, spends most of the time (at least 60%) between Kmin (5 KB)
+/// and Kmax (200 KB), at most 5% above Kmax, and its median inside the band.
 #[test]
 fn bottleneck_queue_held_between_kmin_and_kmax() {
-    let r = run(&incast(2, 0, 10_000), &[]);
+    let probe = [("simulation.warmup", "\"2ms\""), ("observe.queues", "[{ switch = 0, port = 2 }]")];
+    let r = run(&incast(2, 0, 10_000), &probe);
+    let q = &r.summary.queues[0];
+    let band = q.ecn_band.as_ref().expect("a marking fabric reports the band");
+    assert!(band.between >= 0.6 && band.above_kmax <= 0.05, "{q:?}");
+    assert!((5_000..=200_000).contains(&q.p50_bytes), "{q:?}");
     let c = &r.summary.counters;
     assert!(c["ecn_marks"] > 100, "{c:?}");
     assert!(c["rate_cuts"] > 10, "{c:?}");

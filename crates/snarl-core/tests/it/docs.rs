@@ -4,12 +4,16 @@
 use crate::common::*;
 
 const REFERENCE: &str = include_str!("../../../../docs/config.md");
-const SCENARIOS: [&str; 5] = [
+const SCENARIOS: [&str; 9] = [
     include_str!("../../../../scenarios/basics/single-switch-incast.toml"),
     include_str!("../../../../scenarios/basics/fat-tree-1024-uniform.toml"),
     include_str!("../../../../scenarios/basics/spine-leaf-oversubscribed.toml"),
     include_str!("../../../../scenarios/basics/fat-tree-648-hotspot.toml"),
     include_str!("../../../../scenarios/fct/web-search-fat-tree.toml"),
+    include_str!("../../../../scenarios/lossless-ethernet/one-tree-none.toml"),
+    include_str!("../../../../scenarios/lossless-ethernet/one-tree-dcqcn.toml"),
+    include_str!("../../../../scenarios/lossless-ethernet/four-trees-dcqcn.toml"),
+    include_str!("../../../../scenarios/lossless-ethernet/google-all-one-tree-dcqcn.toml"),
 ];
 
 fn keys(value: &toml::Value, out: &mut Vec<String>) {

@@ -179,9 +179,15 @@ fn queue_probe_reads_the_congested_egress_queue() {
 
 #[test]
 fn bad_lossless_configs_name_their_key() {
-    let cases: [(&str, &[(&str, &str)], &str); 6] = [
+    // (config, overrides, the key path the error must name)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 6] = [
         (SHARED_SWITCH, &[("flow_control.type", "credit")], "flow_control.type"),
-        (SINGLE_SWITCH, &[("flow_control.type", "pfc"), ("flow_control.xoff", "5"), ("flow_control.xon", "4")], "flow_control.type"),
+        (
+            SINGLE_SWITCH,
+            &[("flow_control.type", "pfc"), ("flow_control.xoff", "5"), ("flow_control.xon", "4")],
+            "flow_control.type",
+        ),
         (SHARED_SWITCH, &[("flow_control.xon", "60")], "flow_control.xon"),
         (SHARED_SWITCH, &[("flow_control.xoff", "[50, 40, 30]")], "flow_control.xoff"),
         (SHARED_SWITCH, &[("flow_control.xoff", "\"50 parcels\"")], "\"50 parcels\""),

@@ -1,0 +1,51 @@
+"""Lossless Ethernet from Python: the PFC and DCQCN figures of a run, the fabric event
+table and its plot, and drops reported (never hidden) when flow control is off."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+import snarl
+from snarl import plots
+from snarl.report import FABRIC_COLUMNS
+
+from conftest import REPO
+from test_plots import assert_png
+
+ONE_TREE = REPO / "scenarios" / "lossless-ethernet" / "one-tree-dcqcn.toml"
+SHORT = ["--set", "simulation.duration=400us", "--set", "traffic.phases.1.at=350us"]
+
+
+def test_pfc_and_dcqcn_run_writes_and_plots_its_fabric_events(cli, tmp_path):
+    done = cli("run", ONE_TREE, *SHORT, "--out", "one-tree")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "one-tree"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pfc"]["pause_frames_sent"] > 0
+    assert summary["counters"]["ecn_marks"] > 0 and summary["counters"]["cnps_sent"] > 0
+    fabric = pd.read_parquet(out / "fabric.parquet")
+    assert list(fabric.columns) == list(FABRIC_COLUMNS)
+    assert fabric["pause_frames"].sum() == summary["pfc"]["pause_frames_sent"]
+    assert fabric["cnps"].sum() == summary["counters"]["cnps_sent"]
+    done = cli("plot", "fabric", "one-tree", "-o", "fabric.png")
+    assert done.returncode == 0, done.stderr
+    assert_png(tmp_path / "fabric.png")
+
+
+def test_runs_without_such_mechanisms_have_no_fabric_table(simulate):
+    report = simulate("[simulation]\nduration = \"10us\"\n[topology]\ntype = \"single_switch\"\nhosts = 4\n[traffic]\nload = 0.3\n")
+    assert report.fabric.empty and list(report.fabric.columns) == list(FABRIC_COLUMNS)
+
+
+def test_tail_drop_reports_its_drops():
+    text = ONE_TREE.read_text().replace('type = "pfc"\nxoff = 50\nxon = 45', 'type = "none"')
+    report = snarl.run(text, set={"simulation.duration": "300us", "traffic.phases.1.at": "250us", "congestion_control.type": "none"})
+    packets = report.summary["packets"]
+    assert packets["dropped"] > 0
+    assert packets["injected"] == packets["delivered"] + packets["in_flight"] + packets["dropped"]
+    assert report.fabric["packets_dropped"].sum() == packets["dropped"]
+    assert "pfc" not in report.summary
+    fig = plots.congestion_over_time(report.timeseries, report.fabric, unit="ns")
+    assert len(fig.axes) == 2
