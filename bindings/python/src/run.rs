@@ -8,6 +8,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use snarl_core::{ColumnData, Error, Table};
 use std::time::{Duration, Instant};
 
+/// `(summary_json, timeseries, resolved_toml, rates, fabric)`: tables as dicts of columns.
+type RunOutput<'py> = (String, Bound<'py, PyDict>, String, Bound<'py, PyDict>, Bound<'py, PyDict>);
+
 /// Least wall time between two visits to Python during a run.
 const CHECK_EVERY: Duration = Duration::from_millis(150);
 
@@ -28,7 +31,7 @@ pub fn run<'py>(
     overrides: Vec<(String, String)>,
     seed: Option<u64>,
     progress: Option<PyObject>,
-) -> PyResult<(String, Bound<'py, PyDict>, String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+) -> PyResult<RunOutput<'py>> {
     let config = config::load(py, text, &overrides, seed)?;
     let resolved = config.to_toml();
 
