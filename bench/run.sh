@@ -9,6 +9,9 @@ bin=${1:-target/release/snarl-bench}
 fat_tree=scenarios/basics/fat-tree-1024-uniform.toml
 dragonfly=scenarios/endpoint-congestion/uniform-dragonfly.toml
 short="simulation.duration=10000cycles simulation.warmup=3000cycles"
+ici=scenarios/lossless-ethernet
+# The ICI paper's 1-congestion-tree experiment with the tree held for 9 ms of 10.
+ici_long="simulation.duration=10ms traffic.phases.1.at=9.2ms"
 balanced="topology.hosts_per_switch=16 topology.switches_per_group=32 topology.global_links_per_switch=16 topology.groups=513"
 # name | scenario | overrides
 cases=(
@@ -21,6 +24,8 @@ cases=(
   "dragonfly-1056 UGAL load 0.7|$dragonfly|routing.type=ugal traffic.load=0.7 $short"
   "dragonfly-1056 UGAL load 1.0|$dragonfly|routing.type=ugal traffic.load=1.0 $short"
   "dragonfly-262656 UGAL load 0.3|$dragonfly|$balanced traffic.load=0.3 simulation.duration=200cycles simulation.warmup=50cycles"
+  "ici-64 one tree, PFC only|$ici/one-tree-none.toml|$ici_long"
+  "ici-64 one tree, DCQCN|$ici/one-tree-dcqcn.toml|$ici_long"
 )
 
 results=$(mktemp)
@@ -51,6 +56,9 @@ huge = by["dragonfly-262656 UGAL load 0.3"]
 print(f"UGAL costs {cost[0]:.0%} (load 0.7) and {cost[1]:.0%} (load 1.0) of minimal routing's packet-hops per second "
       f"(bound: 30%). 262,656-host dragonfly: built in {huge['build_seconds']:.1f} s, "
       f"{huge['peak_rss_mib'] / 1024:.2f} GiB peak (bound: 20 GiB).")
+dcqcn = 1 - speed("ici-64 one tree, DCQCN") / speed("ici-64 one tree, PFC only")
+print(f"DCQCN (marking, CNPs, per-flow pacing) costs {dcqcn:.0%} of the packet-hops per second of the same "
+      f"lossless Ethernet run with PFC alone.")
 PY
 )
 rm -f "$results"

@@ -11,7 +11,7 @@ import snarl
 from snarl import plots
 from snarl.report import FABRIC_COLUMNS
 
-from conftest import REPO
+from conftest import REPO, run_snarl
 from test_plots import assert_png
 
 ONE_TREE = REPO / "scenarios" / "lossless-ethernet" / "one-tree-dcqcn.toml"
@@ -48,4 +48,20 @@ def test_tail_drop_reports_its_drops():
     assert report.fabric["packets_dropped"].sum() == packets["dropped"]
     assert "pfc" not in report.summary
     fig = plots.congestion_over_time(report.timeseries, report.fabric, unit="ns")
+    assert len(fig.axes) == 2
+
+
+def test_sweep_points_keep_their_fabric_events(write_config, tmp_path):
+    spec = write_config(
+        f'base = "{ONE_TREE}"\n'
+        "[set]\n"
+        '"simulation.duration" = "300us"\n"traffic.phases.1.at" = "250us"\n'
+        "[axes]\n"
+        '"congestion_control.type" = ["none", "dcqcn"]\n',
+        "sweep.toml",
+    )
+    done = run_snarl("sweep", spec, "--out", tmp_path / "sweep")
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "sweep" / "fabric").glob("*.parquet"))) == 2
+    fig = plots.plot_directory("fabric", tmp_path / "sweep")
     assert len(fig.axes) == 2

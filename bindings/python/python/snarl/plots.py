@@ -543,6 +543,23 @@ def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.Data
     return pd.read_parquet(path), phases_of(config), unit, title
 
 
+def point_fabric(directory: Path, point: str | None = None) -> pd.DataFrame:
+    """The fabric events per window of a run directory or of one point of a sweep
+    directory (by default its first successful point)."""
+    import pandas as pd
+
+    if not (directory / "points.parquet").is_file():
+        path = directory / "fabric.parquet"
+    else:
+        ok = _ok(_load_points(directory))
+        ids = [str(p) for p in ok["point_id"]]
+        matches = [p for p in ids if point is None or p.startswith(point)][:1]
+        path = directory / "fabric" / f"{matches[0] if matches else point}.parquet"
+    if not path.is_file():
+        raise PlotError(f"{directory}: no fabric events (only runs with PFC, tail drop, ECN or congestion control have them)")
+    return pd.read_parquet(path)
+
+
 def point_summary(directory: Path, point: str | None = None) -> tuple[dict[str, Any], str]:
     """``(summary, title)`` of a run directory or of one point of a sweep directory (by
     default its first successful point)."""
@@ -593,13 +610,8 @@ def plot_directory(
         series, phases, unit, title = point_timeseries(directory, point)
         return throughput_over_time(series, phases=phases, groups=groups, y=y or "accepted_load", unit=unit, title=title)
     if kind == "fabric":
-        import pandas as pd
-
         series, phases, unit, title = point_timeseries(directory, point)
-        path = directory / "fabric.parquet"
-        if not path.is_file():
-            raise PlotError(f"{directory}: no fabric.parquet (runs with PFC, tail drop, ECN or congestion control write one)")
-        return congestion_over_time(series, pd.read_parquet(path), phases=phases, groups=groups, unit=unit, title=title)
+        return congestion_over_time(series, point_fabric(directory, point), phases=phases, groups=groups, unit=unit, title=title)
     if kind == "fct":
         summary, title = point_summary(directory, point)
         return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)

@@ -111,6 +111,10 @@ class Report:
             return pd.DataFrame(columns=["time", "src", "dst", "qp", "rate_gbps"])
         return self.rates_arrow().to_pandas(split_blocks=True)
 
+    def fabric_arrow(self) -> pa.Table:
+        """The fabric events as a pyarrow Table (see :attr:`fabric`)."""
+        return self._fabric_arrow
+
     @cached_property
     def _fabric_arrow(self) -> pa.Table:
         return _table(self._fabric_columns)

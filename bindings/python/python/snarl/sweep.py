@@ -24,6 +24,9 @@ gets the same id. Results go to a directory:
     one record per finished point (written atomically as soon as the point ends);
 ``timeseries/<id>.parquet``
     the point's time series;
+``fabric/<id>.parquet``
+    the point's flow- and congestion-control events per window (pause frames, ECN
+    marks, CNPs, drops), for points that have such mechanisms;
 ``points.parquet``
     one row per point: ``point_id``, the axis values (columns named by their dotted
     keys), ``status`` (``"ok"`` or ``"failed"``), ``error`` and every summary figure
@@ -67,6 +70,7 @@ ID_LENGTH = 16
 SWEEP_FILE = "sweep.json"
 RECORDS = "points"
 TIMESERIES = "timeseries"
+FABRIC = "fabric"
 TABLE = "points.parquet"
 
 
@@ -268,11 +272,17 @@ def run_point(config: str) -> dict[str, Any]:
         report = snarl.run(config)
         buffer = io.BytesIO()
         pq.write_table(report.to_arrow(), buffer)
+        fabric = None
+        if not report.fabric.empty:
+            fabric_buffer = io.BytesIO()
+            pq.write_table(report.fabric_arrow(), fabric_buffer)
+            fabric = fabric_buffer.getvalue()
         return {
             "status": "ok",
             "error": None,
             "summary": report.to_json(),
             "timeseries": buffer.getvalue(),
+            "fabric": fabric,
             "wall_seconds": time.perf_counter() - started,
         }
     except Exception as e:  # noqa: BLE001 - recorded with the point
@@ -592,7 +602,9 @@ def execute(
         on_start(runner.description if runner else None)
     (out / RECORDS).mkdir(parents=True, exist_ok=True)
     (out / TIMESERIES).mkdir(exist_ok=True)
-    for leftover in [*(out / RECORDS).glob(".*.tmp"), *(out / TIMESERIES).glob(".*.tmp")]:
+    (out / FABRIC).mkdir(exist_ok=True)
+    folders = (RECORDS, TIMESERIES, FABRIC)
+    for leftover in [path for folder in folders for path in (out / folder).glob(".*.tmp")]:
         leftover.unlink(missing_ok=True)  # from a sweep killed while writing
     _write_sweep_json(plan, runner)
 
@@ -632,6 +644,8 @@ def _write_point(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str
     summary = json.loads(result["summary"]) if result.get("summary") else None
     if result.get("timeseries") is not None:
         _write_atomic(out / TIMESERIES / f"{point.id}.parquet", result["timeseries"])
+    if result.get("fabric") is not None:
+        _write_atomic(out / FABRIC / f"{point.id}.parquet", result["fabric"])
     record = {
         "point_id": point.id,
         "values": point.values,

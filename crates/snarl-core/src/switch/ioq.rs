@@ -130,6 +130,9 @@ pub struct IoqFabric {
 
     /// ECN marking at the output queues, if configured.
     ecn: Option<Ecn>,
+    /// Output queues are watched (ECN marking or a probe): their pushes and pops take the
+    /// slower path that informs the watchers.
+    watched: bool,
 }
 
 /// The read-only view a routing gets of one switch.
@@ -256,12 +259,14 @@ impl IoqFabric {
             bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
             bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
             ecn: None,
+            watched: false,
         }
     }
 
     /// Marks packets at the output queues with `ecn`.
     pub fn set_ecn(&mut self, ecn: Ecn) {
         self.ecn = Some(ecn);
+        self.watched = true;
     }
 
     /// Global id of `port` of `switch`.
@@ -274,6 +279,7 @@ impl IoqFabric {
     pub fn add_probe(&mut self, switch: usize, port: usize, vc: usize, probe: u16) {
         let q = self.global_port(switch, port) as usize * self.vcs + vc;
         self.probe[q] = probe;
+        self.watched = true;
     }
 
     /// The head of `packet` reaches global input port `gp`.
@@ -493,14 +499,10 @@ impl IoqFabric {
 
         let oq = o * vcs + out_vc;
         self.output_used[oq] += size;
-        if let Some(ecn) = &mut self.ecn {
-            if ecn.on_enqueue(self.output[oq].bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
-                ctx.stats.fabric.add(now, FabricEvent::EcnMark);
-            }
-        }
-        self.output[oq].push(ctx.packets, id);
-        if self.probe[oq] != NO_PROBE {
-            ctx.stats.queues.record(self.probe[oq], now, self.output[oq].bytes);
+        if self.watched {
+            self.enqueue_watched(ctx, oq, id);
+        } else {
+            self.output[oq].push(ctx.packets, id);
         }
         if !self.input[i * vcs + vc].is_empty() {
             // The next packet of this VC can go once the input is free again.
@@ -508,6 +510,37 @@ impl IoqFabric {
             self.retry(ctx, wanted, done);
         }
         self.try_transmit(ctx, out);
+    }
+
+    /// Puts `id` into output queue `oq` under the eyes of its watchers: the ECN marker
+    /// (at enqueue) and a queue probe.
+    #[inline(never)]
+    fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
+        if let Some(ecn) = &mut self.ecn {
+            if ecn.on_enqueue(self.output[oq].bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
+                ctx.stats.fabric.add(ctx.now, FabricEvent::EcnMark);
+            }
+        }
+        self.output[oq].push(ctx.packets, id);
+        if self.probe[oq] != NO_PROBE {
+            ctx.stats.queues.record(self.probe[oq], ctx.now, self.output[oq].bytes);
+        }
+    }
+
+    /// Takes the head of output queue `oq` for the link under the eyes of its watchers:
+    /// the ECN marker (at dequeue) and a queue probe.
+    #[inline(never)]
+    fn dequeue_watched(&mut self, ctx: &mut Ctx, oq: usize) -> u32 {
+        let id = self.output[oq].pop(ctx.packets);
+        if self.probe[oq] != NO_PROBE {
+            ctx.stats.queues.record(self.probe[oq], ctx.now, self.output[oq].bytes);
+        }
+        if let Some(ecn) = &mut self.ecn {
+            if ecn.on_dequeue(self.output[oq].bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
+                ctx.stats.fabric.add(ctx.now, FabricEvent::EcnMark);
+            }
+        }
+        id
     }
 
     /// A crossbar resource that an output was waiting for is free: retry its allocation.
@@ -596,15 +629,11 @@ impl IoqFabric {
     /// time at which the transmission is committed to start).
     fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize, now: u64) {
         let (o, vcs) = (port as usize, self.vcs);
-        let id = self.output[o * vcs + vc].pop(ctx.packets);
-        if self.probe[o * vcs + vc] != NO_PROBE {
-            ctx.stats.queues.record(self.probe[o * vcs + vc], ctx.now, self.output[o * vcs + vc].bytes);
-        }
-        if let Some(ecn) = &mut self.ecn {
-            if ecn.on_dequeue(self.output[o * vcs + vc].bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
-                ctx.stats.fabric.add(ctx.now, FabricEvent::EcnMark);
-            }
-        }
+        let id = if self.watched {
+            self.dequeue_watched(ctx, o * vcs + vc)
+        } else {
+            self.output[o * vcs + vc].pop(ctx.packets)
+        };
         self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;
         let serialise = self.serializer[o].time(size);
