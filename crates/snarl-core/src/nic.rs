@@ -75,6 +75,9 @@ struct NicCc {
     /// Per host: position in the source queue (from its head) where the scheduler's next
     /// round-robin scan starts.
     next_position: Vec<u32>,
+    /// Per source-queue slot (as `Nics::queue`): whether its message is the oldest queued
+    /// one of its flow, the only one of the flow that may send (per-flow order).
+    flow_head: Vec<bool>,
 }
 
 impl Nics {
@@ -140,6 +143,7 @@ impl Nics {
             dcqcn: Dcqcn::new(config),
             cnps: vec![VecDeque::new(); hosts],
             next_position: vec![0; hosts],
+            flow_head: vec![false; hosts * self.queue_capacity],
         }));
     }
 
@@ -183,6 +187,15 @@ impl Nics {
                 });
                 let slot = (self.queue_head[h] as usize + self.queue_len[h] as usize) % self.queue_capacity;
                 self.queue[h * self.queue_capacity + slot] = id;
+                if let Some(cc) = &mut self.cc {
+                    let (base, head, capacity) =
+                        (h * self.queue_capacity, self.queue_head[h] as usize, self.queue_capacity);
+                    let older = (0..self.queue_len[h] as usize).any(|j| {
+                        let other = &ctx.messages[self.queue[base + (head + j) % capacity]];
+                        other.dst == dst && other.qp == qp
+                    });
+                    cc.flow_head[base + slot] = !older;
+                }
                 self.queue_len[h] += 1;
             }
             ctx.stats.on_generate(ctx.now, g, size, accepted);
@@ -310,14 +323,10 @@ impl Nics {
         let mut chosen = None;
         for k in 0..len {
             let pos = if start + k >= len { start + k - len } else { start + k };
-            let m = &ctx.messages[self.queue[slot(pos)]];
-            let older_of_flow = (0..pos).any(|j| {
-                let other = &ctx.messages[self.queue[slot(j)]];
-                other.dst == m.dst && other.qp == m.qp
-            });
-            if older_of_flow {
-                continue;
+            if !cc.flow_head[slot(pos)] {
+                continue; // An older message of its flow goes first.
             }
+            let m = &ctx.messages[self.queue[slot(pos)]];
             let at = cc.dcqcn.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp });
             if at > now {
                 earliest = earliest.min(at);
@@ -345,8 +354,16 @@ impl Nics {
         message.outstanding += 1;
         if message.unsent == 0 {
             message.outstanding -= 1; // The message is fully segmented.
+                                      // The next message of the flow, if any, becomes its head.
+            if let Some(next) = (pos + 1..len).find(|&j| {
+                let other = &ctx.messages[self.queue[slot(j)]];
+                other.dst == m.dst && other.qp == m.qp
+            }) {
+                cc.flow_head[slot(next)] = true;
+            }
             for j in pos..len - 1 {
                 self.queue[slot(j)] = self.queue[slot(j + 1)];
+                cc.flow_head[slot(j)] = cc.flow_head[slot(j + 1)];
             }
             self.queue_len[h] -= 1;
             cc.next_position[h] = pos as u32;
