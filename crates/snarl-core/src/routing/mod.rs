@@ -144,18 +144,82 @@ mod tests {
         }
     }
 
-    /// Walks every (source, destination) pair hop by hop: the packet must reach its
-    /// destination within `max_hops` switch hops, on VCs that never decrease (and, for
-    /// hop-class routings, increase at every hop) and stay below `vcs`.
+    /// Channel dependencies seen along routes: a channel is (switch, output port, VC), and
+    /// a route that holds one while asking for the next adds an edge.
+    #[derive(Default)]
+    struct Dependencies {
+        ids: std::collections::HashMap<(usize, u16, u8), usize>,
+        edges: Vec<Vec<usize>>,
+    }
+
+    impl Dependencies {
+        fn channel(&mut self, c: (usize, u16, u8)) -> usize {
+            let next = self.ids.len();
+            let id = *self.ids.entry(c).or_insert(next);
+            if id == self.edges.len() {
+                self.edges.push(Vec::new());
+            }
+            id
+        }
+
+        fn add(&mut self, from: (usize, u16, u8), to: (usize, u16, u8)) {
+            let (a, b) = (self.channel(from), self.channel(to));
+            if !self.edges[a].contains(&b) {
+                self.edges[a].push(b);
+            }
+        }
+
+        /// Whether the channel dependency graph has a cycle (Kahn's algorithm): with
+        /// none, the routing cannot deadlock (Dally and Seitz).
+        fn has_cycle(&self) -> bool {
+            let n = self.edges.len();
+            let mut indegree = vec![0usize; n];
+            self.edges.iter().flatten().for_each(|&b| indegree[b] += 1);
+            let mut ready: Vec<usize> = (0..n).filter(|&c| indegree[c] == 0).collect();
+            let mut removed = 0;
+            while let Some(c) = ready.pop() {
+                removed += 1;
+                for &b in &self.edges[c] {
+                    indegree[b] -= 1;
+                    if indegree[b] == 0 {
+                        ready.push(b);
+                    }
+                }
+            }
+            removed < n
+        }
+    }
+
+    /// Walks every (source, destination) pair hop by hop, several times (random and
+    /// adaptive choices differ): the packet must reach its destination within `max_hops`
+    /// switch hops, on VCs that never decrease (and, for hop-class routings, increase at
+    /// every hop) and stay below `vcs`; the channel dependencies of all these routes must
+    /// form no cycle.
     fn walk_all_pairs(topology: &TopologyConfig, routing: &RoutingConfig, vcs: usize) {
+        let (dependencies, name) = walk_routes(topology, routing, vcs);
+        assert!(
+            !dependencies.has_cycle(),
+            "{routing:?} on {name} with {vcs} VCs: the channel dependency graph has a cycle"
+        );
+    }
+
+    /// The routes' checks of `walk_all_pairs`; returns their channel dependencies and the
+    /// fabric's description.
+    fn walk_routes(topology: &TopologyConfig, routing: &RoutingConfig, vcs: usize) -> (Dependencies, String) {
         let topo = topology::build(topology, &LinksConfig::default()).unwrap();
         let r = AnyRouting::build(routing, &topo, vcs, 4096).unwrap();
-        let hop_class = !topo.supports_up_down();
+        let hop_class =
+            !topo.supports_up_down() && !matches!(routing, RoutingConfig::Minimal { deadlock_avoidance: false, .. });
         let max_hops = if hop_class { 2 * topo.diameter_hint() as u16 + 1 } else { 8 };
         let mut rng = Pcg64Mcg::seed_from_u64(5);
         let hosts = topo.num_hosts() as u32;
-        for src in 0..hosts {
-            for dst in (0..hosts).filter(|&d| d != src) {
+        let mut dependencies = Dependencies::default();
+        for (src, dst) in (0..8).flat_map(|_| (0..hosts).flat_map(move |s| (0..hosts).map(move |d| (s, d)))) {
+            if src == dst {
+                continue;
+            }
+            {
+                let mut held: Option<(usize, u16, u8)> = None;
                 let Endpoint::Switch { switch, .. } = topo.attachment(src as usize) else { panic!("host {src}") };
                 let Endpoint::Switch { port: first_port, .. } = topo.attachment(src as usize) else { unreachable!() };
                 let (mut switch, mut vc, mut hops, mut via, mut in_port) = (switch, 0u8, 0u16, NIL, first_port);
@@ -169,6 +233,10 @@ mod tests {
                         route.vc
                     );
                     assert!(route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
+                    let channel = (switch as usize, route.port, route.vc);
+                    if let Some(previous) = held.replace(channel) {
+                        dependencies.add(previous, channel);
+                    }
                     let next = topo.peer(switch as usize, route.port as usize);
                     if hop_class && !matches!(next, Endpoint::Host(_)) && !topo.class_at_intermediate() {
                         assert_eq!(route.vc as u16, hops, "one class per hop on flat fabrics");
@@ -188,14 +256,24 @@ mod tests {
                 }
             }
         }
+        (dependencies, topo.describe())
+    }
+
+    #[test]
+    fn the_dependency_check_sees_the_cycle_of_a_torus_without_hop_classes() {
+        let torus = TopologyConfig::Torus { sides: vec![4, 3], hosts_per_switch: 1 };
+        let minimal = |deadlock_avoidance| RoutingConfig::Minimal { select: MinimalSelect::Random, deadlock_avoidance };
+        assert!(walk_routes(&torus, &minimal(false), 1).0.has_cycle());
+        assert!(!walk_routes(&torus, &minimal(true), 6).0.has_cycle());
     }
 
     fn direct_fabrics() -> Vec<(TopologyConfig, usize)> {
         let toml = |t: &str| toml::from_str::<TopologyConfig>(t).unwrap();
         vec![
-            // Hierarchical fabrics: 4 VCs through an intermediate switch (2 when minimal).
+            // Hierarchical fabrics through an intermediate switch: a dragonfly needs 4 VCs
+            // (2 when minimal), a megafly 2 (1 when minimal).
             (toml("type = 'dragonfly'\nhosts_per_switch = 2\nswitches_per_group = 4\nglobal_links_per_switch = 2"), 4),
-            (toml("type = 'megafly'\ngroups = 5\nleaves_per_group = 2\nspines_per_group = 2\nhosts_per_leaf = 2\nglobal_links_per_spine = 2"), 4),
+            (toml("type = 'megafly'\ngroups = 5\nleaves_per_group = 2\nspines_per_group = 2\nhosts_per_leaf = 2\nglobal_links_per_spine = 2"), 2),
             (toml("type = 'hyperx'\nsides = [3, 4]\nhosts_per_switch = 2"), 4),
             (toml("type = 'torus'\nsides = [4, 3]\nhosts_per_switch = 1"), 6),
             (toml("type = 'mesh'\nsides = [3, 3]\nhosts_per_switch = 1"), 8),

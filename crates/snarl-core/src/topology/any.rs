@@ -75,15 +75,20 @@ impl AnyTopology {
 
     /// VC classes for deadlock avoidance on distance-routed fabrics: how much the class
     /// of a packet grows at `switch` when it arrived by `in_port` from another switch
-    /// (the first hop is class 0 whatever it arrived by). Flat fabrics (HyperX,
-    /// torus, mesh) take one class per switch-to-switch hop. Hierarchical ones (dragonfly,
-    /// megafly) take one per global hop, plus one at an intermediate switch (see
-    /// `routing::minimal`): at most one local hop per class and group, after Kim et al.
+    /// (the first hop is class 0 whatever it arrived by). Flat fabrics (HyperX, torus,
+    /// mesh) take one class per switch-to-switch hop. A dragonfly takes one per global
+    /// hop (its local links carry packets both before and after a global hop: at most one
+    /// local hop per class and group, after Kim et al.). A megafly takes none: a minimal
+    /// route is up (leaf to spine), global, down (spine to leaf), and up, global and down
+    /// links are distinct channels used in that order, so one class is acyclic. Both add
+    /// one at an intermediate switch (see `routing::minimal`): a Valiant route is two
+    /// minimal ones.
     #[inline]
     pub fn class_step(&self, switch: usize, in_port: u16) -> u8 {
+        let _ = switch;
         match self {
             AnyTopology::Dragonfly(t) => u8::from(t.is_global(in_port)),
-            AnyTopology::Megafly(t) => u8::from(t.is_global(switch, in_port)),
+            AnyTopology::Megafly(_) => 0,
             // Every hop after the first arrives from a switch.
             _ => 1,
         }
@@ -98,8 +103,10 @@ impl AnyTopology {
     /// VC classes a route may need: direct (`false`) or through an intermediate switch.
     pub fn classes(&self, through_intermediate: bool) -> usize {
         match (self, through_intermediate) {
-            (AnyTopology::Dragonfly(_) | AnyTopology::Megafly(_), false) => 2,
-            (AnyTopology::Dragonfly(_) | AnyTopology::Megafly(_), true) => 4,
+            (AnyTopology::Dragonfly(_), false) => 2,
+            (AnyTopology::Dragonfly(_), true) => 4,
+            (AnyTopology::Megafly(_), false) => 1,
+            (AnyTopology::Megafly(_), true) => 2,
             (_, false) => self.diameter_hint() as usize,
             (_, true) => 2 * self.diameter_hint() as usize,
         }
