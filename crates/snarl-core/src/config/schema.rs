@@ -527,7 +527,24 @@ pub enum RoutingConfig {
         /// In bytes x hops (default: two MTUs x one hop).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         threshold: Option<Bytes>,
+        /// What a route's weight is measured on.
+        #[serde(default)]
+        information: UgalInformation,
     },
+}
+
+/// What UGAL weighs a route by (Kim et al., ISCA 2008).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UgalInformation {
+    /// UGAL-L: the occupancy of the route's first output port at the deciding switch,
+    /// as real source-adaptive routers measure it.
+    #[default]
+    Local,
+    /// UGAL-G, the idealised variant: the occupancies of every output the route takes in
+    /// the source group, up to and including its first global link (on flat fabrics, the
+    /// whole route), read from the other switches as if their queues were known.
+    Global,
 }
 
 /// Choice among equally short next hops.

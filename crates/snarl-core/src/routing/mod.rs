@@ -53,6 +53,10 @@ pub trait PortView {
     /// Bytes waiting at, or in flight from, the output side of `port` of this switch:
     /// output queue occupancy plus credits consumed downstream, summed over VCs.
     fn occupancy(&self, port: u16) -> u64;
+
+    /// The same measure at another switch: global knowledge, for idealised routings
+    /// (UGAL-G) only.
+    fn occupancy_at(&self, switch: usize, port: u16) -> u64;
 }
 
 pub trait Routing {
@@ -121,8 +125,8 @@ impl AnyRouting {
                 AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
             }
             RoutingConfig::Valiant => AnyRouting::Valiant(Valiant),
-            RoutingConfig::Ugal { threshold } => {
-                AnyRouting::Ugal(Ugal { threshold: threshold.map_or(2 * mtu, |t| t.0) })
+            RoutingConfig::Ugal { threshold, information } => {
+                AnyRouting::Ugal(Ugal { threshold: threshold.map_or(2 * mtu, |t| t.0), information: *information })
             }
         })
     }
@@ -131,7 +135,7 @@ impl AnyRouting {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{EcmpHash, LinksConfig, MinimalSelect, TopologyConfig, UpSelect};
+    use crate::config::{EcmpHash, LinksConfig, MinimalSelect, TopologyConfig, UgalInformation, UpSelect};
     use crate::packet::NIL;
     use crate::topology::{self, Endpoint, Minimal, Topology};
     use rand::SeedableRng;
@@ -141,6 +145,9 @@ mod tests {
     impl PortView for Scrambled {
         fn occupancy(&self, port: u16) -> u64 {
             hash::mix64(self.0 ^ port as u64) % 10_000
+        }
+        fn occupancy_at(&self, switch: usize, port: u16) -> u64 {
+            hash::mix64(self.0 ^ ((switch as u64) << 16) ^ port as u64) % 10_000
         }
     }
 
@@ -287,7 +294,8 @@ mod tests {
                 RoutingConfig::Minimal { select: MinimalSelect::Random, deadlock_avoidance: true },
                 RoutingConfig::Minimal { select: MinimalSelect::Adaptive, deadlock_avoidance: true },
                 RoutingConfig::Valiant,
-                RoutingConfig::Ugal { threshold: Some(crate::units::Bytes(0)) },
+                RoutingConfig::Ugal { threshold: Some(crate::units::Bytes(0)), information: UgalInformation::Local },
+                RoutingConfig::Ugal { threshold: None, information: UgalInformation::Global },
             ] {
                 walk_all_pairs(&fabric, &routing, vcs);
             }

@@ -145,12 +145,11 @@ struct SwitchView<'a> {
 impl PortView for SwitchView<'_> {
     #[inline]
     fn occupancy(&self, port: u16) -> u64 {
-        let f = self.fabric;
-        let gp = self.base + port as usize;
-        let v = f.vcs;
-        let leaving = if f.link_free_at[gp] <= self.now { f.releasing[gp].0 as u64 } else { 0 };
-        let returned = f.returns.arrived(gp, self.now);
-        f.output_used[gp * v..gp * v + v].iter().sum::<u64>() - leaving + f.credits.in_use(gp) - returned
+        self.fabric.output_occupancy(self.base + port as usize, self.now)
+    }
+
+    fn occupancy_at(&self, switch: usize, port: u16) -> u64 {
+        self.fabric.output_occupancy(self.fabric.port_base[switch] as usize + port as usize, self.now)
     }
 }
 
@@ -267,6 +266,16 @@ impl IoqFabric {
     pub fn set_ecn(&mut self, ecn: Ecn) {
         self.ecn = Some(ecn);
         self.watched = true;
+    }
+
+    /// Output queue bytes of global port `gp` plus credits consumed downstream, over its
+    /// VCs, as the switch itself can tell at `now`.
+    #[inline]
+    fn output_occupancy(&self, gp: usize, now: u64) -> u64 {
+        let v = self.vcs;
+        let leaving = if self.link_free_at[gp] <= now { self.releasing[gp].0 as u64 } else { 0 };
+        let returned = self.returns.arrived(gp, now);
+        self.output_used[gp * v..gp * v + v].iter().sum::<u64>() - leaving + self.credits.in_use(gp) - returned
     }
 
     /// Global id of `port` of `switch`.

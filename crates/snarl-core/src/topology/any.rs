@@ -94,6 +94,17 @@ impl AnyTopology {
         }
     }
 
+    /// Whether `port` of `switch` is a global link (between groups of a dragonfly or
+    /// megafly); flat fabrics have none.
+    #[inline]
+    pub fn is_global_port(&self, switch: usize, port: u16) -> bool {
+        match self {
+            AnyTopology::Dragonfly(t) => t.is_global(port),
+            AnyTopology::Megafly(t) => t.is_global(switch, port),
+            _ => false,
+        }
+    }
+
     /// Whether reaching an intermediate switch starts a new VC class.
     #[inline]
     pub fn class_at_intermediate(&self) -> bool {
