@@ -6,15 +6,14 @@
 //! counted (`source_queue_full`) and dropped at the source, never stored, so memory
 //! stays bounded at and beyond saturation.
 //!
-//! Without congestion control a host sends its queued messages in strict FIFO order. With
-//! per-flow congestion control (DCQCN) the NIC also
-//! * sends congestion notification packets (CNPs) from a small per-host queue, ahead of
-//!   data;
-//! * schedules its queued messages round robin by flow: it sends the next packet of the
-//!   first queued message (starting after the one served last) whose flow's rate allows it
-//!   now and whose VC has credits, only the oldest queued message of a flow being eligible
-//!   (per-flow order); it wakes at the earliest next-send time otherwise. A throttled flow
-//!   thus never blocks the other flows of its host.
+//! By default a host sends its queued messages in strict FIFO order. With
+//! `nic.scheduling = "round_robin"`, or with per-flow congestion control (DCQCN), the NIC
+//! schedules its queued messages round robin by flow: it sends the next packet of the
+//! first queued message (starting after the one served last) whose flow's rate allows it
+//! now and whose VC has credits, only the oldest queued message of a flow being eligible
+//! (per-flow order); it wakes at the earliest next-send time otherwise. A slow or
+//! throttled flow thus never blocks the other flows of its host. With DCQCN it also sends
+//! congestion notification packets (CNPs) from a small per-host queue, ahead of data.
 
 use crate::cc::dcqcn::Dcqcn;
 use crate::cc::FlowKey;
@@ -53,7 +52,7 @@ pub struct Nics {
     queue_len: Vec<u32>,
     /// Bumped when a phase changes the host's traffic; stale `Generate` events are ignored.
     epoch: Vec<u32>,
-    /// Per-flow congestion control, if configured.
+    /// The per-flow scheduler (and congestion control), if configured.
     cc: Option<Box<NicCc>>,
 }
 
@@ -68,9 +67,9 @@ struct CnpRequest {
     vc: u8,
 }
 
-/// The NICs' congestion-control state: DCQCN's flows, CNP queues, the flow scheduler.
+/// The flow scheduler's state and, with DCQCN, its flows and CNP queues.
 struct NicCc {
-    dcqcn: Dcqcn,
+    dcqcn: Option<Dcqcn>,
     cnps: Vec<VecDeque<CnpRequest>>,
     /// Per host: position in the source queue (from its head) where the scheduler's next
     /// round-robin scan starts.
@@ -137,14 +136,25 @@ impl Nics {
     }
 
     /// Runs DCQCN at every NIC (its notification and reaction points, per flow).
-    pub fn enable_dcqcn(&mut self, config: &DcqcnConfig) {
+    /// Schedules queued messages round robin by flow instead of FIFO.
+    pub fn enable_flow_scheduling(&mut self) {
         let hosts = self.peer.len();
-        self.cc = Some(Box::new(NicCc {
-            dcqcn: Dcqcn::new(config),
-            cnps: vec![VecDeque::new(); hosts],
-            next_position: vec![0; hosts],
-            flow_head: vec![false; hosts * self.queue_capacity],
-        }));
+        if self.cc.is_none() {
+            self.cc = Some(Box::new(NicCc {
+                dcqcn: None,
+                cnps: vec![VecDeque::new(); hosts],
+                next_position: vec![0; hosts],
+                flow_head: vec![false; hosts * self.queue_capacity],
+            }));
+        }
+    }
+
+    /// DCQCN at every NIC (with flow scheduling).
+    pub fn enable_dcqcn(&mut self, config: &DcqcnConfig) {
+        self.enable_flow_scheduling();
+        if let Some(cc) = self.cc.as_deref_mut() {
+            cc.dcqcn = Some(Dcqcn::new(config));
+        }
     }
 
     pub fn rate(&self, host: usize) -> Rate {
@@ -327,7 +337,7 @@ impl Nics {
                 continue; // An older message of its flow goes first.
             }
             let m = &ctx.messages[self.queue[slot(pos)]];
-            let at = cc.dcqcn.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp });
+            let at = cc.dcqcn.as_ref().map_or(0, |d| d.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
             if at > now {
                 earliest = earliest.min(at);
                 continue;
@@ -377,7 +387,9 @@ impl Nics {
             self.next_allowed[h] = now + (serialise as f64 / cap).round() as u64;
         }
         ctx.stats.on_inject(group);
-        cc.dcqcn.on_sent(now, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
+        if let Some(dcqcn) = cc.dcqcn.as_mut() {
+            dcqcn.on_sent(now, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
+        }
         if self.queue_len[h] > 0 || !cc.cnps[h].is_empty() {
             self.wake(ctx, host, now + serialise);
         }
@@ -438,9 +450,10 @@ impl Nics {
     /// CNP interval ago.
     pub fn notify(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
         let Some(cc) = self.cc.as_deref_mut() else { return };
+        let Some(dcqcn) = cc.dcqcn.as_mut() else { return };
         let p = &ctx.packets[packet];
         let (src, dst, qp) = (p.src, p.dst, p.qp);
-        if !cc.dcqcn.should_notify(FlowKey { src, dst, qp }, ctx.now) {
+        if !dcqcn.should_notify(FlowKey { src, dst, qp }, ctx.now) {
             return;
         }
         // On the flow's (injection) VC.
@@ -455,33 +468,37 @@ impl Nics {
         ctx.stats.on_deliver_control(p.group);
         *ctx.last_progress = ctx.now;
         ctx.packets.release(packet);
-        if let Some(cc) = self.cc.as_deref_mut() {
+        if let Some(dcqcn) = self.cc.as_deref_mut().and_then(|cc| cc.dcqcn.as_mut()) {
             let line = self.rate[p.dst as usize].0 as f64;
-            cc.dcqcn.on_cnp(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, line);
+            dcqcn.on_cnp(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, line);
         }
     }
 
     /// A congestion-control timer fired.
     pub fn cc_timer(&mut self, ctx: &mut Ctx, flow: u32, epoch: u32, kind: u8) {
-        if let Some(cc) = self.cc.as_deref_mut() {
-            cc.dcqcn.on_timer(ctx, flow, epoch, kind);
+        if let Some(dcqcn) = self.cc.as_deref_mut().and_then(|cc| cc.dcqcn.as_mut()) {
+            dcqcn.on_timer(ctx, flow, epoch, kind);
         }
     }
 
     /// The per-flow rate changes, when congestion control records them.
     pub fn rates_table(&self, ps_per_unit: f64) -> Option<Table> {
-        self.cc.as_ref().and_then(|cc| cc.dcqcn.rates_table(ps_per_unit))
+        self.cc.as_ref().and_then(|cc| cc.dcqcn.as_ref()).and_then(|d| d.rates_table(ps_per_unit))
     }
 
     /// Current rate of a flow in bits/s: its line rate unless congestion control throttles it.
     pub fn flow_rate(&self, src: u32, dst: u32, qp: u32) -> f64 {
         let key = FlowKey { src, dst, qp };
-        self.cc.as_ref().and_then(|cc| cc.dcqcn.rate(&key)).unwrap_or(self.rate[src as usize].0 as f64)
+        self.cc
+            .as_ref()
+            .and_then(|cc| cc.dcqcn.as_ref())
+            .and_then(|d| d.rate(&key))
+            .unwrap_or(self.rate[src as usize].0 as f64)
     }
 
     /// Flows whose rate congestion control currently limits.
     pub fn throttled_flows(&self) -> usize {
-        self.cc.as_ref().map_or(0, |cc| cc.dcqcn.throttled_flows())
+        self.cc.as_ref().and_then(|cc| cc.dcqcn.as_ref()).map_or(0, |d| d.throttled_flows())
     }
 
     pub fn wake_event(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {

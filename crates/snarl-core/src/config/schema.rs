@@ -578,6 +578,20 @@ pub struct NicConfig {
     /// hashes this number.
     #[serde(default = "one")]
     pub qps_per_destination: u32,
+    /// Order in which a host serves its queued messages (default: FIFO, or round robin
+    /// by flow under per-flow congestion control, which requires it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<NicScheduling>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NicScheduling {
+    /// One message after the other, in order of generation.
+    Fifo,
+    /// Round robin over flows (source, destination, queue pair), one packet at a time;
+    /// messages of one flow in order.
+    RoundRobin,
 }
 
 fn default_mtu() -> Bytes {
@@ -589,7 +603,7 @@ fn default_source_queue() -> u32 {
 
 impl Default for NicConfig {
     fn default() -> Self {
-        NicConfig { mtu: default_mtu(), source_queue: default_source_queue(), qps_per_destination: 1 }
+        NicConfig { mtu: default_mtu(), source_queue: default_source_queue(), qps_per_destination: 1, scheduling: None }
     }
 }
 

@@ -269,6 +269,13 @@ impl Config {
         p.positive("nic.mtu", self.nic.mtu.0);
         p.positive("nic.source_queue", self.nic.source_queue as u64);
         p.positive("nic.qps_per_destination", self.nic.qps_per_destination as u64);
+        if self.nic.scheduling == Some(NicScheduling::Fifo) && !self.congestion_control.is_none() {
+            p.add(
+                "nic.scheduling",
+                "per-flow congestion control paces each flow, so the NIC must serve flows round robin: \
+                 leave `scheduling` out or set it to \"round_robin\"",
+            );
+        }
     }
 
     fn validate_congestion(&self, p: &mut Problems) {
@@ -462,6 +469,16 @@ mod tests {
     fn problem(overrides: &[(&str, &str)]) -> String {
         let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         load_config(BASE, &o, None).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn dcqcn_needs_round_robin_nics() {
+        let e = problem(&[("congestion_control.type", "dcqcn"), ("nic.scheduling", "fifo")]);
+        assert!(e.contains("`nic.scheduling`") && e.contains("round_robin"), "{e}");
+        let e = problem(&[("nic.scheduling", "round_robbin")]);
+        assert!(e.contains("did you mean `round_robin`"), "{e}");
+        let o = [("congestion_control.type".to_string(), "dcqcn".to_string())];
+        assert!(load_config(BASE, &o, None).is_ok(), "left out, scheduling follows the congestion control");
     }
 
     #[test]

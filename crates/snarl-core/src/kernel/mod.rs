@@ -10,7 +10,9 @@ pub use event::{Event, HOST_TARGET};
 pub use event_queue::EventQueue;
 
 use crate::cc::ecn::Ecn;
-use crate::config::{pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, SwitchConfig, TimeUnit};
+use crate::config::{
+    pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
+};
 use crate::error::{Error, Result};
 use crate::flow_control::{PauseState, PfcReceiver};
 use crate::nic::Nics;
@@ -84,6 +86,9 @@ impl Simulation {
         let ecn = config.effective_ecn();
         if let Some(ecn) = &ecn {
             fabric.set_ecn(Ecn::new(ecn, mix64(config.seed ^ 0x0065_636e)));
+        }
+        if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
+            nics.enable_flow_scheduling();
         }
         if let CongestionControlConfig::Dcqcn(dcqcn) = &config.congestion_control {
             nics.enable_dcqcn(dcqcn);
