@@ -411,6 +411,33 @@ def _print_tables(report: Any, file: str) -> None:
         packets.add_row(name, *(_int(p.get(k)) for k in ("injected", "delivered", "in_flight", "dropped")))
 
     console.print(load, latency, packets)
+    flows = [(name, g) for name, g in rows if g.get("flows")]
+    if flows:
+        fct = Table(title=f"Flow completion (FCT in {unit}; slowdown = FCT / ideal FCT)", title_justify="left")
+        for name in ("group", "flows", "FCT p50", "FCT p99", "slowdown p50", "slowdown p95", "slowdown p99"):
+            fct.add_column(name, justify="left" if name == "group" else "right")
+        for name, g in flows:
+            f, d = g.get("fct") or {}, g.get("slowdown") or {}
+            fct.add_row(
+                name, _int(g.get("flows")), _latency(f.get("p50")), _latency(f.get("p99")),
+                *(_num(d.get(k), 2) for k in ("p50", "p95", "p99")),
+            )
+        console.print(fct)
+    pfc = s.get("pfc")
+    if pfc:
+        console.print(
+            f"PFC: {_int(pfc.get('pause_frames_sent'))} pause frames ({_int(pfc.get('resume_frames_sent'))} resumes), "
+            f"{_int(pfc.get('paused_links'))} link priorities paused, {_num(pfc.get('paused_time'), 0)} {unit} paused in "
+            f"all, at most {_num(100 * (pfc.get('max_paused_fraction') or 0), 1)}% of the time on one; highest ingress "
+            f"{_int(pfc.get('max_ingress_bytes'))} B of {_int(pfc.get('ingress_share_bytes'))} B"
+        )
+    for q in s.get("queues") or []:
+        band = q.get("ecn_band")
+        extra = f", {_num(100 * band['between'], 1)}% of the time between Kmin and Kmax" if band else ""
+        console.print(
+            f"queue switch {q['switch']} port {q['port']} priority {q['priority']}: mean {_int(round(q['mean_bytes']))} B, "
+            f"p50 {_int(q['p50_bytes'])} B, p99 {_int(q['p99_bytes'])} B, max {_int(q['max_bytes'])} B{extra}"
+        )
     counters = {k: v for k, v in (s.get("counters") or {}).items() if v}
     if counters:
         console.print("counters: " + ", ".join(f"{k} {_int(v)}" for k, v in counters.items()))
