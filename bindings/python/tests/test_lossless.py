@@ -65,3 +65,10 @@ def test_sweep_points_keep_their_fabric_events(write_config, tmp_path):
     assert len(list((tmp_path / "sweep" / "fabric").glob("*.parquet"))) == 2
     fig = plots.plot_directory("fabric", tmp_path / "sweep")
     assert len(fig.axes) == 2
+
+
+def test_run_prints_the_pfc_figures_and_probed_queues(cli):
+    done = cli("run", ONE_TREE, *SHORT, "--set", "observe.queues=[{switch=0,port=1}]")
+    assert done.returncode == 0, done.stderr
+    assert "PFC:" in done.stdout and "pause frames" in done.stdout, done.stdout
+    assert "queue switch 0 port 1 priority 0" in done.stdout and "between Kmin and Kmax" in done.stdout
