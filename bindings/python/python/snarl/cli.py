@@ -429,14 +429,16 @@ def _print_tables(report: Any, file: str) -> None:
             f"PFC: {_int(pfc.get('pause_frames_sent'))} pause frames ({_int(pfc.get('resume_frames_sent'))} resumes), "
             f"{_int(pfc.get('paused_links'))} link priorities paused, {_num(pfc.get('paused_time'), 0)} {unit} paused in "
             f"all, at most {_num(100 * (pfc.get('max_paused_fraction') or 0), 1)}% of the time on one; highest ingress "
-            f"{_int(pfc.get('max_ingress_bytes'))} B of {_int(pfc.get('ingress_share_bytes'))} B"
+            f"{_int(pfc.get('max_ingress_bytes'))} B of {_int(pfc.get('ingress_share_bytes'))} B",
+            soft_wrap=True,
         )
     for q in s.get("queues") or []:
         band = q.get("ecn_band")
         extra = f", {_num(100 * band['between'], 1)}% of the time between Kmin and Kmax" if band else ""
         console.print(
             f"queue switch {q['switch']} port {q['port']} priority {q['priority']}: mean {_int(round(q['mean_bytes']))} B, "
-            f"p50 {_int(q['p50_bytes'])} B, p99 {_int(q['p99_bytes'])} B, max {_int(q['max_bytes'])} B{extra}"
+            f"p50 {_int(q['p50_bytes'])} B, p99 {_int(q['p99_bytes'])} B, max {_int(q['max_bytes'])} B{extra}",
+            soft_wrap=True,
         )
     counters = {k: v for k, v in (s.get("counters") or {}).items() if v}
     if counters:
