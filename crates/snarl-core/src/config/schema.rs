@@ -353,7 +353,7 @@ pub enum Threshold {
 impl Threshold {
     pub fn bytes(self, mtu: u64) -> u64 {
         match self {
-            Threshold::Packets(n) => n * mtu,
+            Threshold::Packets(n) => n.saturating_mul(mtu),
             Threshold::Size(b) => b.0,
         }
     }

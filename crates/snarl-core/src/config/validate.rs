@@ -240,7 +240,7 @@ impl Config {
             }
         }
         let headroom = pfc_headroom(&self.links, mtu);
-        let mut needed = 0;
+        let mut needed = 0u64;
         for priority in 0..priorities {
             let (off, on) = (xoff.bytes(priority, mtu), xon.bytes(priority, mtu));
             if off < mtu {
@@ -252,7 +252,7 @@ impl Config {
                     format!("must not exceed xoff ({off} B), found {on} B on priority {priority}"),
                 );
             }
-            needed += off + headroom;
+            needed = needed.saturating_add(off.saturating_add(headroom));
         }
         if needed > ingress {
             p.add(
