@@ -41,7 +41,8 @@ def test_runs_without_such_mechanisms_have_no_fabric_table(simulate):
 
 def test_tail_drop_reports_its_drops():
     text = ONE_TREE.read_text().replace('type = "pfc"\nxoff = 50\nxon = 45', 'type = "none"')
-    report = snarl.run(text, set={"simulation.duration": "300us", "traffic.phases.1.at": "250us", "congestion_control.type": "none"})
+    overrides = {"simulation.duration": "300us", "traffic.phases.1.at": "250us", "congestion_control": {"type": "none"}}
+    report = snarl.run(text, set=overrides)
     packets = report.summary["packets"]
     assert packets["dropped"] > 0
     assert packets["injected"] == packets["delivered"] + packets["in_flight"] + packets["dropped"]
@@ -57,7 +58,7 @@ def test_sweep_points_keep_their_fabric_events(write_config, tmp_path):
         "[set]\n"
         '"simulation.duration" = "300us"\n"traffic.phases.1.at" = "250us"\n'
         "[axes]\n"
-        '"congestion_control.type" = ["none", "dcqcn"]\n',
+        'congestion_control = [{ type = "none" }, { type = "dcqcn", cnp_interval = "4us" }]\n',
         "sweep.toml",
     )
     done = run_snarl("sweep", spec, "--out", tmp_path / "sweep")
@@ -65,6 +66,9 @@ def test_sweep_points_keep_their_fabric_events(write_config, tmp_path):
     assert len(list((tmp_path / "sweep" / "fabric").glob("*.parquet"))) == 2
     fig = plots.plot_directory("fabric", tmp_path / "sweep")
     assert len(fig.axes) == 2
+    fig = plots.plot_directory("load-curve", tmp_path / "sweep", y="groups.victims.accepted_load")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "congestion_control = none" in labels and "congestion_control = dcqcn (cnp_interval 4us)" in labels, labels
 
 
 def test_run_prints_the_pfc_figures_and_probed_queues(cli):

@@ -104,11 +104,24 @@ def _new_figure(figsize: tuple[float, float] = FIGSIZE) -> Figure:
 
 
 def _value_text(value: Any) -> str:
-    """An axis value for a legend or a tick: ``0.5``, ``0.009``, ``uniform``."""
+    """An axis value for a legend or a tick: ``0.5``, ``0.009``, ``uniform``; a table
+    (swept as a whole, stored as JSON) by its ``type`` and its other keys:
+    ``dcqcn (cnp_interval 4us, rate_ai 2Gbps)``."""
     if isinstance(value, float):
         if value == int(value) and abs(value) < 1e15:
             return f"{value:.1f}"
         return f"{value:.4g}"
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            table = json.loads(value)
+        except ValueError:
+            return value
+        if isinstance(table, dict):
+            kind = table.pop("type", None)
+            rest = ", ".join(f"{k} {_value_text(v)}" for k, v in table.items())
+            if kind is None:
+                return rest
+            return f"{kind} ({rest})" if rest else str(kind)
     return str(value)
 
 

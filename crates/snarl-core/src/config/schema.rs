@@ -327,12 +327,13 @@ impl SwitchConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+// Variants without parameters are written `Name {}`: serde refuses unknown keys only in
+// struct variants, and a stray key must never pass silently.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FlowControlConfig {
     /// Credit-based lossless link-level flow control (InfiniBand style).
-    #[default]
-    Credit,
+    Credit {},
     /// Priority flow control (IEEE 802.1Qbb): an ingress queue above `xoff` pauses its
     /// priority on the upstream link, and resumes it once back at `xon`. Thresholds are a
     /// number of MTU-sized packets or a size; one value for every priority or a list with
@@ -340,7 +341,13 @@ pub enum FlowControlConfig {
     Pfc { xoff: Thresholds, xon: Thresholds },
     /// No link-level flow control: a packet that finds its ingress share (and the shared
     /// pool) full is dropped, and counted.
-    None,
+    None {},
+}
+
+impl Default for FlowControlConfig {
+    fn default() -> Self {
+        FlowControlConfig::Credit {}
+    }
 }
 
 /// A buffer threshold: a bare integer is a number of MTU-sized packets, a string a size.
@@ -503,7 +510,7 @@ pub enum RoutingConfig {
     },
     /// Destination-mod-k: the up-port is a function of the destination, so every
     /// destination has one root and down-paths never collide.
-    Dmodk,
+    Dmodk {},
     /// Equal-cost multipath: the up-port is a hash of the flow, salted per switch.
     Ecmp {
         #[serde(default)]
@@ -520,7 +527,7 @@ pub enum RoutingConfig {
         deadlock_avoidance: bool,
     },
     /// Valiant: minimal to a random intermediate switch, then minimal to the destination.
-    Valiant,
+    Valiant {},
     /// UGAL, source-adaptive: minimal unless a Valiant route through a random intermediate
     /// weighs less (occupancy x remaining hops) by more than `threshold`.
     Ugal {
@@ -674,7 +681,7 @@ pub enum PatternConfig {
     /// Every sender sends to one destination host.
     Incast { destination: u32 },
     /// The group does not send.
-    Silent,
+    Silent {},
 }
 
 fn all() -> String {
@@ -808,19 +815,24 @@ impl Default for EcnConfig {
 }
 
 /// End-to-end congestion control at the NICs.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CongestionControlConfig {
     /// Hosts send at line rate (or their static cap).
-    #[default]
-    None,
+    None {},
     /// DCQCN (Zhu et al., SIGCOMM 2015): per-flow rate control driven by CNPs.
     Dcqcn(DcqcnConfig),
 }
 
+impl Default for CongestionControlConfig {
+    fn default() -> Self {
+        CongestionControlConfig::None {}
+    }
+}
+
 impl CongestionControlConfig {
     pub fn is_none(&self) -> bool {
-        matches!(self, CongestionControlConfig::None)
+        matches!(self, CongestionControlConfig::None {})
     }
 }
 
@@ -912,7 +924,7 @@ impl Config {
         match (&self.ecn, &self.congestion_control) {
             (Some(ecn), _) => Some(ecn.clone()),
             (None, CongestionControlConfig::Dcqcn(_)) => Some(EcnConfig::default()),
-            (None, CongestionControlConfig::None) => None,
+            (None, CongestionControlConfig::None {}) => None,
         }
     }
 }

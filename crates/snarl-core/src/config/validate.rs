@@ -188,7 +188,7 @@ impl Config {
                         p.add(key, format!("must hold at least one MTU ({}), found {size}", self.nic.mtu));
                     }
                 }
-                if !matches!(self.flow_control, FlowControlConfig::Credit) {
+                if !matches!(self.flow_control, FlowControlConfig::Credit {}) {
                     p.add("flow_control.type", "an `ioq` switch uses credit flow control; PFC and tail drop need `switch.type = \"shared_buffer\"`");
                 }
                 ("switch.vcs", *speedup)
@@ -210,14 +210,14 @@ impl Config {
                     );
                 }
                 match &self.flow_control {
-                    FlowControlConfig::Credit => p.add(
+                    FlowControlConfig::Credit {} => p.add(
                         "flow_control.type",
                         "a `shared_buffer` switch uses `pfc` (lossless) or `none` (tail drop), not credits",
                     ),
                     FlowControlConfig::Pfc { xoff, xon } => {
                         self.validate_pfc(p, xoff, xon, port_buffer.0 - egress_cap.0.min(port_buffer.0))
                     }
-                    FlowControlConfig::None => {}
+                    FlowControlConfig::None {} => {}
                 }
                 ("switch.priorities", *speedup)
             }
@@ -376,7 +376,7 @@ impl Config {
             | PatternConfig::Permutation { among }
             | PatternConfig::Shift { among, .. }
             | PatternConfig::Hotspot { among, .. } => Some(among),
-            PatternConfig::Incast { .. } | PatternConfig::Silent => None,
+            PatternConfig::Incast { .. } | PatternConfig::Silent {} => None,
         };
         if let Some(among) = among {
             let special = ["all", "group", "default"];

@@ -108,7 +108,7 @@ impl Simulation {
         }
         add_queue_probes(config, &topo, &mut fabric, &mut stats)?;
         stats.congestion_counters = ecn.is_some() || !config.congestion_control.is_none();
-        let link_events = !matches!(config.flow_control, FlowControlConfig::Credit);
+        let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
         if stats.congestion_counters || link_events {
             stats.fabric = FabricSeries::new(window, end, true);
         }
@@ -125,7 +125,7 @@ impl Simulation {
             seed: config.seed,
             time_unit: sim.time_unit,
             watchdog: sim.watchdog.0,
-            lossless: !matches!(config.flow_control, FlowControlConfig::None),
+            lossless: !matches!(config.flow_control, FlowControlConfig::None {}),
             pfc_headroom: match config.flow_control {
                 FlowControlConfig::Pfc { .. } => pfc_headroom(&config.links, config.nic.mtu.0),
                 _ => 0,

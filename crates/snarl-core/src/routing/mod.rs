@@ -92,7 +92,8 @@ impl AnyRouting {
     /// routings on fabrics without an up/down structure, distance-based routings on
     /// fabrics without a distance, and too few VCs for the hop classes a routing needs.
     pub fn build(config: &RoutingConfig, topo: &AnyTopology, vcs: usize, mtu: u64) -> Result<AnyRouting> {
-        let tree = matches!(config, RoutingConfig::Updown { .. } | RoutingConfig::Dmodk | RoutingConfig::Ecmp { .. });
+        let tree =
+            matches!(config, RoutingConfig::Updown { .. } | RoutingConfig::Dmodk {} | RoutingConfig::Ecmp { .. });
         if tree && !topo.supports_up_down() {
             return Err(Error::config(
                 "routing.type",
@@ -108,7 +109,7 @@ impl AnyRouting {
         let classes = match config {
             RoutingConfig::Minimal { deadlock_avoidance: false, .. } => 0,
             RoutingConfig::Minimal { .. } => topo.classes(false),
-            RoutingConfig::Valiant | RoutingConfig::Ugal { .. } => topo.classes(true),
+            RoutingConfig::Valiant {} | RoutingConfig::Ugal { .. } => topo.classes(true),
             _ => 0,
         };
         if classes > vcs {
@@ -119,12 +120,12 @@ impl AnyRouting {
         }
         Ok(match config {
             RoutingConfig::Updown { select } => AnyRouting::UpDown(UpDownRouting { select: *select }),
-            RoutingConfig::Dmodk => AnyRouting::DModK(DModK),
+            RoutingConfig::Dmodk {} => AnyRouting::DModK(DModK),
             RoutingConfig::Ecmp { hash } => AnyRouting::Ecmp(Ecmp { hash: *hash }),
             RoutingConfig::Minimal { select, deadlock_avoidance } => {
                 AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
             }
-            RoutingConfig::Valiant => AnyRouting::Valiant(Valiant),
+            RoutingConfig::Valiant {} => AnyRouting::Valiant(Valiant),
             RoutingConfig::Ugal { threshold, information } => {
                 AnyRouting::Ugal(Ugal { threshold: threshold.map_or(2 * mtu, |t| t.0), information: *information })
             }
@@ -293,7 +294,7 @@ mod tests {
             for routing in [
                 RoutingConfig::Minimal { select: MinimalSelect::Random, deadlock_avoidance: true },
                 RoutingConfig::Minimal { select: MinimalSelect::Adaptive, deadlock_avoidance: true },
-                RoutingConfig::Valiant,
+                RoutingConfig::Valiant {},
                 RoutingConfig::Ugal { threshold: Some(crate::units::Bytes(0)), information: UgalInformation::Local },
                 RoutingConfig::Ugal { threshold: None, information: UgalInformation::Global },
             ] {
@@ -330,7 +331,7 @@ mod tests {
                 RoutingConfig::Updown { select: UpSelect::Random },
                 RoutingConfig::Updown { select: UpSelect::Deterministic },
                 RoutingConfig::Updown { select: UpSelect::Adaptive },
-                RoutingConfig::Dmodk,
+                RoutingConfig::Dmodk {},
                 RoutingConfig::Ecmp { hash: EcmpHash::FiveTuple },
                 RoutingConfig::Ecmp { hash: EcmpHash::Qp },
             ] {
@@ -345,11 +346,11 @@ mod tests {
         let torus =
             topology::build(&toml::from_str("type = 'torus'\nsides = [4, 4]\nhosts_per_switch = 1").unwrap(), &links)
                 .unwrap();
-        let err = AnyRouting::build(&RoutingConfig::Dmodk, &torus, 4, 4096).err().unwrap();
+        let err = AnyRouting::build(&RoutingConfig::Dmodk {}, &torus, 4, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
-        let err = AnyRouting::build(&RoutingConfig::Valiant, &torus, 2, 4096).err().unwrap();
+        let err = AnyRouting::build(&RoutingConfig::Valiant {}, &torus, 2, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "switch.vcs"), "{err}");
         let tree = topology::build(&TopologyConfig::FatTree { radix: 4, levels: 2 }, &links).unwrap();
-        assert!(AnyRouting::build(&RoutingConfig::Valiant, &tree, 8, 4096).is_err());
+        assert!(AnyRouting::build(&RoutingConfig::Valiant {}, &tree, 8, 4096).is_err());
     }
 }

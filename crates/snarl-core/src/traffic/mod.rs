@@ -283,7 +283,7 @@ impl Builder<'_> {
                 }
                 Pattern::Fixed(*destination)
             }
-            PatternConfig::Silent => Pattern::Silent,
+            PatternConfig::Silent {} => Pattern::Silent,
         };
         self.patterns.push(pattern);
         Ok((self.patterns.len() - 1) as u32)

@@ -181,8 +181,9 @@ fn queue_probe_reads_the_congested_egress_queue() {
 fn bad_lossless_configs_name_their_key() {
     // (config, overrides, the key path the error must name)
     type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+    let credits = SHARED_SWITCH.replace("type = \"pfc\"\nxoff = 50\nxon = 45", "type = \"credit\"");
     let cases: [Case; 6] = [
-        (SHARED_SWITCH, &[("flow_control.type", "credit")], "flow_control.type"),
+        (&credits, &[], "flow_control.type"),
         (
             SINGLE_SWITCH,
             &[("flow_control.type", "pfc"), ("flow_control.xoff", "5"), ("flow_control.xon", "4")],
@@ -197,6 +198,14 @@ fn bad_lossless_configs_name_their_key() {
         let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let e = load_config(text, &o, None).expect_err(key);
         assert!(e.to_string().contains(key), "{overrides:?}: {e}");
+    }
+    // A key that the chosen variant does not take is refused, even for variants
+    // without parameters.
+    for (key, value) in [("flow_control.type", "none"), ("congestion_control.type", "none")] {
+        let o = vec![(key.to_string(), value.to_string())];
+        let text = format!("{SHARED_SWITCH}[congestion_control]\ntype = \"dcqcn\"\ncnp_interval = \"4us\"\n");
+        let e = load_config(&text, &o, None).expect_err(key);
+        assert!(e.to_string().contains("unknown key"), "{key}: {e}");
     }
     let probe = format!("{SHARED_SWITCH}[observe]\nqueues = [{{ switch = 0, port = 9 }}]\n");
     let config = load_config(&probe, &[], None).unwrap();
