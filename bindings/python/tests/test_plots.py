@@ -184,6 +184,12 @@ def test_fabric_plot_needs_fabric_events(small_sweep):
         plots.plot_directory("fabric", small_sweep)
 
 
+def test_swept_tables_are_labelled_by_their_type():
+    assert plots.hue_label(["routing"], '{"type": "ugal", "information": "global"}') == "routing = ugal (information global)"
+    assert plots.hue_label(["routing"], {"type": "dmodk"}) == "routing = dmodk"
+    assert plots.hue_label(["traffic.load"], 0.5) == "traffic.load = 0.5"
+
+
 def test_labels():
     assert plots.label("groups.uniform.latency.p99", "cycles") == "p99 packet latency of uniform (cycles)"
     assert plots.label("groups.hot.accepted_load") == "accepted load of hot (fraction of link capacity)"

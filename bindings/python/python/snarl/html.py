@@ -119,6 +119,12 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
                         f"The hosts of group {group}" + each + seeds,
                         lambda c=column, o=offered: plots.load_curve(ok, x=o, y=c, hue=hue),
                     )
+    if "pfc.pause_frames_sent" in ok.columns and "offered_load" in ok.columns:
+        add(
+            "PFC pause frames",
+            "Pause frames sent over the measurement interval" + each + seeds,
+            lambda: plots.load_curve(ok, x="offered_load", y="pfc.pause_frames_sent", hue=hue, ideal=False),
+        )
     varying = [k for k in keys if k != "seed" and k in ok.columns and ok[k].nunique() > 1]
     cells, where = ok, ""
     if "traffic.load" in varying and len(varying) >= 3:
@@ -138,6 +144,14 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
                 lambda v=value: plots.heatmap(cells, x=varying[0], y=varying[1], value=v),
             )
     for point_id in _timeseries_points(ok, keys, hue):
+        if (directory / "fabric" / f"{point_id}.parquet").is_file():
+            add(
+                "Throughput and flow and congestion control over time",
+                f"Point {point_id}: accepted load per time window and group, and below the pause frames, "
+                "ECN marks, CNPs and drops per window; dashed lines mark the phases.",
+                lambda p=point_id: plots.plot_directory("fabric", directory, point=p),
+            )
+            continue
         add(
             "Throughput over time",
             f"Point {point_id}: accepted load per time window and group; dashed lines mark the phases.",

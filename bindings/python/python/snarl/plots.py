@@ -111,17 +111,17 @@ def _value_text(value: Any) -> str:
         if value == int(value) and abs(value) < 1e15:
             return f"{value:.1f}"
         return f"{value:.4g}"
+    table = value
     if isinstance(value, str) and value.startswith("{"):
         try:
             table = json.loads(value)
         except ValueError:
             return value
-        if isinstance(table, dict):
-            kind = table.pop("type", None)
-            rest = ", ".join(f"{k} {_value_text(v)}" for k, v in table.items())
-            if kind is None:
-                return rest
-            return f"{kind} ({rest})" if rest else str(kind)
+    if isinstance(table, Mapping):
+        rest = ", ".join(f"{k} {_value_text(v)}" for k, v in table.items() if k != "type")
+        if "type" not in table:
+            return rest
+        return f"{table['type']} ({rest})" if rest else str(table["type"])
     return str(value)
 
 
