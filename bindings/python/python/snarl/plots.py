@@ -534,26 +534,40 @@ def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.Data
         config = _read_toml((directory / "config.toml").read_text(encoding="utf-8")) if (directory / "config.toml").is_file() else {}
         summary = json.loads((directory / "summary.json").read_text(encoding="utf-8")) if (directory / "summary.json").is_file() else {}
         return series, phases_of(config), summary.get("time_unit", "ns"), directory.name
-    points = _load_points(directory)
-    ok = _ok(points)
-    if point is None:
-        if ok.empty:
-            raise PlotError(f"{directory}: no successful point")
-        point = str(ok["point_id"].iloc[0])
-    matches = [p for p in points["point_id"] if str(p).startswith(point)]
-    if len(matches) != 1:
-        raise PlotError(f"{directory}: {'no' if not matches else 'more than one'} point with id {point!r}")
-    point = matches[0]
+    point = _sweep_point(directory, point)
     path = directory / "timeseries" / f"{point}.parquet"
     if not path.is_file():
         raise PlotError(f"{directory}: point {point} has no time series (did it fail?)")
-    record_path = directory / "points" / f"{point}.json"
-    record = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
+    record = _point_record(directory, point)
     config = _read_toml(record["config"]) if record.get("config") else {}
     unit = (record.get("summary") or {}).get("time_unit", "ns")
+    return pd.read_parquet(path), phases_of(config), unit, _point_title(record, point)
+
+
+def _sweep_point(directory: Path, point: str | None) -> str:
+    """The id of the point of a sweep directory that ``point`` (a unique prefix) names,
+    or of its first successful point."""
+    points = _load_points(directory)
+    if point is None:
+        ok = _ok(points)
+        if ok.empty:
+            raise PlotError(f"{directory}: no successful point")
+        return str(ok["point_id"].iloc[0])
+    matches = [str(p) for p in points["point_id"] if str(p).startswith(point)]
+    if len(matches) != 1:
+        raise PlotError(f"{directory}: {'no' if not matches else 'more than one'} point with id {point!r}")
+    return matches[0]
+
+
+def _point_record(directory: Path, point: str) -> dict[str, Any]:
+    path = directory / "points" / f"{point}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _point_title(record: Mapping[str, Any], point: str) -> str:
+    """``traffic.load = 0.5, seed = 1``: the swept values of a point."""
     values = record.get("values") or {}
-    title = ", ".join(f"{k} = {_value_text(v)}" for k, v in values.items()) or point
-    return pd.read_parquet(path), phases_of(config), unit, title
+    return ", ".join(f"{k} = {_value_text(v)}" for k, v in values.items()) or point
 
 
 def point_fabric(directory: Path, point: str | None = None) -> pd.DataFrame:
@@ -564,10 +578,7 @@ def point_fabric(directory: Path, point: str | None = None) -> pd.DataFrame:
     if not (directory / "points.parquet").is_file():
         path = directory / "fabric.parquet"
     else:
-        ok = _ok(_load_points(directory))
-        ids = [str(p) for p in ok["point_id"]]
-        matches = [p for p in ids if point is None or p.startswith(point)][:1]
-        path = directory / "fabric" / f"{matches[0] if matches else point}.parquet"
+        path = directory / "fabric" / f"{_sweep_point(directory, point)}.parquet"
     if not path.is_file():
         raise PlotError(f"{directory}: no fabric events (only runs with PFC, tail drop, ECN or congestion control have them)")
     return pd.read_parquet(path)
@@ -578,22 +589,11 @@ def point_summary(directory: Path, point: str | None = None) -> tuple[dict[str, 
     default its first successful point)."""
     if (directory / "summary.json").is_file() and not (directory / "points.parquet").is_file():
         return json.loads((directory / "summary.json").read_text(encoding="utf-8")), directory.name
-    points = _load_points(directory)
-    ok = _ok(points)
-    if point is None:
-        if ok.empty:
-            raise PlotError(f"{directory}: no successful point")
-        point = str(ok["point_id"].iloc[0])
-    matches = [p for p in points["point_id"] if str(p).startswith(point)]
-    if len(matches) != 1:
-        raise PlotError(f"{directory}: {'no' if not matches else 'more than one'} point with id {point!r}")
-    record_path = directory / "points" / f"{matches[0]}.json"
-    record = json.loads(record_path.read_text(encoding="utf-8")) if record_path.is_file() else {}
+    point = _sweep_point(directory, point)
+    record = _point_record(directory, point)
     if not record.get("summary"):
-        raise PlotError(f"{directory}: point {matches[0]} has no summary (did it fail?)")
-    values = record.get("values") or {}
-    title = ", ".join(f"{k} = {_value_text(v)}" for k, v in values.items()) or matches[0]
-    return record["summary"], title
+        raise PlotError(f"{directory}: point {point} has no summary (did it fail?)")
+    return record["summary"], _point_title(record, point)
 
 
 def _load_points(directory: Path) -> pd.DataFrame:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,11 +106,7 @@ class Report:
         """Per-flow rates under congestion control: one row per rate change (``time``,
         ``src``, ``dst``, ``qp``, ``rate_gbps``); empty unless the config sets
         ``congestion_control.rate_series = true``."""
-        import pandas as pd
-
-        if not self._rate_columns:
-            return pd.DataFrame(columns=["time", "src", "dst", "qp", "rate_gbps"])
-        return self.rates_arrow().to_pandas(split_blocks=True)
+        return _frame(self._rate_columns, self._rates_arrow, RATE_COLUMNS)
 
     def fabric_arrow(self) -> pa.Table:
         """The fabric events as a pyarrow Table (see :attr:`fabric`)."""
@@ -125,11 +122,7 @@ class Report:
         ``pause_frames``, ``resume_frames``, ``ecn_marks``, ``cnps``, ``rate_cuts``,
         ``packets_dropped``; empty in runs without PFC, tail drop, ECN or congestion
         control."""
-        import pandas as pd
-
-        if not self._fabric_columns:
-            return pd.DataFrame(columns=list(FABRIC_COLUMNS))
-        return self._fabric_arrow.to_pandas(split_blocks=True)
+        return _frame(self._fabric_columns, self._fabric_arrow, FABRIC_COLUMNS)
 
     @cached_property
     def timeseries(self) -> pd.DataFrame:
@@ -155,6 +148,17 @@ class Report:
 
 
 FABRIC_COLUMNS = ("time", "pause_frames", "resume_frames", "ecn_marks", "cnps", "rate_cuts", "packets_dropped")
+RATE_COLUMNS = ("time", "src", "dst", "qp", "rate_gbps")
+
+
+def _frame(columns: dict[str, Any], table: pa.Table, names: Sequence[str]) -> pd.DataFrame:
+    """A DataFrame of an optional table: empty, with its column names, when the run has
+    none."""
+    import pandas as pd
+
+    if not columns:
+        return pd.DataFrame(columns=list(names))
+    return table.to_pandas(split_blocks=True)
 
 
 def _table(columns: dict[str, Any]) -> pa.Table:

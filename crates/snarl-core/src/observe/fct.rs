@@ -6,7 +6,6 @@
 use super::Latency;
 use crate::report::{FctBucket, FctSummary, LatencyStats};
 use crate::units::{Rate, SerialTime};
-use hdrhistogram::Histogram;
 
 /// Flow-size buckets: `[min, max)` in bytes (1 KB = 1000 bytes); the last is open.
 pub const BUCKETS: [(&str, u64, Option<u64>); 4] = [
@@ -57,39 +56,23 @@ impl IdealFct {
 /// Slowdowns are recorded in millionths.
 const SLOWDOWN_SCALE: f64 = 1e6;
 
-/// A distribution of slowdowns (HDR histogram, 3 significant digits).
-#[derive(Clone)]
-pub struct Slowdown(Histogram<u64>);
-
-impl Default for Slowdown {
-    fn default() -> Self {
-        // Slowdowns up to 10⁷.
-        Slowdown(Histogram::new_with_bounds(1, 10_000_000_000_000, 3).expect("static histogram bounds"))
-    }
-}
+/// A distribution of slowdowns: a latency histogram of millionths (same bounds and
+/// precision, up to a slowdown of 10⁷).
+#[derive(Clone, Default)]
+pub struct Slowdown(Latency);
 
 impl Slowdown {
     #[inline]
     pub fn record(&mut self, slowdown: f64) {
-        self.0.saturating_record((slowdown * SLOWDOWN_SCALE).round() as u64);
+        self.0.record((slowdown * SLOWDOWN_SCALE).round() as u64);
     }
 
     pub fn merge(&mut self, other: &Slowdown) {
-        self.0.add(&other.0).expect("histograms share their bounds");
+        self.0.merge(&other.0);
     }
 
     pub fn stats(&self) -> LatencyStats {
-        if self.0.is_empty() {
-            return LatencyStats::default();
-        }
-        let q = |x: f64| self.0.value_at_quantile(x) as f64 / SLOWDOWN_SCALE;
-        LatencyStats {
-            mean: self.0.mean() / SLOWDOWN_SCALE,
-            p50: q(0.50),
-            p95: q(0.95),
-            p99: q(0.99),
-            max: self.0.max() as f64 / SLOWDOWN_SCALE,
-        }
+        self.0.stats(SLOWDOWN_SCALE)
     }
 }
 
