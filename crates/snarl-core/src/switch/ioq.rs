@@ -27,6 +27,7 @@
 //! next looks at that output.
 
 use super::arbiter::{Arbiter, RoundRobin};
+use super::shared_memory::SharedMemory;
 use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
@@ -71,12 +72,8 @@ pub struct IoqFabric {
     output_capacity: u64,
     latency: u64,
     control: LinkControl,
-    shared_pool: u64,
-    /// Shared-buffer fabrics: ingress bytes held per global port, pool bytes lent per
-    /// switch, and the highest port occupancy seen.
-    ingress_used: Vec<u64>,
-    pool_used: Vec<u64>,
-    max_ingress: u64,
+    /// Shared-buffer fabrics: the ingress side of the packet memory.
+    memory: SharedMemory,
     /// Paused priorities of each output (PFC).
     pause: PauseState,
     /// Time from a PFC decision at an input to its effect upstream, link idle.
@@ -223,10 +220,7 @@ impl IoqFabric {
             output_capacity,
             latency,
             control,
-            shared_pool,
-            ingress_used: vec![0; total],
-            pool_used: vec![0; switches],
-            max_ingress: 0,
+            memory: SharedMemory::new(total, switches, input_capacity, shared_pool),
             pause: PauseState::new(total, vcs, measure_from),
             pause_flight,
             probe: vec![NO_PROBE; total * vcs],
@@ -315,27 +309,18 @@ impl IoqFabric {
     /// Shared-buffer admission: the packet's bytes come from the port's ingress share,
     /// then from the switch's pool; with neither it is dropped.
     fn admit(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) -> bool {
-        let (i, s) = (gp as usize, self.owner[gp as usize] as usize);
-        let used = self.ingress_used[i];
-        let after = used + ctx.packets[packet].size as u64;
-        let borrow = after.saturating_sub(self.input_capacity) - used.saturating_sub(self.input_capacity);
-        if self.pool_used[s] + borrow > self.shared_pool {
+        let admitted =
+            self.memory.admit(gp as usize, self.owner[gp as usize] as usize, ctx.packets[packet].size as u64);
+        if !admitted {
             ctx.drop_packet(packet);
-            return false;
         }
-        self.pool_used[s] += borrow;
-        self.ingress_used[i] = after;
-        self.max_ingress = self.max_ingress.max(after);
-        true
+        admitted
     }
 
     /// A packet of `bytes` left the ingress queue (gp, vc) of a shared-buffer switch.
     fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, bytes: u64) {
-        let (i, s) = (gp as usize, self.owner[gp as usize] as usize);
-        let used = self.ingress_used[i];
-        let after = used - bytes;
-        self.pool_used[s] -= used.saturating_sub(self.input_capacity) - after.saturating_sub(self.input_capacity);
-        self.ingress_used[i] = after;
+        let i = gp as usize;
+        self.memory.release(i, self.owner[i] as usize, bytes);
         if let LinkControl::Pfc(receiver) = &mut self.control {
             if let Some(frame) = receiver.on_change(i, vc, self.input[i * self.vcs + vc].bytes) {
                 self.send_pfc(ctx, gp, vc, frame);
@@ -687,12 +672,12 @@ impl IoqFabric {
     /// What a port's ingress queues hold before borrowing from the pool (shared-buffer
     /// fabrics).
     pub fn ingress_share(&self) -> u64 {
-        self.input_capacity
+        self.memory.share()
     }
 
     /// Highest ingress occupancy any port reached (shared-buffer fabrics).
     pub fn max_ingress(&self) -> u64 {
-        self.max_ingress
+        self.memory.max_used()
     }
 
     /// The paused priorities of every output (PFC).
@@ -742,27 +727,10 @@ impl IoqFabric {
             }
             return Ok(());
         }
-        for (gp, &used) in self.ingress_used.iter().enumerate() {
-            let queued: u64 = self.input[gp * self.vcs..(gp + 1) * self.vcs].iter().map(|q| q.bytes).sum();
-            if used != queued || used > self.input_capacity + self.shared_pool {
-                return Err(format!(
-                    "ingress port {gp}: {used} bytes accounted, {queued} queued, share {} + pool {}",
-                    self.input_capacity, self.shared_pool
-                ));
-            }
-        }
-        for (s, &lent) in self.pool_used.iter().enumerate() {
-            let port = |gp: usize| self.ingress_used[gp].saturating_sub(self.input_capacity);
-            let owed: u64 =
-                (self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize).map(port).sum();
-            if lent != owed || lent > self.shared_pool {
-                return Err(format!(
-                    "switch {s}: pool lends {lent} bytes, ports owe {owed}, pool {}",
-                    self.shared_pool
-                ));
-            }
-        }
-        Ok(())
+        let vcs = self.vcs;
+        let queued = |gp: usize| self.input[gp * vcs..(gp + 1) * vcs].iter().map(|q| q.bytes).sum();
+        let ports_of = |s: usize| self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize;
+        self.memory.check(queued, ports_of)
     }
 
     /// The most loaded blocked queues, for deadlock reports.
