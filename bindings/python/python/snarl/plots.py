@@ -254,11 +254,12 @@ def throughput_over_time(
         raise PlotError(f"no group {unknown[0]!r} in the time series (groups: {', '.join(names)})")
     fig = _new_figure((7.2, 4.2))
     ax = fig.add_subplot()
+    scale, shown = _time_axis(timeseries["time"], unit)
     for group in groups:
         rows = timeseries[timeseries["group"] == group].sort_values("time")
-        ax.plot(rows["time"], rows[y], linewidth=1.2, label=str(group))
-    marks = _phase_marks(phases, unit)
-    span = float(timeseries["time"].max() - timeseries["time"].min()) or 1.0
+        ax.plot(rows["time"] / scale, rows[y], linewidth=1.2, label=str(group))
+    marks = [(at / scale, text) for at, text in _phase_marks(phases, unit)]
+    span = float(timeseries["time"].max() - timeseries["time"].min()) / scale or 1.0
     for index, (at, text) in enumerate(marks):
         ax.axvline(at, color="0.3", linestyle="--", linewidth=0.9)
         if not text:
@@ -277,7 +278,7 @@ def throughput_over_time(
             fontsize=8,
             color="0.25",
         )
-    ax.set_xlabel(f"time ({unit})")
+    ax.set_xlabel(f"time ({shown})")
     ax.set_ylabel(label(y, unit))
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
@@ -285,6 +286,19 @@ def throughput_over_time(
     if title:
         ax.set_title(title, fontsize="medium")
     return fig
+
+
+def _time_axis(times: Any, unit: str) -> tuple[float, str]:
+    """``(divisor, unit)`` that keeps a time axis in ns readable: µs from 100 µs on,
+    ms from 100 ms on (cycles stay cycles)."""
+    if unit != "ns":
+        return 1.0, unit
+    top = float(max(times, default=0.0))
+    if top >= 1e8:
+        return 1e6, "ms"
+    if top >= 1e5:
+        return 1e3, "µs"
+    return 1.0, unit
 
 
 def _phase_marks(phases: Any, unit: str) -> list[tuple[float, str]]:
@@ -460,16 +474,17 @@ def congestion_over_time(
     groups = list(groups) if groups is not None else [g for g in names if g != "all"] or names
     fig = _new_figure((7.2, 6.0))
     top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    scale, shown = _time_axis(timeseries["time"], unit)
     for group in groups:
         rows = timeseries[timeseries["group"] == group].sort_values("time")
-        top.plot(rows["time"], rows["accepted_load"], linewidth=1.2, label=str(group))
+        top.plot(rows["time"] / scale, rows["accepted_load"], linewidth=1.2, label=str(group))
     top.set_ylabel(label("accepted_load", unit))
     top.set_ylim(bottom=0)
     top.legend(title="group", frameon=False, fontsize="small")
     drawn = 0
     for column, name in _FABRIC_EVENTS.items():
         if column in fabric.columns and fabric[column].sum() > 0:
-            bottom.plot(fabric["time"], fabric[column], linewidth=1.1, label=name)
+            bottom.plot(fabric["time"] / scale, fabric[column], linewidth=1.1, label=name)
             drawn += 1
     if drawn == 0:
         bottom.text(0.5, 0.5, "no pause frame, mark, CNP or drop", transform=bottom.transAxes, ha="center", color="0.4")
@@ -477,11 +492,11 @@ def congestion_over_time(
         bottom.legend(frameon=False, fontsize="small")
     bottom.set_ylabel("events per window")
     bottom.set_ylim(bottom=0)
-    bottom.set_xlabel(f"time ({unit})")
+    bottom.set_xlabel(f"time ({shown})")
     for ax in (top, bottom):
         ax.grid(True, alpha=0.3)
         for at, _ in _phase_marks(phases, unit):
-            ax.axvline(at, color="0.3", linestyle="--", linewidth=0.9)
+            ax.axvline(at / scale, color="0.3", linestyle="--", linewidth=0.9)
     if title:
         top.set_title(title, fontsize="medium")
     return fig
