@@ -80,3 +80,15 @@ def test_run_prints_the_pfc_figures_and_probed_queues(cli):
     assert done.returncode == 0, done.stderr
     assert "PFC:" in done.stdout and "pause frames" in done.stdout, done.stdout
     assert "queue switch 0 port 1 priority 0" in done.stdout and "between Kmin and Kmax" in done.stdout
+
+
+def test_flow_rates_plot_shows_dcqcn_cuts(cli, tmp_path):
+    done = cli("run", ONE_TREE, *SHORT, "--set", "congestion_control.rate_series=true", "--out", "rates")
+    assert done.returncode == 0, done.stderr
+    rates = pd.read_parquet(tmp_path / "rates" / "rates.parquet")
+    assert (rates["rate_gbps"] < 50).any(), "contributors are cut well below line rate"
+    done = cli("plot", "rates", "rates", "-o", "rates.png")
+    assert done.returncode == 0, done.stderr
+    assert_png(tmp_path / "rates.png")
+    fig = plots.flow_rates(rates, flows=3)
+    assert len(fig.axes[0].get_lines()) == 3

@@ -197,7 +197,7 @@ def test_labels():
     assert plots.label("seed") == "seed"
 
 
-@pytest.mark.parametrize("kind", [k for k in plots.KINDS if k != "fabric"])
+@pytest.mark.parametrize("kind", [k for k in plots.KINDS if k not in ("fabric", "rates")])
 def test_snarl_plot_writes_each_kind(small_sweep, tmp_path, kind):
     output = tmp_path / f"{kind}.png"
     done = run_snarl("plot", kind, small_sweep, "-o", output)

@@ -11,7 +11,9 @@ Figures are built without pyplot (no GUI, no global state): save them with
 - :func:`cdf`: empirical cumulative distributions;
 - :func:`fct_slowdown`: FCT slowdown percentiles (p50, p95, p99) by flow-size bucket;
 - :func:`congestion_over_time`: throughput per group above, and below the pause frames,
-  ECN marks, CNPs and drops per window that flow and congestion control produced.
+  ECN marks, CNPs and drops per window that flow and congestion control produced;
+- :func:`flow_rates`: the rate of congestion-controlled flows over time (DCQCN's cuts
+  and recoveries).
 
 :func:`plot_directory` draws them from a sweep directory (``snarl sweep --out``) or a run
 directory (``snarl run --out``), as the ``snarl plot`` command does.
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric")
+KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates")
 """What ``snarl plot`` draws."""
 
 LOAD = "fraction of link capacity"
@@ -502,6 +504,38 @@ def congestion_over_time(
     return fig
 
 
+def flow_rates(
+    rates: pd.DataFrame,
+    flows: int = 8,
+    unit: str = "ns",
+    title: str | None = None,
+) -> Figure:
+    """The rate of each congestion-controlled flow over time, as steps (a flow runs at its
+    last rate until the next change), for the ``flows`` flows with the most changes.
+
+    ``rates`` has the columns of :attr:`snarl.Report.rates` (``time``, ``src``, ``dst``,
+    ``qp``, ``rate_gbps``); a flow is at line rate before its first row."""
+    _require(rates, "time", "src", "dst", "qp", "rate_gbps")
+    if rates.empty:
+        raise PlotError("no rate change to plot (set congestion_control.rate_series = true)")
+    keys = ["src", "dst", "qp"]
+    busiest = rates.groupby(keys).size().sort_values(ascending=False, kind="stable").head(flows)
+    fig = _new_figure((7.2, 4.2))
+    ax = fig.add_subplot()
+    scale, shown = _time_axis(rates["time"], unit)
+    for (src, dst, qp), _ in busiest.items():
+        rows = rates[(rates["src"] == src) & (rates["dst"] == dst) & (rates["qp"] == qp)].sort_values("time", kind="stable")
+        ax.step(rows["time"] / scale, rows["rate_gbps"], where="post", linewidth=1.1, label=f"{src} → {dst}" + (f" qp {qp}" if qp else ""))
+    ax.set_xlabel(f"time ({shown})")
+    ax.set_ylabel("flow rate (Gb/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(title="flow", frameon=False, fontsize="small")
+    if title:
+        ax.set_title(title, fontsize="medium")
+    return fig
+
+
 # ----------------------------------------------------------------------------- directories
 
 
@@ -640,6 +674,14 @@ def plot_directory(
     if kind == "fabric":
         series, phases, unit, title = point_timeseries(directory, point)
         return congestion_over_time(series, point_fabric(directory, point), phases=phases, groups=groups, unit=unit, title=title)
+    if kind == "rates":
+        import pandas as pd
+
+        path = directory / "rates.parquet"
+        if not path.is_file():
+            raise PlotError(f"{directory}: no rates.parquet (runs with congestion_control.rate_series = true write one)")
+        summary, title = point_summary(directory, point)
+        return flow_rates(pd.read_parquet(path), unit=summary.get("time_unit", "ns"), title=title)
     if kind == "fct":
         summary, title = point_summary(directory, point)
         return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)
