@@ -70,3 +70,14 @@ def test_the_sweep_file_of_the_guide_is_valid(tmp_path):
     path = tmp_path / "sweep.toml"
     path.write_text(block.replace('"hotspot-fat-tree-small.toml"', f'"{base}"', 1), encoding="utf-8")
     assert len(resolve_points(load_spec(path))) == 5 * 2 * 3 * 2  # as the guide says
+
+
+def test_pfc_vs_dcqcn(tmp_path):
+    done = run_example("pfc_vs_dcqcn.py", str(tmp_path))
+    none, dcqcn = done.stdout.splitlines()
+    assert none.startswith("none: victims accept") and dcqcn.startswith("dcqcn: victims accept")
+    # DCQCN protects the victims: at least twice what they get under PFC alone.
+    accepted = [float(line.split("accept ")[1].split(" of")[0]) for line in (none, dcqcn)]
+    assert accepted[1] >= 2 * accepted[0], done.stdout
+    for cc in ("none", "dcqcn"):
+        assert_png(tmp_path / f"fabric-{cc}.png")
