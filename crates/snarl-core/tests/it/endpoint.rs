@@ -54,11 +54,10 @@ fn adaptive_routing_beats_minimal_on_the_adversarial_dragonfly_pattern() {
     assert!(valiant >= 0.4, "valiant {valiant}");
     assert!(detours > 0.95, "valiant detours {detours}");
     // Source-adaptive UGAL sends most packets the long way round, but the few it keeps
-    // minimal block their input queues behind the one global link, and every queue of
-    // the group fills: it stays below Valiant (0.29 measured). Reading the queues of the
-    // whole source group (UGAL-G) does not help: with every queue full, the weights no
-    // longer tell the routes apart (0.29 too); the minimal and detoured packets share
-    // their first VC class, so the limit is head-of-line blocking, not information.
+    // minimal overload the one global link, its backlog fills every queue of the group,
+    // and UGAL stays below Valiant (0.29 measured). Reading the queues of the whole
+    // source group (UGAL-G) does not help: with every queue full, the weights no longer
+    // tell the routes apart (0.29 too).
     let (ugal, detours) = outcome("ugal");
     assert!(ugal >= 5.0 * minimal, "ugal {ugal} vs minimal {minimal}");
     assert!(detours > 0.7 && detours < 1.0, "ugal detours {detours}");
