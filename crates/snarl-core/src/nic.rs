@@ -53,7 +53,7 @@ pub struct Nics {
     /// Bumped when a phase changes the host's traffic; stale `Generate` events are ignored.
     epoch: Vec<u32>,
     /// The per-flow scheduler (and congestion control), if configured.
-    cc: Option<Box<NicCc>>,
+    scheduler: Option<Box<FlowScheduler>>,
 }
 
 /// Size of a congestion notification packet on the wire.
@@ -68,7 +68,7 @@ struct CnpRequest {
 }
 
 /// The flow scheduler's state and, with DCQCN, its flows and CNP queues.
-struct NicCc {
+struct FlowScheduler {
     dcqcn: Option<Dcqcn>,
     cnps: Vec<VecDeque<CnpRequest>>,
     /// Per host: position in the source queue (from its head) where the scheduler's next
@@ -131,16 +131,15 @@ impl Nics {
             queue_head: vec![0; hosts],
             queue_len: vec![0; hosts],
             epoch: vec![0; hosts],
-            cc: None,
+            scheduler: None,
         }
     }
 
-    /// Runs DCQCN at every NIC (its notification and reaction points, per flow).
     /// Schedules queued messages round robin by flow instead of FIFO.
     pub fn enable_flow_scheduling(&mut self) {
         let hosts = self.peer.len();
-        if self.cc.is_none() {
-            self.cc = Some(Box::new(NicCc {
+        if self.scheduler.is_none() {
+            self.scheduler = Some(Box::new(FlowScheduler {
                 dcqcn: None,
                 cnps: vec![VecDeque::new(); hosts],
                 next_position: vec![0; hosts],
@@ -152,8 +151,8 @@ impl Nics {
     /// DCQCN at every NIC (with flow scheduling).
     pub fn enable_dcqcn(&mut self, config: &DcqcnConfig) {
         self.enable_flow_scheduling();
-        if let Some(cc) = self.cc.as_deref_mut() {
-            cc.dcqcn = Some(Dcqcn::new(config));
+        if let Some(scheduler) = self.scheduler.as_deref_mut() {
+            scheduler.dcqcn = Some(Dcqcn::new(config));
         }
     }
 
@@ -197,14 +196,14 @@ impl Nics {
                 });
                 let slot = (self.queue_head[h] as usize + self.queue_len[h] as usize) % self.queue_capacity;
                 self.queue[h * self.queue_capacity + slot] = id;
-                if let Some(cc) = &mut self.cc {
+                if let Some(scheduler) = &mut self.scheduler {
                     let (base, head, capacity) =
                         (h * self.queue_capacity, self.queue_head[h] as usize, self.queue_capacity);
                     let older = (0..self.queue_len[h] as usize).any(|j| {
                         let other = &ctx.messages[self.queue[base + (head + j) % capacity]];
                         other.dst == dst && other.qp == qp
                     });
-                    cc.flow_head[base + slot] = !older;
+                    scheduler.flow_head[base + slot] = !older;
                 }
                 self.queue_len[h] += 1;
             }
@@ -218,9 +217,9 @@ impl Nics {
     /// Sends the next packet of the head message if the link, the cap and the credits
     /// allow it.
     pub fn try_inject(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {
-        if let Some(mut cc) = self.cc.take() {
-            self.try_inject_cc(ctx, work, host, &mut cc);
-            self.cc = Some(cc);
+        if let Some(mut scheduler) = self.scheduler.take() {
+            self.try_inject_by_flow(ctx, work, host, &mut scheduler);
+            self.scheduler = Some(scheduler);
             return;
         }
         let (h, now) = (host as usize, ctx.now);
@@ -251,66 +250,36 @@ impl Nics {
             self.queue_len[h] -= 1;
         }
         let group = work.host_group[h];
-        let serialise = self.serializer[h].time(size);
-        let arrival = now + self.latency[h];
-        let packet = ctx.packets.alloc(Packet {
-            next: NIL,
-            src: host,
-            dst: m.dst,
-            size: size as u32,
-            qp: m.qp,
-            message: mid,
-            group,
-            vc: m.vc,
-            out_vc: m.vc,
-            out_port: 0,
-            hops: 1,
-            via: NIL,
-            flags: 0,
-            created: m.created,
-            injected: now,
-            tail_at: arrival + serialise,
-            ready_at: 0,
-        });
-        self.credits.on_send(h, m.vc as usize, size);
-        self.link_free_at[h] = now + serialise;
+        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0, m.created);
         let cap = work.groups[group as usize].cap;
         if cap < 1.0 {
             self.next_allowed[h] = now + (serialise as f64 / cap).round() as u64;
         }
         ctx.stats.on_inject(group);
-        ctx.stats.packet_hops += 1;
-        *ctx.last_progress = now;
         if self.queue_len[h] > 0 {
             self.wake_at[h] = now + serialise;
             ctx.schedule(now + serialise, Event::HostWake { host });
-        }
-        let far = self.peer[h];
-        if far & HOST_TARGET != 0 {
-            ctx.schedule(arrival + serialise, Event::Deliver { packet });
-        } else {
-            ctx.schedule(arrival, Event::Arrive { port: far, packet });
         }
     }
 
     /// `try_inject` under per-flow congestion control: a CNP if one waits, else the next
     /// packet of the first eligible flow (see the module documentation).
-    fn try_inject_cc(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, cc: &mut NicCc) {
+    fn try_inject_by_flow(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, scheduler: &mut FlowScheduler) {
         let (h, now) = (host as usize, ctx.now);
-        if self.queue_len[h] == 0 && cc.cnps[h].is_empty() {
+        if self.queue_len[h] == 0 && scheduler.cnps[h].is_empty() {
             return;
         }
         if self.link_free_at[h] > now {
             self.wake(ctx, host, self.link_free_at[h]);
             return;
         }
-        if let Some(&cnp) = cc.cnps[h].front() {
+        if let Some(&cnp) = scheduler.cnps[h].front() {
             if self.credits.can_send(h, cnp.vc as usize, CNP_BYTES) && !self.pause.is_paused(h, cnp.vc as usize) {
-                cc.cnps[h].pop_front();
+                scheduler.cnps[h].pop_front();
                 let group = work.host_group[h];
                 let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP, now);
                 ctx.stats.on_inject_control(now, group);
-                if self.queue_len[h] > 0 || !cc.cnps[h].is_empty() {
+                if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
                     self.wake(ctx, host, now + serialise);
                 }
                 return;
@@ -328,16 +297,16 @@ impl Nics {
         let (capacity, head) = (self.queue_capacity, self.queue_head[h] as usize);
         let base = h * capacity;
         let slot = |pos: usize| base + (head + pos) % capacity;
-        let start = cc.next_position[h] as usize % len;
+        let start = scheduler.next_position[h] as usize % len;
         let mut earliest = u64::MAX;
         let mut chosen = None;
         for k in 0..len {
             let pos = if start + k >= len { start + k - len } else { start + k };
-            if !cc.flow_head[slot(pos)] {
+            if !scheduler.flow_head[slot(pos)] {
                 continue; // An older message of its flow goes first.
             }
             let m = &ctx.messages[self.queue[slot(pos)]];
-            let at = cc.dcqcn.as_ref().map_or(0, |d| d.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
+            let at = scheduler.dcqcn.as_ref().map_or(0, |d| d.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
             if at > now {
                 earliest = earliest.min(at);
                 continue;
@@ -363,22 +332,23 @@ impl Nics {
         message.unsent -= size;
         message.outstanding += 1;
         if message.unsent == 0 {
-            message.outstanding -= 1; // The message is fully segmented.
-                                      // The next message of the flow, if any, becomes its head.
+            // The message is fully segmented; the next message of its flow, if any,
+            // becomes the flow's head.
+            message.outstanding -= 1;
             if let Some(next) = (pos + 1..len).find(|&j| {
                 let other = &ctx.messages[self.queue[slot(j)]];
                 other.dst == m.dst && other.qp == m.qp
             }) {
-                cc.flow_head[slot(next)] = true;
+                scheduler.flow_head[slot(next)] = true;
             }
             for j in pos..len - 1 {
                 self.queue[slot(j)] = self.queue[slot(j + 1)];
-                cc.flow_head[slot(j)] = cc.flow_head[slot(j + 1)];
+                scheduler.flow_head[slot(j)] = scheduler.flow_head[slot(j + 1)];
             }
             self.queue_len[h] -= 1;
-            cc.next_position[h] = pos as u32;
+            scheduler.next_position[h] = pos as u32;
         } else {
-            cc.next_position[h] = pos as u32 + 1;
+            scheduler.next_position[h] = pos as u32 + 1;
         }
         let group = work.host_group[h];
         let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0, m.created);
@@ -387,10 +357,10 @@ impl Nics {
             self.next_allowed[h] = now + (serialise as f64 / cap).round() as u64;
         }
         ctx.stats.on_inject(group);
-        if let Some(dcqcn) = cc.dcqcn.as_mut() {
+        if let Some(dcqcn) = scheduler.dcqcn.as_mut() {
             dcqcn.on_sent(now, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
         }
-        if self.queue_len[h] > 0 || !cc.cnps[h].is_empty() {
+        if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
             self.wake(ctx, host, now + serialise);
         }
     }
@@ -449,8 +419,8 @@ impl Nics {
     /// DCQCN its destination queues a CNP for the flow unless one went out less than the
     /// CNP interval ago.
     pub fn notify(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
-        let Some(cc) = self.cc.as_deref_mut() else { return };
-        let Some(dcqcn) = cc.dcqcn.as_mut() else { return };
+        let Some(scheduler) = self.scheduler.as_deref_mut() else { return };
+        let Some(dcqcn) = scheduler.dcqcn.as_mut() else { return };
         let p = &ctx.packets[packet];
         let (src, dst, qp) = (p.src, p.dst, p.qp);
         if !dcqcn.should_notify(FlowKey { src, dst, qp }, ctx.now) {
@@ -458,7 +428,7 @@ impl Nics {
         }
         // On the flow's (injection) VC.
         let vc = ctx.messages[p.message].vc;
-        cc.cnps[dst as usize].push_back(CnpRequest { dst: src, qp, vc });
+        scheduler.cnps[dst as usize].push_back(CnpRequest { dst: src, qp, vc });
         self.try_inject(ctx, work, dst);
     }
 
@@ -468,7 +438,7 @@ impl Nics {
         ctx.stats.on_deliver_control(p.group);
         *ctx.last_progress = ctx.now;
         ctx.packets.release(packet);
-        if let Some(dcqcn) = self.cc.as_deref_mut().and_then(|cc| cc.dcqcn.as_mut()) {
+        if let Some(dcqcn) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.dcqcn.as_mut()) {
             let line = self.rate[p.dst as usize].0 as f64;
             dcqcn.on_cnp(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, line);
         }
@@ -476,29 +446,29 @@ impl Nics {
 
     /// A congestion-control timer fired.
     pub fn cc_timer(&mut self, ctx: &mut Ctx, flow: u32, epoch: u32, kind: u8) {
-        if let Some(dcqcn) = self.cc.as_deref_mut().and_then(|cc| cc.dcqcn.as_mut()) {
+        if let Some(dcqcn) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.dcqcn.as_mut()) {
             dcqcn.on_timer(ctx, flow, epoch, kind);
         }
     }
 
     /// The per-flow rate changes, when congestion control records them.
     pub fn rates_table(&self, ps_per_unit: f64) -> Option<Table> {
-        self.cc.as_ref().and_then(|cc| cc.dcqcn.as_ref()).and_then(|d| d.rates_table(ps_per_unit))
+        self.scheduler.as_ref().and_then(|scheduler| scheduler.dcqcn.as_ref()).and_then(|d| d.rates_table(ps_per_unit))
     }
 
     /// Current rate of a flow in bits/s: its line rate unless congestion control throttles it.
     pub fn flow_rate(&self, src: u32, dst: u32, qp: u32) -> f64 {
         let key = FlowKey { src, dst, qp };
-        self.cc
+        self.scheduler
             .as_ref()
-            .and_then(|cc| cc.dcqcn.as_ref())
+            .and_then(|scheduler| scheduler.dcqcn.as_ref())
             .and_then(|d| d.rate(&key))
             .unwrap_or(self.rate[src as usize].0 as f64)
     }
 
     /// Flows whose rate congestion control currently limits.
     pub fn throttled_flows(&self) -> usize {
-        self.cc.as_ref().and_then(|cc| cc.dcqcn.as_ref()).map_or(0, |d| d.throttled_flows())
+        self.scheduler.as_ref().and_then(|scheduler| scheduler.dcqcn.as_ref()).map_or(0, |d| d.throttled_flows())
     }
 
     pub fn wake_event(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {

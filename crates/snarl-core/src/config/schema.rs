@@ -373,8 +373,7 @@ pub struct Thresholds(pub Vec<Threshold>);
 impl Thresholds {
     /// Threshold of `priority` in bytes (a single value applies to every priority).
     pub fn bytes(&self, priority: usize, mtu: u64) -> u64 {
-        let t = if self.0.len() == 1 { self.0[0] } else { self.0[priority.min(self.0.len() - 1)] };
-        t.bytes(mtu)
+        self.0[priority.min(self.0.len() - 1)].bytes(mtu)
     }
 }
 

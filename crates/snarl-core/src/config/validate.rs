@@ -215,7 +215,7 @@ impl Config {
                         "a `shared_buffer` switch uses `pfc` (lossless) or `none` (tail drop), not credits",
                     ),
                     FlowControlConfig::Pfc { xoff, xon } => {
-                        self.validate_pfc(p, xoff, xon, port_buffer.0 - egress_cap.0.min(port_buffer.0))
+                        self.validate_pfc(p, xoff, xon, port_buffer.0.saturating_sub(egress_cap.0))
                     }
                     FlowControlConfig::None {} => {}
                 }

@@ -368,7 +368,7 @@ impl Simulation {
         let mut total = 0u64;
         let mut collect = |state: &PauseState, name: &dyn Fn(usize) -> String| {
             for link in 0..state.links() {
-                for vc in 0..self.fabric_vcs() {
+                for vc in 0..self.fabric.vcs() {
                     let (pauses, time) = (state.pauses(link, vc), state.paused_time(link, vc, end));
                     total += time;
                     if pauses > 0 {
@@ -399,10 +399,6 @@ impl Simulation {
             headroom_bytes: self.pfc_headroom,
             most_paused: links.into_iter().take(10).collect(),
         }
-    }
-
-    fn fabric_vcs(&self) -> usize {
-        self.fabric.vcs()
     }
 }
 

@@ -175,10 +175,8 @@ impl Stats {
         let mut summaries = BTreeMap::new();
         let mut total = GroupStats::default();
         let mut all_info = GroupInfo { name: "all".into(), hosts: 0, capacity_bps: 0.0 };
-        let mut total_fct = FctDist::default();
         for ((info, g), fct) in groups.iter().zip(&self.groups).zip(&self.fct.groups) {
             summaries.insert(info.name.clone(), group_summary(g, fct, info, seconds, ps_per_unit));
-            total_fct.merge(fct);
             total.generated_bytes += g.generated_bytes;
             total.delivered_bytes += g.delivered_bytes;
             total.received_bytes += g.received_bytes;
@@ -191,7 +189,8 @@ impl Stats {
             all_info.hosts += info.hosts;
             all_info.capacity_bps += info.capacity_bps;
         }
-        let all = group_summary(&total, &total_fct, &all_info, seconds, ps_per_unit);
+        // The whole run's flows are in the top-level `fct` (Fct::summary), not here.
+        let all = group_summary(&total, &FctDist::default(), &all_info, seconds, ps_per_unit);
         let c = &self.counters;
         let mut counters: BTreeMap<String, u64> = [
             ("messages_generated", c.messages_generated),

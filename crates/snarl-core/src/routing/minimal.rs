@@ -44,7 +44,7 @@ pub(super) fn hop_class(topo: &AnyTopology, q: &RouteQuery, at_intermediate: boo
     if q.hops == 0 {
         return 0;
     }
-    let step = topo.class_step(q.switch as usize, q.in_port);
+    let step = topo.class_step(q.in_port);
     q.vc + step + u8::from(at_intermediate && topo.class_at_intermediate())
 }
 

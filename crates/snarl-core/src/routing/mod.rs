@@ -226,41 +226,39 @@ mod tests {
             if src == dst {
                 continue;
             }
-            {
-                let mut held: Option<(usize, u16, u8)> = None;
-                let Endpoint::Switch { switch, .. } = topo.attachment(src as usize) else { panic!("host {src}") };
-                let Endpoint::Switch { port: first_port, .. } = topo.attachment(src as usize) else { unreachable!() };
-                let (mut switch, mut vc, mut hops, mut via, mut in_port) = (switch, 0u8, 0u16, NIL, first_port);
-                loop {
-                    let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, in_port, via };
-                    let route = r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng);
-                    assert!(
-                        (route.vc as usize) < vcs,
-                        "{routing:?} on {}: vc {} >= {vcs} ({src} -> {dst} at switch {switch}, via {via})",
-                        topo.describe(),
-                        route.vc
-                    );
-                    assert!(route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
-                    let channel = (switch as usize, route.port, route.vc);
-                    if let Some(previous) = held.replace(channel) {
-                        dependencies.add(previous, channel);
+            let mut held: Option<(usize, u16, u8)> = None;
+            let Endpoint::Switch { switch, .. } = topo.attachment(src as usize) else { panic!("host {src}") };
+            let Endpoint::Switch { port: first_port, .. } = topo.attachment(src as usize) else { unreachable!() };
+            let (mut switch, mut vc, mut hops, mut via, mut in_port) = (switch, 0u8, 0u16, NIL, first_port);
+            loop {
+                let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, in_port, via };
+                let route = r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng);
+                assert!(
+                    (route.vc as usize) < vcs,
+                    "{routing:?} on {}: vc {} >= {vcs} ({src} -> {dst} at switch {switch}, via {via})",
+                    topo.describe(),
+                    route.vc
+                );
+                assert!(route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
+                let channel = (switch as usize, route.port, route.vc);
+                if let Some(previous) = held.replace(channel) {
+                    dependencies.add(previous, channel);
+                }
+                let next = topo.peer(switch as usize, route.port as usize);
+                if hop_class && !matches!(next, Endpoint::Host(_)) && !topo.class_at_intermediate() {
+                    assert_eq!(route.vc as u16, hops, "one class per hop on flat fabrics");
+                }
+                match next {
+                    Endpoint::Host(h) => {
+                        assert_eq!(h, dst, "{routing:?}: delivered to the wrong host");
+                        break;
                     }
-                    let next = topo.peer(switch as usize, route.port as usize);
-                    if hop_class && !matches!(next, Endpoint::Host(_)) && !topo.class_at_intermediate() {
-                        assert_eq!(route.vc as u16, hops, "one class per hop on flat fabrics");
+                    Endpoint::Switch { switch: next, port } => {
+                        (switch, vc, via, in_port) = (next, route.vc, route.via, port);
+                        hops += 1;
+                        assert!(hops <= max_hops, "{routing:?}: {src} -> {dst} takes over {max_hops} hops");
                     }
-                    match next {
-                        Endpoint::Host(h) => {
-                            assert_eq!(h, dst, "{routing:?}: delivered to the wrong host");
-                            break;
-                        }
-                        Endpoint::Switch { switch: next, port } => {
-                            (switch, vc, via, in_port) = (next, route.vc, route.via, port);
-                            hops += 1;
-                            assert!(hops <= max_hops, "{routing:?}: {src} -> {dst} takes over {max_hops} hops");
-                        }
-                        Endpoint::Unconnected => panic!("{routing:?}: routed to an unwired port"),
-                    }
+                    Endpoint::Unconnected => panic!("{routing:?}: routed to an unwired port"),
                 }
             }
         }

@@ -74,7 +74,7 @@ impl AnyTopology {
     }
 
     /// VC classes for deadlock avoidance on distance-routed fabrics: how much the class
-    /// of a packet grows at `switch` when it arrived by `in_port` from another switch
+    /// of a packet grows at a switch it reached by `in_port` from another switch
     /// (the first hop is class 0 whatever it arrived by). Flat fabrics (HyperX, torus,
     /// mesh) take one class per switch-to-switch hop. A dragonfly takes one per global
     /// hop (its local links carry packets both before and after a global hop: at most one
@@ -84,8 +84,7 @@ impl AnyTopology {
     /// one at an intermediate switch (see `routing::minimal`): a Valiant route is two
     /// minimal ones.
     #[inline]
-    pub fn class_step(&self, switch: usize, in_port: u16) -> u8 {
-        let _ = switch;
+    pub fn class_step(&self, in_port: u16) -> u8 {
         match self {
             AnyTopology::Dragonfly(t) => u8::from(t.is_global(in_port)),
             AnyTopology::Megafly(_) => 0,
