@@ -118,6 +118,23 @@ fn n_flows_converge_to_a_fair_share() {
     }
 }
 
+/// The same two flows through a RoCE switch (shared buffer, PFC 50/45): DCQCN still
+/// shares the link fairly (measured 0.487 and 0.484) and keeps the queue low enough that
+/// PFC never pauses.
+#[test]
+fn two_flows_share_a_roce_switch_without_pauses() {
+    let roce = [
+        ("switch", "{ type = \"shared_buffer\" }"),
+        ("flow_control", "{ type = \"pfc\", xoff = 50, xon = 45 }"),
+        ("simulation.warmup", "\"2ms\""),
+    ];
+    let r = run(&incast(2, 0, 10_000), &roce).summary;
+    for s in ["s0", "s1"] {
+        assert_close(&format!("{s}'s share"), r.groups[s].accepted_load, 0.5, 0.05);
+    }
+    assert_eq!(r.pfc.expect("a PFC run").pause_frames_sent, 0, "DCQCN keeps PFC idle");
+}
+
 /// DCQCN holds the bottleneck egress queue between Kmin and Kmax: packets are marked,
 /// rates are cut, the link stays busy (at least 90%), and the receiver's egress queue,
 /// after 2 ms of convergence, spends most of the time (at least 60%) between Kmin (5 KB)
