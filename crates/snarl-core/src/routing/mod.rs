@@ -37,6 +37,8 @@ pub struct RouteQuery {
     pub in_port: u16,
     /// Intermediate switch still to visit (Valiant, UGAL), or `NIL`.
     pub via: u32,
+    /// Packet size in bytes.
+    pub size: u32,
 }
 
 /// The decision: output port, output VC, and the intermediate switch the packet still
@@ -57,6 +59,9 @@ pub trait PortView {
     /// The same measure at another switch: global knowledge, for idealised routings
     /// (UGAL-G) only.
     fn occupancy_at(&self, switch: usize, port: u16) -> u64;
+
+    /// Whether output queue (`port`, `vc`) of this switch has room for `bytes` now.
+    fn has_room(&self, port: u16, vc: u8, bytes: u64) -> bool;
 }
 
 pub trait Routing {
@@ -88,6 +93,12 @@ impl Routing for AnyRouting {
 }
 
 impl AnyRouting {
+    /// Whether the routing chooses among routes at the packet's first switch only, with
+    /// that switch's view (UGAL): a packet waiting there may be routed again.
+    pub fn adapts_at_source(&self) -> bool {
+        matches!(self, AnyRouting::Ugal(_))
+    }
+
     /// Builds the routing for `topo`; refuses combinations that cannot work: tree
     /// routings on fabrics without an up/down structure, distance-based routings on
     /// fabrics without a distance, and too few VCs for the hop classes a routing needs.
@@ -149,6 +160,9 @@ mod tests {
         }
         fn occupancy_at(&self, switch: usize, port: u16) -> u64 {
             hash::mix64(self.0 ^ ((switch as u64) << 16) ^ port as u64) % 10_000
+        }
+        fn has_room(&self, port: u16, vc: u8, _bytes: u64) -> bool {
+            hash::mix64(self.0 ^ ((vc as u64) << 16) ^ port as u64) & 1 == 0
         }
     }
 
@@ -231,7 +245,7 @@ mod tests {
             let Endpoint::Switch { port: first_port, .. } = topo.attachment(src as usize) else { unreachable!() };
             let (mut switch, mut vc, mut hops, mut via, mut in_port) = (switch, 0u8, 0u16, NIL, first_port);
             loop {
-                let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, in_port, via };
+                let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, in_port, via, size: 64 };
                 let route = r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng);
                 assert!(
                     (route.vc as usize) < vcs,

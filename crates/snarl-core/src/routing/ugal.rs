@@ -9,11 +9,16 @@
 //! the switch measures them itself); for UGAL-G, the idealised variant, the sum over
 //! the outputs the route takes in the source group up to and including its first global
 //! link, which a real router could not read.
+//!
+//! A route whose first output queue has no room for the packet is not a candidate while
+//! the other has room, and a packet waiting at its first switch for a full output is
+//! routed again (with a new intermediate), as a router re-evaluates a waiting head
+//! packet: without that, the packets that once chose a saturated minimal route block
+//! their input queues, and UGAL falls below Valiant under adversarial traffic.
 
-use super::minimal::toward;
 use super::valiant::{random_intermediate, two_phase};
 use super::{PortView, Route, RouteQuery, Routing};
-use crate::config::{MinimalSelect, UgalInformation};
+use crate::config::UgalInformation;
 use crate::packet::NIL;
 use crate::topology::{AnyTopology, Endpoint, Minimal, Topology, MAX_MINIMAL};
 use rand_pcg::Pcg64Mcg;
@@ -41,51 +46,81 @@ impl Routing for Ugal {
         }
         let valiant_hops = (topo.distance(here, via as usize) + topo.distance(via as usize, dst_switch)) as u64;
         let minimal_hops = topo.distance(here, dst_switch) as u64;
-        let (minimal_port, minimal_load, valiant_port, valiant_load) = match self.information {
-            UgalInformation::Local => {
-                let minimal_port = toward(topo, here, dst_switch, MinimalSelect::Adaptive, view, rng);
-                let valiant_port = toward(topo, here, via as usize, MinimalSelect::Adaptive, view, rng);
-                (minimal_port, view.occupancy(minimal_port), valiant_port, view.occupancy(valiant_port))
-            }
-            UgalInformation::Global => {
-                let (minimal_port, minimal_load) = source_group_load(topo, here, dst_switch, view);
-                let (valiant_port, valiant_load) = source_group_load(topo, here, via as usize, view);
-                (minimal_port, minimal_load, valiant_port, valiant_load)
-            }
-        };
-        if valiant_load * valiant_hops + self.threshold < minimal_load * minimal_hops {
-            let mut route = two_phase(topo, q, via, view, rng);
-            route.port = valiant_port;
-            route
-        } else {
-            let mut route = two_phase(topo, q, NIL, view, rng);
-            route.port = minimal_port;
-            route
+        let minimal = self.candidate(topo, q, NIL, dst_switch, view, rng);
+        let valiant = self.candidate(topo, q, via, via as usize, view, rng);
+        // A route with room beats one without; otherwise the weights decide.
+        match (minimal.ready, valiant.ready) {
+            (true, false) => minimal.route,
+            (false, true) => valiant.route,
+            _ if valiant.load * valiant_hops + self.threshold < minimal.load * minimal_hops => valiant.route,
+            _ => minimal.route,
         }
     }
 }
 
-/// UGAL-G's view of a minimal route from `from` toward `target`: following the least
-/// occupied minimal output at each switch, the summed occupancy of the outputs taken up
-/// to and including the first global link (or the whole route on flat fabrics), and the
-/// first of those outputs.
-fn source_group_load(topo: &AnyTopology, from: usize, target: usize, view: &impl PortView) -> (u16, u64) {
-    let (mut switch, mut first, mut load) = (from, None, 0);
-    while switch != target {
+/// One of the two routes UGAL weighs.
+struct Candidate {
+    route: Route,
+    /// Occupancy the weight multiplies by the route's hops.
+    load: u64,
+    /// Its first output queue has room for the packet now.
+    ready: bool,
+}
+
+impl Ugal {
+    /// The route through `via` (NIL: minimal) leaving by the best minimal port toward
+    /// `target`: among the ports with room for the packet if any, the least loaded, as
+    /// UGAL-L (the port itself) or UGAL-G (the route through the source group) sees it.
+    fn candidate(
+        &self,
+        topo: &AnyTopology,
+        q: &RouteQuery,
+        via: u32,
+        target: usize,
+        view: &impl PortView,
+        rng: &mut Pcg64Mcg,
+    ) -> Candidate {
+        let (here, size) = (q.switch as usize, q.size as u64);
+        let mut route = two_phase(topo, q, via, view, rng);
+        let load = |port: u16| match self.information {
+            UgalInformation::Local => view.occupancy(port),
+            UgalInformation::Global => source_group_load(topo, here, port, target, view),
+        };
         let mut ports = [0u16; MAX_MINIMAL];
-        let n = topo.minimal_ports(switch, target, &mut ports);
-        let Some(&port) = ports[..n].iter().min_by_key(|&&p| view.occupancy_at(switch, p)) else { break };
+        let n = topo.minimal_ports(here, target, &mut ports);
+        let (port, load) = ports[..n]
+            .iter()
+            .map(|&p| (p, load(p)))
+            .min_by_key(|&(p, load)| (!view.has_room(p, route.vc, size), load))
+            .expect("a minimal port toward another switch");
+        route.port = port;
+        let ready = view.has_room(port, route.vc, size);
+        Candidate { route, load, ready }
+    }
+}
+
+/// UGAL-G's view of a minimal route from `from` toward `target` that leaves by `port`:
+/// the summed occupancy of the outputs it takes, the least occupied minimal one at each
+/// switch, up to and including the first global link (or the whole route on flat
+/// fabrics).
+fn source_group_load(topo: &AnyTopology, from: usize, port: u16, target: usize, view: &impl PortView) -> u64 {
+    let (mut switch, mut port, mut load) = (from, port, 0);
+    loop {
         load += view.occupancy_at(switch, port);
-        first.get_or_insert(port);
         if topo.is_global_port(switch, port) {
-            break;
+            return load;
         }
         match topo.peer(switch, port as usize) {
-            Endpoint::Switch { switch: next, .. } => switch = next as usize,
-            _ => break,
+            Endpoint::Switch { switch: next, .. } if next as usize != target => switch = next as usize,
+            _ => return load,
+        }
+        let mut ports = [0u16; MAX_MINIMAL];
+        let n = topo.minimal_ports(switch, target, &mut ports);
+        match ports[..n].iter().min_by_key(|&&p| view.occupancy_at(switch, p)) {
+            Some(&next) => port = next,
+            None => return load,
         }
     }
-    (first.unwrap_or(0), load)
 }
 
 #[cfg(test)]
@@ -111,6 +146,9 @@ mod tests {
             } else {
                 0
             }
+        }
+        fn has_room(&self, _port: u16, _vc: u8, _bytes: u64) -> bool {
+            true
         }
     }
 
@@ -143,7 +181,7 @@ mod tests {
         let mut gateway_ports = [0u16; MAX_MINIMAL];
         topo.minimal_ports(gateway as usize, target, &mut gateway_ports);
         let view = HiddenHotspot { switch: gateway as usize, port: gateway_ports[0] };
-        let q = RouteQuery { switch: here as u32, src, dst, qp: 0, vc: 0, hops: 0, in_port: 0, via: NIL };
+        let q = RouteQuery { switch: here as u32, src, dst, qp: 0, vc: 0, hops: 0, in_port: 0, via: NIL, size: 64 };
         let detours = |information| {
             let ugal = Ugal { threshold: 0, information };
             let mut rng = Pcg64Mcg::seed_from_u64(1);
@@ -152,5 +190,44 @@ mod tests {
         assert_eq!(detours(UgalInformation::Local), 0);
         let global = detours(UgalInformation::Global);
         assert!(global >= 60, "UGAL-G detoured {global} of 100 packets");
+    }
+
+    /// The minimal output is the emptier one but has no room in the packet's VC: the
+    /// route with room wins whatever the weights say, and the packet is not left waiting
+    /// for a full queue.
+    #[test]
+    fn a_route_with_room_beats_a_lighter_route_without() {
+        struct FullMinimal(u16);
+        impl PortView for FullMinimal {
+            fn occupancy(&self, port: u16) -> u64 {
+                if port == self.0 {
+                    0
+                } else {
+                    1 << 20
+                }
+            }
+            fn occupancy_at(&self, _switch: usize, port: u16) -> u64 {
+                self.occupancy(port)
+            }
+            fn has_room(&self, port: u16, _vc: u8, _bytes: u64) -> bool {
+                port != self.0
+            }
+        }
+        let cfg: TopologyConfig = toml::from_str("type = 'hyperx'\nsides = [4, 4]\nhosts_per_switch = 1").unwrap();
+        let topo = topology::build(&cfg, &LinksConfig::default()).unwrap();
+        // Switch 0 to switch 1: one minimal port, in the first dimension.
+        let mut ports = [0u16; MAX_MINIMAL];
+        assert_eq!(topo.minimal_ports(0, 1, &mut ports), 1);
+        let view = FullMinimal(ports[0]);
+        let q = RouteQuery { switch: 0, src: 0, dst: 1, qp: 0, vc: 0, hops: 0, in_port: 0, via: NIL, size: 64 };
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        for information in [UgalInformation::Local, UgalInformation::Global] {
+            let ugal = Ugal { threshold: 1 << 40, information };
+            for _ in 0..50 {
+                let route = ugal.route(&topo, &q, &view, &mut rng);
+                assert_ne!(route.port, ports[0], "{information:?} waited for the full minimal output");
+                assert_ne!(route.via, NIL);
+            }
+        }
     }
 }

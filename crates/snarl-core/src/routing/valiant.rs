@@ -21,7 +21,10 @@ impl Routing for Valiant {
 
 /// A random switch with hosts, other than the packet's current and destination
 /// switches (NIL when the fabric has no such switch). Switches without hosts (Megafly
-/// spines) are never chosen: paths through them could exceed twice the diameter.
+/// spines) are never chosen: paths through them could exceed twice the diameter. On
+/// hierarchical fabrics the intermediate lies outside the source and destination
+/// groups, as in Kim et al.'s Valiant routing on the dragonfly: a detour within
+/// either group would still take the minimal route's global link.
 pub(super) fn random_intermediate(topo: &AnyTopology, q: &RouteQuery, rng: &mut Pcg64Mcg) -> u32 {
     let hosts = topo.num_hosts();
     let dst_switch = topo.host_switch(q.dst as usize).0;
@@ -29,9 +32,13 @@ pub(super) fn random_intermediate(topo: &AnyTopology, q: &RouteQuery, rng: &mut 
     if src_switch == dst_switch && topo.host_switch(0).0 == topo.host_switch(hosts - 1).0 {
         return NIL; // A single switch with hosts.
     }
+    let here = q.switch as usize;
+    let (here_group, dst_group) = (topo.group_of(here), topo.group_of(dst_switch));
+    let spans_groups = here_group.is_some() && here_group != dst_group;
     for _ in 0..64 {
         let s = topo.host_switch(rng.random_range(0..hosts)).0;
-        if s != q.switch as usize && s != dst_switch {
+        let group = topo.group_of(s);
+        if s != here && s != dst_switch && !(spans_groups && (group == here_group || group == dst_group)) {
             return s as u32;
         }
     }
@@ -60,4 +67,39 @@ pub(super) fn two_phase(
         toward(topo, here, dst_switch, MinimalSelect::Random, view, rng)
     };
     Route { port, vc: hop_class(topo, q, reached), via }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{LinksConfig, TopologyConfig};
+    use crate::topology;
+    use rand::SeedableRng;
+
+    /// On a dragonfly the intermediate lies outside the source and destination groups;
+    /// within one group any other switch will do.
+    #[test]
+    fn dragonfly_intermediates_avoid_the_source_and_destination_groups() {
+        let cfg: TopologyConfig = toml::from_str(
+            "type = 'dragonfly'\nhosts_per_switch = 2\nswitches_per_group = 4\nglobal_links_per_switch = 2",
+        )
+        .unwrap();
+        let topo = topology::build(&cfg, &LinksConfig::default()).unwrap();
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        let hosts = topo.num_hosts() as u32;
+        for (src, dst) in [(0, hosts - 1), (0, 9), (0, 3)] {
+            let here = topo.host_switch(src as usize).0;
+            let there = topo.host_switch(dst as usize).0;
+            let q = RouteQuery { switch: here as u32, src, dst, qp: 0, vc: 0, hops: 0, in_port: 0, via: NIL, size: 64 };
+            let same_group = topo.group_of(here) == topo.group_of(there);
+            for _ in 0..200 {
+                let via = random_intermediate(&topo, &q, &mut rng) as usize;
+                assert!(via != here && via != there);
+                let group = topo.group_of(via);
+                if !same_group {
+                    assert!(group != topo.group_of(here) && group != topo.group_of(there), "{src}->{dst} via {via}");
+                }
+            }
+        }
+    }
 }

@@ -33,7 +33,7 @@ use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, Pfc
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::observe::FabricEvent;
 use crate::packet::{Fifo, NIL};
-use crate::routing::{PortView, RouteQuery, Routing};
+use crate::routing::{PortView, Route, RouteQuery, Routing};
 use crate::topology::{Endpoint, Topology};
 use crate::units::{Rate, SerialTime};
 
@@ -62,6 +62,9 @@ pub struct IoqParams {
     /// Start of the measurement interval (for paused time).
     pub measure_from: u64,
 }
+
+/// Most waiting packets one output re-routes at a time.
+const MAX_REROUTES: usize = 16;
 
 /// No probe on this queue.
 const NO_PROBE: u16 = u16::MAX;
@@ -147,6 +150,11 @@ impl PortView for SwitchView<'_> {
 
     fn occupancy_at(&self, switch: usize, port: u16) -> u64 {
         self.fabric.output_occupancy(self.fabric.port_base[switch] as usize + port as usize, self.now)
+    }
+
+    #[inline]
+    fn has_room(&self, port: u16, vc: u8, bytes: u64) -> bool {
+        self.fabric.has_room(self.base + port as usize, vc as usize, bytes, self.now)
     }
 }
 
@@ -272,6 +280,14 @@ impl IoqFabric {
         self.output_used[gp * v..gp * v + v].iter().sum::<u64>() - leaving + self.credits.in_use(gp) - returned
     }
 
+    /// Whether output queue (gp, vc) has room for a packet of `bytes` now (counting the
+    /// space of a packet whose tail has left).
+    fn has_room(&self, gp: usize, vc: usize, bytes: u64, now: u64) -> bool {
+        let (releasing, releasing_vc) = self.releasing[gp];
+        let leaving = if self.link_free_at[gp] <= now && releasing_vc as usize == vc { releasing as u64 } else { 0 };
+        self.output_used[gp * self.vcs + vc] + bytes <= self.output_capacity + leaving
+    }
+
     /// Global id of `port` of `switch`.
     #[inline]
     pub fn global_port(&self, switch: usize, port: usize) -> u32 {
@@ -361,18 +377,38 @@ impl IoqFabric {
     /// Routes the packet at the head of input (gp, vc) and posts its request.
     #[inline]
     fn route_head(&mut self, ctx: &mut Ctx, gp: u32, vc: usize) -> u32 {
+        let route = self.decide(ctx, gp, vc);
+        self.post(ctx, gp, vc, route)
+    }
+
+    /// The routing's choice for the packet at the head of input (gp, vc).
+    #[inline]
+    fn decide(&self, ctx: &mut Ctx, gp: u32, vc: usize) -> Route {
         let id = self.input[gp as usize * self.vcs + vc].head;
         let switch = self.owner[gp as usize];
         let base = self.port_base[switch as usize];
         let p = &ctx.packets[id];
-        let in_port = (gp - base) as u16;
-        let query =
-            RouteQuery { switch, src: p.src, dst: p.dst, qp: p.qp, vc: p.vc, hops: p.hops - 1, in_port, via: p.via };
+        let query = RouteQuery {
+            switch,
+            src: p.src,
+            dst: p.dst,
+            qp: p.qp,
+            vc: p.vc,
+            hops: p.hops - 1,
+            in_port: (gp - base) as u16,
+            via: p.via,
+            size: p.size,
+        };
         let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
-        let route = ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng);
-        if query.hops == 0 && route.via != NIL {
-            ctx.stats.counters.nonminimal_packets += 1;
-        }
+        ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng)
+    }
+
+    /// Records `route` on the head packet of input (gp, vc) and posts its request to the
+    /// chosen output, which it returns.
+    #[inline]
+    fn post(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, route: Route) -> u32 {
+        let id = self.input[gp as usize * self.vcs + vc].head;
+        let base = self.port_base[self.owner[gp as usize] as usize];
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
@@ -382,6 +418,72 @@ impl IoqFabric {
         self.requests[self.mask_base[out as usize] as usize + bit / 64] |= 1 << (bit % 64);
         self.waiting[out as usize] += 1;
         out
+    }
+
+    /// Source-adaptive routing, output `out` full: the packets waiting for it at their
+    /// first switch (and whose input is free to send) are routed again, as a router
+    /// re-evaluates the candidates of a waiting head packet; a request moves to an output
+    /// with room for its packet, and that output tries to allocate. Moves go only to
+    /// outputs with room, which grants use up, so this ends.
+    fn reroute_waiting(&mut self, ctx: &mut Ctx, out: u32) {
+        let o = out as usize;
+        if !ctx.routing.adapts_at_source() || !self.has_requests(o) {
+            return;
+        }
+        let base = self.port_base[self.owner[o] as usize] as usize;
+        let first_word = self.mask_base[o] as usize;
+        let mut waiting = [0u16; MAX_REROUTES];
+        let mut n = 0;
+        'scan: for w in 0..self.mask_words[o] as usize {
+            let mut word = self.requests[first_word + w];
+            while word != 0 {
+                let bit = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                if self.may_reroute(ctx, base, bit) {
+                    waiting[n] = bit as u16;
+                    n += 1;
+                    if n == MAX_REROUTES {
+                        break 'scan;
+                    }
+                }
+            }
+        }
+        for &bit in &waiting[..n] {
+            // An earlier move may have let this request be granted meanwhile.
+            let (bit, word) = (bit as usize, first_word + bit as usize / 64);
+            if self.requests[word] & (1 << (bit % 64)) == 0 || !self.may_reroute(ctx, base, bit) {
+                continue;
+            }
+            if let Some(moved_to) = self.reroute(ctx, out, bit) {
+                self.try_allocate(ctx, moved_to);
+            }
+        }
+    }
+
+    /// Whether the packet behind request `bit` (of a switch whose ports start at `base`)
+    /// is at its first switch with its input free to send.
+    #[inline]
+    fn may_reroute(&self, ctx: &Ctx, base: usize, bit: usize) -> bool {
+        let input = base + self.bit_input[bit] as usize;
+        let head = self.input[input * self.vcs + self.bit_vc[bit] as usize].head;
+        self.input_busy_until[input] <= ctx.now && ctx.packets[head].hops == 1
+    }
+
+    /// Routes the packet of request `bit` of output `out` again; returns the output its
+    /// request moved to, if the new choice differs and has room for the packet now.
+    fn reroute(&mut self, ctx: &mut Ctx, out: u32, bit: usize) -> Option<u32> {
+        let o = out as usize;
+        let base = self.port_base[self.owner[o] as usize];
+        let (input, vc) = (base + self.bit_input[bit] as u32, self.bit_vc[bit] as usize);
+        let route = self.decide(ctx, input, vc);
+        let moved_to = base + route.port as u32;
+        let size = ctx.packets[self.input[input as usize * self.vcs + vc].head].size as u64;
+        if moved_to == out || !self.has_room(moved_to as usize, route.vc as usize, size, ctx.now) {
+            return None;
+        }
+        self.requests[self.mask_base[o] as usize + bit / 64] &= !(1 << (bit % 64));
+        self.waiting[o] -= 1;
+        Some(self.post(ctx, input, vc, route))
     }
 
     /// Grants the crossbar path into output `out` to one eligible request, if any.
@@ -421,6 +523,9 @@ impl IoqFabric {
                 self.retry(ctx, out, self.crossbar_out_free_at[o]);
             }
             return;
+        }
+        if output_full {
+            self.reroute_waiting(ctx, out);
         }
         if inputs_free_at != u64::MAX {
             self.retry(ctx, out, inputs_free_at);
@@ -467,6 +572,9 @@ impl IoqFabric {
 
         let now = ctx.now;
         let p = &mut ctx.packets[id];
+        if p.hops == 1 && p.via != NIL {
+            ctx.stats.counters.nonminimal_packets += 1;
+        }
         let size = p.size as u64;
         let done = (now + self.crossbar[o].time(size)).max(p.tail_at);
         // Cut-through: the output may start once the head is through the switch, but must

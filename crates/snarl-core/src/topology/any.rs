@@ -104,6 +104,17 @@ impl AnyTopology {
         }
     }
 
+    /// The group of `switch` on hierarchical fabrics (dragonfly, megafly); `None` on
+    /// flat ones.
+    #[inline]
+    pub fn group_of(&self, switch: usize) -> Option<usize> {
+        match self {
+            AnyTopology::Dragonfly(t) => Some(t.group(switch)),
+            AnyTopology::Megafly(t) => Some(t.group(switch)),
+            _ => None,
+        }
+    }
+
     /// Whether reaching an intermediate switch starts a new VC class.
     #[inline]
     pub fn class_at_intermediate(&self) -> bool {

@@ -35,7 +35,8 @@ fn throttling_hotspot_senders_protects_uniform_traffic() {
 
 /// Kim et al. (ISCA 2008): when every group sends to the next, minimal routing squeezes
 /// a group's traffic through one global link (1/(a·p) per host); Valiant and UGAL spread
-/// it over all groups.
+/// it over all groups and reach at least 0.4 (0.5 is the bound: a detour takes two
+/// global links).
 #[test]
 fn adaptive_routing_beats_minimal_on_the_adversarial_dragonfly_pattern() {
     let text = scenario("uniform-dragonfly");
@@ -53,13 +54,12 @@ fn adaptive_routing_beats_minimal_on_the_adversarial_dragonfly_pattern() {
     let (valiant, detours) = outcome("valiant");
     assert!(valiant >= 0.4, "valiant {valiant}");
     assert!(detours > 0.95, "valiant detours {detours}");
-    // Source-adaptive UGAL sends most packets the long way round, but the few it keeps
-    // minimal overload the one global link, its backlog fills every queue of the group,
-    // and UGAL stays below Valiant (0.29 measured). Reading the queues of the whole
-    // source group (UGAL-G) does not help: with every queue full, the weights no longer
-    // tell the routes apart (0.29 too).
+    // UGAL (local and global information) sends most packets the long way round; the
+    // few it keeps minimal fill the one global link, and a packet that finds its
+    // output full at the first switch is routed again instead of blocking its input
+    // (0.50 measured for both).
     let (ugal, detours) = outcome("ugal");
-    assert!(ugal >= 5.0 * minimal, "ugal {ugal} vs minimal {minimal}");
+    assert!(ugal >= 0.4, "ugal {ugal}");
     assert!(detours > 0.7 && detours < 1.0, "ugal detours {detours}");
     let o = [
         SHORT[0],
@@ -69,7 +69,7 @@ fn adaptive_routing_beats_minimal_on_the_adversarial_dragonfly_pattern() {
         ("traffic.pattern", "{ type = \"shift\", offset = 32 }"),
     ];
     let ugal_g = run(&text, &o).summary.accepted_load;
-    assert!(ugal_g >= 5.0 * minimal, "ugal-g {ugal_g} vs minimal {minimal}");
+    assert!(ugal_g >= 0.4, "ugal-g {ugal_g}");
 }
 
 /// Without hop-class VCs, minimal routing on a unidirectional ring deadlocks; the
@@ -138,9 +138,11 @@ fn ugal_at_full_load_never_deadlocks_on_the_hyperx() {
 
 /// Section 4.1.1, saturation under uniform traffic (accepted load at offered 1.0):
 /// HyperX, fat-tree and Megafly land within 0.05 of the paper's 0.98, 0.97 and 0.90
-/// (measured 0.957, 0.955, 0.931, Megafly on its 2 VCs) and in the paper's order. The
-/// dragonfly does not: the paper's UGAL saturates at 0.82, ours (0.936) stays within
-/// 0.03 of minimal routing's 0.957, as UGAL should under benign traffic.
+/// (measured 0.957, 0.955, 0.923) and in the paper's order. The dragonfly does not: the
+/// paper's UGAL saturates at 0.82, ours (0.930) stays within 0.03 of minimal routing's
+/// 0.957, as UGAL should under benign traffic. Counting an output whose crossbar is
+/// busy as unavailable too brings the dragonfly to 0.80 but the HyperX to 0.80 as well,
+/// so that is not the paper's mechanism.
 #[test]
 fn uniform_saturation_follows_the_paper_on_three_fabrics() {
     let saturation = |topology: &str, extra: &[(&str, &str)]| {
