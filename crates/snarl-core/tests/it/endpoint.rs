@@ -57,7 +57,7 @@ fn adaptive_routing_beats_minimal_on_the_adversarial_dragonfly_pattern() {
     // UGAL (local and global information) sends most packets the long way round; the
     // few it keeps minimal fill the one global link, and a packet that finds its
     // output full at the first switch is routed again instead of blocking its input
-    // (0.50 measured for both).
+    // (0.51 measured for both, Valiant 0.45).
     let (ugal, detours) = outcome("ugal");
     assert!(ugal >= 0.4, "ugal {ugal}");
     assert!(detours > 0.7 && detours < 1.0, "ugal detours {detours}");
@@ -136,28 +136,31 @@ fn ugal_at_full_load_never_deadlocks_on_the_hyperx() {
     ugal_runs_without_deadlock("hyperx");
 }
 
-/// Section 4.1.1, saturation under uniform traffic (accepted load at offered 1.0):
-/// HyperX, fat-tree and Megafly land within 0.05 of the paper's 0.98, 0.97 and 0.90
-/// (measured 0.957, 0.955, 0.923) and in the paper's order. The dragonfly does not: the
-/// paper's UGAL saturates at 0.82, ours (0.930) stays within 0.03 of minimal routing's
-/// 0.957, as UGAL should under benign traffic. Counting an output whose crossbar is
-/// busy as unavailable too brings the dragonfly to 0.80 but the HyperX to 0.80 as well,
-/// so that is not the paper's mechanism.
+/// Section 4.1.1, saturation under uniform traffic (accepted load at offered 1.0, after
+/// the scenarios' 40,000-cycle warm-up): every fabric lands within 0.05 of the paper's
+/// value, in the paper's order (measured: HyperX 0.965, fat-tree 0.952, Megafly 0.933,
+/// dragonfly 0.864). The dragonfly pays for its single minimal path: past saturation,
+/// packets rerouted from full outputs take two global links each.
 #[test]
-fn uniform_saturation_follows_the_paper_on_three_fabrics() {
-    let saturation = |topology: &str, extra: &[(&str, &str)]| {
-        let mut o = vec![SHORT[0], SHORT[1], ("traffic.load", "1.0")];
-        o.extend_from_slice(extra);
-        run(&scenario(&format!("uniform-{topology}")), &o).summary.accepted_load
-    };
+fn uniform_saturation_follows_the_paper() {
+    let paper = [("hyperx", 0.98), ("fat-tree", 0.97), ("megafly", 0.90), ("dragonfly", 0.82)];
+    // Long runs: one thread each.
+    let measured: Vec<f64> = std::thread::scope(|scope| {
+        let runs: Vec<_> = paper
+            .iter()
+            .map(|(topology, _)| {
+                scope.spawn(move || {
+                    let text = scenario(&format!("uniform-{topology}"));
+                    run(&text, &[("traffic.load", "1.0")]).summary.accepted_load
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().expect("saturation run")).collect()
+    });
     let mut previous = f64::INFINITY;
-    for (topology, paper) in [("hyperx", 0.98), ("fat-tree", 0.97), ("megafly", 0.90)] {
-        let got = saturation(topology, &[]);
+    for ((topology, paper), got) in paper.into_iter().zip(measured) {
         assert_close(&format!("{topology} saturation"), got, paper, 0.05);
         assert!(got < previous, "{topology} ({got}) out of the paper's order");
         previous = got;
     }
-    let ugal = saturation("dragonfly", &[]);
-    let minimal = saturation("dragonfly", &[("routing.type", "minimal")]);
-    assert!(ugal >= minimal - 0.03 && ugal <= minimal, "dragonfly: ugal {ugal}, minimal {minimal}");
 }
