@@ -89,8 +89,8 @@ pub struct Recovery {
     pub lowest_load: f64,
     pub drop_depth: f64,
     pub recovered: bool,
-    /// From the end of the burst to the end of the first window back within 5% of the
-    /// pre-burst load, in `time_unit`; null if it never came back.
+    /// From the end of the burst to the end of the first window, after the lowest one,
+    /// back within 5% of the pre-burst load, in `time_unit`; null if it never came back.
     pub time_to_recover: Option<f64>,
 }
 

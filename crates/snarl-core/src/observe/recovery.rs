@@ -8,7 +8,9 @@ const WITHIN: f64 = 0.05;
 
 /// `throughput[w]` is the accepted load of window `w` (of `window` ps). The burst begins
 /// at `burst_start` and ends at `burst_end` (when the offending senders are capped); the
-/// pre-burst level is the mean over the windows from `measure_from` to the burst.
+/// pre-burst level is the mean over the windows from `measure_from` to the burst. The
+/// fabric has recovered at the first window, after the end of the burst and after the
+/// lowest window, back within 5% of that level.
 /// Times in the result are in units of `ps_per_unit`, from the end of the burst.
 pub fn recovery(
     throughput: &[f64],
@@ -25,10 +27,16 @@ pub fn recovery(
     }
     let baseline = &throughput[first..before_end];
     let pre_burst = baseline.iter().sum::<f64>() / baseline.len() as f64;
-    let after_burst = &throughput[before_end..];
-    let lowest = after_burst.iter().copied().fold(f64::INFINITY, f64::min);
-    let from = burst_end.div_ceil(window) as usize;
-    let back = (from..throughput.len()).find(|&w| throughput[w] >= pre_burst * (1.0 - WITHIN));
+    let level = pre_burst * (1.0 - WITHIN);
+    // The deepest window from the burst on (the first of equals): a congestion tree may
+    // take a while to spread, so the throughput can hold up right after the burst and
+    // collapse later. Recovery is the return from that trough.
+    let (trough, lowest) = throughput[before_end..]
+        .iter()
+        .enumerate()
+        .fold((0, f64::INFINITY), |(at, low), (w, &t)| if t < low { (w, t) } else { (at, low) });
+    let from = (burst_end.div_ceil(window) as usize).max(before_end + trough);
+    let back = (from..throughput.len()).find(|&w| throughput[w] >= level);
     Some(Recovery {
         pre_burst_load: pre_burst,
         lowest_load: lowest,
@@ -59,5 +67,23 @@ mod tests {
         let r = recovery(&t, 10, 0, 20, 30, 1.0).unwrap();
         assert!(!r.recovered);
         assert_eq!(r.time_to_recover, None);
+    }
+
+    #[test]
+    fn a_late_collapse_is_not_a_recovery() {
+        // Throughput holds up right after the burst (50..60), then the congestion tree
+        // spreads and it never comes back.
+        let t = [0.8, 0.8, 0.8, 0.8, 0.8, 0.78, 0.79, 0.5, 0.1, 0.1, 0.12];
+        let r = recovery(&t, 10, 0, 50, 60, 1.0).unwrap();
+        assert!((r.lowest_load - 0.1).abs() < 1e-12);
+        assert!(!r.recovered, "{r:?}");
+    }
+
+    #[test]
+    fn no_drop_recovers_at_once() {
+        let t = [0.8, 0.8, 0.8, 0.8, 0.8, 0.79, 0.8, 0.79, 0.8];
+        let r = recovery(&t, 10, 0, 50, 60, 1.0).unwrap();
+        assert!(r.recovered);
+        assert_eq!(r.time_to_recover, Some(10.0));
     }
 }
