@@ -1,17 +1,19 @@
 //! Pending events ordered by (time, sequence number): a calendar of fixed-width buckets
-//! over a sliding window, with the current bucket kept as a sorted deque and far-future
-//! events in an overflow heap. Push is O(1) for near events; nothing allocates once the
-//! buckets have grown to their working size.
+//! over a sliding window, with the current bucket kept sorted and far-future events in an
+//! overflow heap. Push is O(1) for near events; in steady state only the rare buckets
+//! larger than a kept buffer allocate.
 //!
 //! Fabrics are largely synchronous (equal packet and link times), so many events share
 //! one instant: a bucket is sorted once when it becomes current (its entries arrive
 //! nearly in order, which the sort detects in linear time) and then popped from the front.
-//! Wheel buckets are linked lists threaded through one arena of nodes, so memory follows
-//! the number of pending events, not the number of buckets times the largest one.
+//! Wheel buckets are contiguous vectors (the linked lists of an arena they replace cost
+//! a cache miss per event), drawn from a pool of spare buffers when they fill and
+//! returned to it once drained, so memory follows the pending events, not the number
+//! of buckets times the largest one.
 
 use super::event::Event;
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -38,13 +40,10 @@ impl Ord for Entry {
     }
 }
 
-#[derive(Clone, Copy)]
-struct Node {
-    entry: Entry,
-    next: u32,
-}
-
-const NONE: u32 = u32::MAX;
+/// Spare entries kept whatever the number of pending events.
+const MIN_SPARE: usize = 4096;
+/// Largest buffer kept for reuse, in entries.
+const MAX_KEPT: usize = 64;
 
 pub struct EventQueue {
     /// log2 of the bucket width in picoseconds.
@@ -53,12 +52,17 @@ pub struct EventQueue {
     wheel_len: u64,
     /// Bucket number (time >> shift) of `current`.
     cursor: u64,
-    /// Events of the cursor's bucket, sorted by (time, seq).
-    current: VecDeque<Entry>,
-    /// (first, last) node of each bucket's list, `NONE` when empty.
-    wheel: Vec<(u32, u32)>,
-    nodes: Vec<Node>,
-    free_node: u32,
+    /// Events of the cursor's bucket, sorted by (time, seq); `head` is the next to pop.
+    current: Vec<Entry>,
+    head: usize,
+    /// Events of each later bucket of the window, in push order. A bucket that becomes
+    /// current hands its buffer over; the drained one waits in `spare` for the next
+    /// bucket that fills. Only occupied buckets hold buffers, so memory follows the
+    /// pending events, and nothing allocates once the buffers have grown.
+    wheel: Vec<Vec<Entry>>,
+    spare: Vec<Vec<Entry>>,
+    /// Entries the spare buffers can hold, kept below twice the pending events.
+    spare_capacity: usize,
     /// One bit per wheel slot: set when the slot holds events.
     occupied: Vec<u64>,
     overflow: BinaryHeap<Entry>,
@@ -76,10 +80,11 @@ impl EventQueue {
             shift,
             wheel_len,
             cursor: 0,
-            current: VecDeque::new(),
-            wheel: vec![(NONE, NONE); wheel_len as usize],
-            nodes: Vec::new(),
-            free_node: NONE,
+            current: Vec::new(),
+            head: 0,
+            wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
+            spare: Vec::new(),
+            spare_capacity: 0,
             occupied: vec![0; (wheel_len / 64) as usize],
             overflow: BinaryHeap::new(),
             seq: 0,
@@ -116,10 +121,11 @@ impl EventQueue {
     /// The earliest event, removed.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        if self.current.is_empty() && !self.advance() {
+        if self.head == self.current.len() && !self.advance() {
             return None;
         }
-        let entry = self.current.pop_front()?;
+        let entry = self.current[self.head];
+        self.head += 1;
         self.len -= 1;
         Some((entry.time, entry.event))
     }
@@ -129,22 +135,17 @@ impl EventQueue {
         if self.len == 0 {
             return false;
         }
+        self.current.clear();
+        self.head = 0;
         loop {
             match self.next_occupied_bucket() {
                 Some(bucket) => {
                     self.cursor = bucket;
                     let slot = (bucket & (self.wheel_len - 1)) as usize;
                     self.occupied[slot / 64] &= !(1 << (slot % 64));
-                    debug_assert!(self.current.is_empty());
-                    let (mut node, _) = std::mem::replace(&mut self.wheel[slot], (NONE, NONE));
-                    while node != NONE {
-                        let Node { entry, next } = self.nodes[node as usize];
-                        self.current.push_back(entry);
-                        self.nodes[node as usize].next = self.free_node;
-                        self.free_node = node;
-                        node = next;
-                    }
-                    self.current.make_contiguous().sort_unstable_by_key(|e| (e.time, e.seq));
+                    let drained = std::mem::replace(&mut self.current, std::mem::take(&mut self.wheel[slot]));
+                    self.keep_spare(drained);
+                    self.current.sort_unstable_by_key(|e| (e.time, e.seq));
                     self.pull_overflow();
                     return true;
                 }
@@ -212,25 +213,31 @@ impl EventQueue {
         }
     }
 
-    /// Appends to the list of wheel bucket `slot`.
+    /// Appends to wheel bucket `slot`.
     #[inline]
     fn append(&mut self, slot: usize, entry: Entry) {
-        let node = if self.free_node != NONE {
-            let n = self.free_node;
-            self.free_node = self.nodes[n as usize].next;
-            self.nodes[n as usize] = Node { entry, next: NONE };
-            n
-        } else {
-            self.nodes.push(Node { entry, next: NONE });
-            (self.nodes.len() - 1) as u32
-        };
-        let (first, last) = self.wheel[slot];
-        if first == NONE {
-            self.wheel[slot] = (node, node);
+        let bucket = &mut self.wheel[slot];
+        if bucket.is_empty() {
             self.occupied[slot / 64] |= 1 << (slot % 64);
-        } else {
-            self.nodes[last as usize].next = node;
-            self.wheel[slot].1 = node;
+            if bucket.capacity() == 0 {
+                if let Some(buffer) = self.spare.pop() {
+                    self.spare_capacity -= buffer.capacity();
+                    *bucket = buffer;
+                }
+            }
+        }
+        bucket.push(entry);
+    }
+
+    /// Keeps a drained buffer for reuse, unless it is one of the rare large ones (many
+    /// hosts generating at one instant) or the spares could already hold twice the
+    /// pending events: then it is freed, so that buffers do not all grow to the largest
+    /// bucket as they circulate.
+    fn keep_spare(&mut self, buffer: Vec<Entry>) {
+        let capacity = buffer.capacity();
+        if capacity > 0 && capacity <= MAX_KEPT && self.spare_capacity + capacity <= 2 * self.len.max(MIN_SPARE) {
+            self.spare_capacity += capacity;
+            self.spare.push(buffer);
         }
     }
 
@@ -238,12 +245,12 @@ impl EventQueue {
     #[inline]
     fn insert_current(&mut self, entry: Entry) {
         let key = (entry.time, entry.seq);
-        match self.current.back() {
+        match self.current.last() {
             Some(last) if (last.time, last.seq) > key => {
-                let at = self.current.partition_point(|e| (e.time, e.seq) < key);
+                let at = self.head + self.current[self.head..].partition_point(|e| (e.time, e.seq) < key);
                 self.current.insert(at, entry);
             }
-            _ => self.current.push_back(entry),
+            _ => self.current.push(entry),
         }
     }
 }
