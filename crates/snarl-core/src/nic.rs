@@ -250,7 +250,7 @@ impl Nics {
             self.queue_len[h] -= 1;
         }
         let group = work.host_group[h];
-        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0, m.created);
+        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0);
         let cap = work.groups[group as usize].cap;
         if cap < 1.0 {
             self.next_allowed[h] = now + (serialise as f64 / cap).round() as u64;
@@ -277,7 +277,7 @@ impl Nics {
             if self.credits.can_send(h, cnp.vc as usize, CNP_BYTES) && !self.pause.is_paused(h, cnp.vc as usize) {
                 scheduler.cnps[h].pop_front();
                 let group = work.host_group[h];
-                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP, now);
+                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP);
                 ctx.stats.on_inject_control(now, group);
                 if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
                     self.wake(ctx, host, now + serialise);
@@ -351,7 +351,7 @@ impl Nics {
             scheduler.next_position[h] = pos as u32 + 1;
         }
         let group = work.host_group[h];
-        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0, m.created);
+        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0);
         let cap = work.groups[group as usize].cap;
         if cap < 1.0 {
             self.next_allowed[h] = now + (serialise as f64 / cap).round() as u64;
@@ -378,7 +378,6 @@ impl Nics {
         group: u16,
         vc: u8,
         flags: u8,
-        created: u64,
     ) -> u64 {
         let (h, now) = (host as usize, ctx.now);
         let serialise = self.serializer[h].time(size);
@@ -397,7 +396,6 @@ impl Nics {
             hops: 1,
             via: NIL,
             flags,
-            created,
             injected: now,
             tail_at: arrival + serialise,
             ready_at: 0,

@@ -472,12 +472,13 @@ fn add_queue_probes(config: &Config, topo: &AnyTopology, fabric: &mut IoqFabric,
 fn deliver(ctx: &mut Ctx, work: &Workload, packet: u32) {
     let p = ctx.packets[packet];
     let dst_group = work.host_group[p.dst as usize];
-    ctx.stats.on_deliver(ctx.now, p.group, dst_group, p.size as u64, p.created, p.injected);
-    *ctx.last_progress = ctx.now;
     let message = &mut ctx.messages[p.message];
+    let (created, size) = (message.created, message.size);
     message.outstanding -= 1;
-    if message.outstanding == 0 {
-        let (created, size) = (message.created, message.size);
+    let done = message.outstanding == 0;
+    ctx.stats.on_deliver(ctx.now, p.group, dst_group, p.size as u64, created, p.injected);
+    *ctx.last_progress = ctx.now;
+    if done {
         ctx.messages.release(p.message);
         ctx.stats.on_message_done(ctx.now, p.group, created, size, p.hops);
     }
