@@ -15,9 +15,9 @@ ici_long="simulation.duration=10ms traffic.phases.1.at=9.2ms"
 balanced="topology.hosts_per_switch=16 topology.switches_per_group=32 topology.global_links_per_switch=16 topology.groups=513"
 # name | scenario | overrides
 cases=(
-  "fat-tree-1024 load 0.5|$fat_tree|traffic.load=0.5 simulation.duration=200us"
-  "fat-tree-1024 load 0.7|$fat_tree|traffic.load=0.7 simulation.duration=200us"
-  "fat-tree-1024 load 1.0|$fat_tree|traffic.load=1.0 simulation.duration=200us"
+  "fat-tree-1024 load 0.5|$fat_tree|traffic.load=0.5 simulation.duration=1ms"
+  "fat-tree-1024 load 0.7|$fat_tree|traffic.load=0.7 simulation.duration=1ms"
+  "fat-tree-1024 load 1.0|$fat_tree|traffic.load=1.0 simulation.duration=1ms"
   "fat-tree-65536 (k=64) load 0.5|$fat_tree|topology.radix=64 traffic.load=0.5 simulation.duration=5us simulation.warmup=1us"
   "dragonfly-1056 minimal load 0.7|$dragonfly|routing.type=minimal traffic.load=0.7 $short"
   "dragonfly-1056 minimal load 1.0|$dragonfly|routing.type=minimal traffic.load=1.0 $short"
