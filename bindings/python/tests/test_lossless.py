@@ -68,7 +68,8 @@ def test_sweep_points_keep_their_fabric_events(write_config, tmp_path):
     assert len(fig.axes) == 2
     fig = plots.plot_directory("load-curve", tmp_path / "sweep", y="groups.victims.accepted_load")
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
-    assert "congestion_control = none" in labels and "congestion_control = dcqcn (cnp_interval 4us)" in labels, labels
+    # Swept tables of different types are named by their type alone.
+    assert "congestion_control = none" in labels and "congestion_control = dcqcn" in labels, labels
     done = run_snarl("report", tmp_path / "sweep", "-o", tmp_path / "report.html")
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "report.html").read_text()

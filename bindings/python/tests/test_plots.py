@@ -190,6 +190,20 @@ def test_swept_tables_are_labelled_by_their_type():
     assert plots.hue_label(["traffic.load"], 0.5) == "traffic.load = 0.5"
 
 
+def test_tables_of_distinct_types_are_named_by_their_type_alone():
+    import pandas as pd
+
+    fabrics = pd.DataFrame(
+        {"topology": ['{"type": "hyperx", "sides": [6, 6, 6]}', '{"type": "fat_tree", "radix": 16}'] * 2}
+    )
+    name = plots.hue_labeller(fabrics, ["topology"])
+    assert name('{"type": "hyperx", "sides": [6, 6, 6]}') == "topology = hyperx"
+    # Two tables of one type keep their parameters, or the legend could not tell them apart.
+    variants = pd.DataFrame({"routing": ['{"type": "ugal", "threshold": 0}', '{"type": "ugal", "threshold": 64}']})
+    name = plots.hue_labeller(variants, ["routing"])
+    assert name('{"type": "ugal", "threshold": 64}') == "routing = ugal (threshold 64)"
+
+
 def test_labels():
     assert plots.label("groups.uniform.latency.p99", "cycles") == "p99 packet latency of uniform (cycles)"
     assert plots.label("groups.hot.accepted_load") == "accepted load of hot (fraction of link capacity)"

@@ -4,6 +4,7 @@ before anything runs."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -17,6 +18,9 @@ import pytest
 
 import snarl
 from conftest import SMALL, assert_invariants, run_snarl
+
+# The module (the package exports a function of the same name).
+sweep_module = importlib.import_module("snarl.sweep")
 
 # Wall-clock figures differ from run to run; everything else is deterministic.
 NONDETERMINISTIC = ("wall_seconds",)
@@ -318,3 +322,19 @@ def test_ctrl_c_stops_the_sweep_keeps_finished_points_and_resumes(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"{finished} already done, {12 - finished} to run" in done.stderr
     check_sweep_dir(out, 12)
+
+
+def test_shipped_sweeps_resolve_every_point():
+    """The sweep files under scenarios/ name existing keys and give distinct points."""
+    repo = Path(__file__).resolve().parents[3]
+    files = sorted(repo.glob("scenarios/*/sweep-*.toml"))
+    assert any(f.name == "sweep-saturation.toml" for f in files)
+    for path in files:
+        spec = sweep_module.load_spec(path)
+        points = sweep_module.resolve_points(spec)
+        expected = 1
+        for values in spec.axes.values():
+            expected *= len(values)
+        if spec.zip:
+            expected *= len(next(iter(spec.zip.values())))
+        assert len(points) == expected, path.name

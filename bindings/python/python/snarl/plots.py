@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,8 @@ KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates")
 """What ``snarl plot`` draws."""
 
 LOAD = "fraction of link capacity"
+TITLE_WIDTH = 90
+"""Characters of a plot title per line."""
 FIGSIZE = (6.4, 4.2)
 DPI = 150
 
@@ -158,10 +160,34 @@ def hue_columns(hue: str | Sequence[str] | None) -> list[str]:
     return list(hue)
 
 
-def hue_label(hues: Sequence[str], value: Any) -> str:
-    """A legend entry: ``traffic.groups.0.cap = 0.5, seed = 1``."""
+def hue_label(hues: Sequence[str], value: Any, short: Sequence[bool] = ()) -> str:
+    """A legend entry: ``traffic.groups.0.cap = 0.5, seed = 1``. Where ``short`` holds
+    for a column, its tables are named by their ``type`` alone."""
     values = value if isinstance(value, tuple) else (value,)
-    return ", ".join(f"{h} = {_value_text(v)}" for h, v in zip(hues, values))
+    short = list(short) + [False] * (len(hues) - len(short))
+    return ", ".join(f"{h} = {_type_of(v) if s else _value_text(v)}" for h, v, s in zip(hues, values, short))
+
+
+def hue_labeller(points: pd.DataFrame, hues: Sequence[str]) -> Callable[[Any], str]:
+    """Legend entries for the hue values of ``points``: a column of swept tables whose
+    types all differ (a topology per fabric) is labelled by the types alone, so that
+    the legend does not crowd out the plot."""
+    short = []
+    for h in hues:
+        kinds = [_type_of(v) for v in points[h].drop_duplicates()]
+        short.append(all(k is not None for k in kinds) and len(set(kinds)) == len(kinds))
+    return lambda value: hue_label(hues, value, short)
+
+
+def _type_of(value: Any) -> str | None:
+    """The ``type`` of a swept table (a dict or its JSON), else ``None``."""
+    table = value
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            table = json.loads(value)
+        except ValueError:
+            return None
+    return str(table["type"]) if isinstance(table, Mapping) and "type" in table else None
 
 
 def _numeric(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
@@ -202,13 +228,14 @@ def load_curve(
     fig = _new_figure()
     ax = fig.add_subplot()
     curves = [(None, points)] if not hues else list(points.groupby(hues, sort=True, dropna=False))
+    name_of = hue_labeller(points, hues)
     handles = []
     for value, rows in curves:
         stats = rows.groupby(by, sort=True).agg(
             x=(x, "mean"), y=(y, "mean"), std=(y, lambda s: float(np.std(s, ddof=1)) if len(s) > 1 else 0.0)
         )
         stats = stats.sort_values("x")
-        name = hue_label(hues, value) if hues else None
+        name = name_of(value) if hues else None
         handles.append(
             ax.errorbar(stats["x"], stats["y"], yerr=stats["std"], marker="o", markersize=4, capsize=3, label=name)
         )
@@ -614,9 +641,13 @@ def _point_record(directory: Path, point: str) -> dict[str, Any]:
 
 
 def _point_title(record: Mapping[str, Any], point: str) -> str:
-    """``traffic.load = 0.5, seed = 1``: the swept values of a point."""
+    """``traffic.load = 0.5, seed = 1``: the swept values of a point, wrapped to the
+    width of a figure."""
+    import textwrap
+
     values = record.get("values") or {}
-    return ", ".join(f"{k} = {_value_text(v)}" for k, v in values.items()) or point
+    text = ", ".join(f"{k} = {_value_text(v)}" for k, v in values.items()) or point
+    return "\n".join(textwrap.wrap(text, width=TITLE_WIDTH))
 
 
 def point_fabric(directory: Path, point: str | None = None) -> pd.DataFrame:
@@ -703,7 +734,8 @@ def plot_directory(
         ok = _ok(points)
         unit = _unit(ok, None)
         if value in points.columns:
-            curves = {hue_label(hue, v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
+            name_of = hue_labeller(ok, hue)
+            curves = {name_of(v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
             return cdf(curves, xlabel=label(value, unit), legend_title=None)
         return _timeseries_cdf(directory, ok, value, hue, groups, unit)
     raise PlotError(f"unknown plot {kind!r}: expected one of {', '.join(KINDS)}")
@@ -715,6 +747,7 @@ def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: list[str
     import pandas as pd
 
     group = (groups or ["all"])[0]
+    name_of = hue_labeller(ok, hue)
     curves: dict[Any, list[Any]] = {}
     for _, row in ok.iterrows():
         path = directory / "timeseries" / f"{row['point_id']}.parquet"
@@ -726,7 +759,7 @@ def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: list[str
         start = row.get("measure_from", 0.0)
         start = 0.0 if start is None or (isinstance(start, float) and math.isnan(start)) else float(start)
         rows = series[(series["group"] == group) & (series["time"] >= start)]
-        name = hue_label(hue, tuple(row[h] for h in hue)) if hue else None
+        name = name_of(tuple(row[h] for h in hue)) if hue else None
         curves.setdefault(name, []).extend(rows[value].tolist())
     if not curves:
         raise PlotError(f"{directory}: no time series to plot")
