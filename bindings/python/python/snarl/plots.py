@@ -115,13 +115,8 @@ def _value_text(value: Any) -> str:
         if value == int(value) and abs(value) < 1e15:
             return f"{value:.1f}"
         return f"{value:.4g}"
-    table = value
-    if isinstance(value, str) and value.startswith("{"):
-        try:
-            table = json.loads(value)
-        except ValueError:
-            return value
-    if isinstance(table, Mapping):
+    table = _as_table(value)
+    if table is not None:
         rest = ", ".join(f"{k} {_value_text(v)}" for k, v in table.items() if k != "type")
         if "type" not in table:
             return rest
@@ -179,15 +174,20 @@ def hue_labeller(points: pd.DataFrame, hues: Sequence[str]) -> Callable[[Any], s
     return lambda value: hue_label(hues, value, short)
 
 
-def _type_of(value: Any) -> str | None:
-    """The ``type`` of a swept table (a dict or its JSON), else ``None``."""
-    table = value
+def _as_table(value: Any) -> Mapping[str, Any] | None:
+    """A swept table (a dict, or the JSON a points table stores it as), else ``None``."""
     if isinstance(value, str) and value.startswith("{"):
         try:
-            table = json.loads(value)
+            value = json.loads(value)
         except ValueError:
             return None
-    return str(table["type"]) if isinstance(table, Mapping) and "type" in table else None
+    return value if isinstance(value, Mapping) else None
+
+
+def _type_of(value: Any) -> str | None:
+    """The ``type`` of a swept table, else ``None``."""
+    table = _as_table(value)
+    return str(table["type"]) if table is not None and "type" in table else None
 
 
 def _numeric(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
