@@ -249,13 +249,7 @@ impl Nics {
             self.queue_head[h] = ((self.queue_head[h] as usize + 1) % self.queue_capacity) as u32;
             self.queue_len[h] -= 1;
         }
-        let group = work.host_group[h];
-        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0);
-        let cap = work.groups[group as usize].cap;
-        if cap < 1.0 {
-            self.next_allowed[h] = now + (serialise as f64 / cap).round() as u64;
-        }
-        ctx.stats.on_inject(group);
+        let serialise = self.launch_data(ctx, work, host, m, mid, size);
         if self.queue_len[h] > 0 {
             self.wake_at[h] = now + serialise;
             ctx.schedule(now + serialise, Event::HostWake { host });
@@ -350,19 +344,27 @@ impl Nics {
         } else {
             scheduler.next_position[h] = pos as u32 + 1;
         }
-        let group = work.host_group[h];
-        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0);
-        let cap = work.groups[group as usize].cap;
-        if cap < 1.0 {
-            self.next_allowed[h] = now + (serialise as f64 / cap).round() as u64;
-        }
-        ctx.stats.on_inject(group);
+        let serialise = self.launch_data(ctx, work, host, m, mid, size);
         if let Some(dcqcn) = scheduler.dcqcn.as_mut() {
             dcqcn.on_sent(now, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
         }
         if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
             self.wake(ctx, host, now + serialise);
         }
+    }
+
+    /// Puts the next `size` bytes of message `mid` (`m`) on host `host`'s link: launches
+    /// the packet, paces a capped group, and counts the injection. Returns the
+    /// serialisation time.
+    fn launch_data(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, m: Message, mid: u32, size: u64) -> u64 {
+        let group = work.host_group[host as usize];
+        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0);
+        let cap = work.groups[group as usize].cap;
+        if cap < 1.0 {
+            self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
+        }
+        ctx.stats.on_inject(group);
+        serialise
     }
 
     /// Puts a packet of `host` on its link now; returns its serialisation time.

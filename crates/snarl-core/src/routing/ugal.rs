@@ -150,8 +150,8 @@ mod tests {
 
     /// The minimal route of a packet leaves its group through a saturated global link of
     /// another switch. UGAL-L sees only its own empty outputs and always stays minimal;
-    /// UGAL-G sees the global link and goes the long way unless the random intermediate's
-    /// route crosses the same link (then both routes are as heavy and minimal wins).
+    /// UGAL-G sees the global link and always goes the long way (an intermediate lies
+    /// outside the destination group, so its route never takes that link).
     #[test]
     fn only_global_information_sees_a_congested_global_link_downstream() {
         let cfg: TopologyConfig = toml::from_str(
@@ -184,8 +184,7 @@ mod tests {
             (0..100).filter(|_| ugal.route(&topo, &q, &view, &mut rng).via != NIL).count()
         };
         assert_eq!(detours(UgalInformation::Local), 0);
-        let global = detours(UgalInformation::Global);
-        assert!(global >= 60, "UGAL-G detoured {global} of 100 packets");
+        assert_eq!(detours(UgalInformation::Global), 100);
     }
 
     /// Of two minimal ports, the lighter one has no room for the packet: the route

@@ -275,7 +275,7 @@ impl IoqFabric {
     #[inline]
     fn output_occupancy(&self, gp: usize, now: u64) -> u64 {
         let v = self.vcs;
-        let leaving = if self.link_free_at[gp] <= now { self.releasing[gp].0 as u64 } else { 0 };
+        let (leaving, _) = self.leaving(gp, now);
         let returned = self.returns.arrived(gp, now);
         self.output_used[gp * v..gp * v + v].iter().sum::<u64>() - leaving + self.credits.in_use(gp) - returned
     }
@@ -283,9 +283,21 @@ impl IoqFabric {
     /// Whether output queue (gp, vc) has room for a packet of `bytes` now (counting the
     /// space of a packet whose tail has left).
     fn has_room(&self, gp: usize, vc: usize, bytes: u64, now: u64) -> bool {
-        let (releasing, releasing_vc) = self.releasing[gp];
-        let leaving = if self.link_free_at[gp] <= now && releasing_vc as usize == vc { releasing as u64 } else { 0 };
-        self.output_used[gp * self.vcs + vc] + bytes <= self.output_capacity + leaving
+        let (leaving, leaving_vc) = self.leaving(gp, now);
+        let freed = if leaving_vc == vc { leaving } else { 0 };
+        self.output_used[gp * self.vcs + vc] + bytes <= self.output_capacity + freed
+    }
+
+    /// Output-buffer bytes of output `gp` whose tail has left by `now` but that are not
+    /// settled yet, and their VC (`settle` releases them).
+    #[inline]
+    fn leaving(&self, gp: usize, now: u64) -> (u64, usize) {
+        let (bytes, vc) = self.releasing[gp];
+        if self.link_free_at[gp] <= now {
+            (bytes as u64, vc as usize)
+        } else {
+            (0, 0)
+        }
     }
 
     /// Global id of `port` of `switch`.
@@ -544,11 +556,11 @@ impl IoqFabric {
     /// Releases the output-buffer space of a packet whose tail has left.
     #[inline]
     fn settle(&mut self, o: usize, now: u64) -> bool {
-        let (bytes, vc) = self.releasing[o];
-        if bytes == 0 || self.link_free_at[o] > now {
+        let (bytes, vc) = self.leaving(o, now);
+        if bytes == 0 {
             return false;
         }
-        self.output_used[o * self.vcs + vc as usize] -= bytes as u64;
+        self.output_used[o * self.vcs + vc] -= bytes;
         self.releasing[o] = (0, 0);
         true
     }
