@@ -408,7 +408,7 @@ impl Nics {
         *ctx.last_progress = now;
         let far = self.peer[h];
         if far & HOST_TARGET != 0 {
-            ctx.schedule(arrival + serialise, Event::Deliver { packet });
+            ctx.send_to_host(arrival + serialise, packet);
         } else {
             ctx.schedule(arrival, Event::Arrive { port: far, packet });
         }

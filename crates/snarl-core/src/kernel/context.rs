@@ -10,6 +10,8 @@ use rand_pcg::Pcg64Mcg;
 
 pub struct Ctx<'a> {
     pub now: u64,
+    /// End of the run: nothing at or after it happens.
+    pub end: u64,
     pub queue: &'a mut EventQueue,
     pub packets: &'a mut PacketSlab,
     pub messages: &'a mut MessageSlab,
@@ -19,12 +21,46 @@ pub struct Ctx<'a> {
     pub routing_rng: &'a mut Pcg64Mcg,
     /// Time a packet last moved (watchdog).
     pub last_progress: &'a mut u64,
+    /// Traffic group of each host (a delivery is also counted for the receivers).
+    pub host_group: &'a [u16],
 }
 
 impl Ctx<'_> {
     #[inline]
     pub fn schedule(&mut self, at: u64, event: Event) {
         self.queue.push(at, event);
+    }
+
+    /// The tail of `packet` will reach its destination host at `at`. Plain data is
+    /// accounted at once, saving an event: nothing at the host reacts to it, and the
+    /// counters and series take the delivery time. Marked packets and congestion
+    /// notifications, to which the NIC reacts, arrive as `Deliver` events, as does
+    /// whatever would arrive after the run.
+    #[inline]
+    pub fn send_to_host(&mut self, at: u64, packet: u32) {
+        if self.packets[packet].flags == 0 && at < self.end {
+            self.deliver(at, packet);
+        } else {
+            self.schedule(at, Event::Deliver { packet });
+        }
+    }
+
+    /// The tail of data packet `packet` reached its destination at `at`: account and
+    /// free it.
+    pub fn deliver(&mut self, at: u64, packet: u32) {
+        let p = self.packets[packet];
+        let dst_group = self.host_group[p.dst as usize];
+        let message = &mut self.messages[p.message];
+        let (created, size) = (message.created, message.size);
+        message.outstanding -= 1;
+        let done = message.outstanding == 0;
+        self.stats.on_deliver(at, p.group, dst_group, p.size as u64, created, p.injected);
+        *self.last_progress = at;
+        if done {
+            self.messages.release(p.message);
+            self.stats.on_message_done(at, p.group, created, size, p.hops);
+        }
+        self.packets.release(packet);
     }
 
     /// A buffer had no room for `packet`: count it and let it go. Its message (control

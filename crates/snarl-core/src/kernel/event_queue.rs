@@ -43,7 +43,7 @@ impl Ord for Entry {
 /// Spare entries kept whatever the number of pending events.
 const MIN_SPARE: usize = 4096;
 /// Largest buffer kept for reuse, in entries.
-const MAX_KEPT: usize = 64;
+const MAX_KEPT: usize = 4096;
 
 pub struct EventQueue {
     /// log2 of the bucket width in picoseconds.
@@ -145,7 +145,7 @@ impl EventQueue {
                     self.occupied[slot / 64] &= !(1 << (slot % 64));
                     let drained = std::mem::replace(&mut self.current, std::mem::take(&mut self.wheel[slot]));
                     self.keep_spare(drained);
-                    self.current.sort_unstable_by_key(|e| (e.time, e.seq));
+                    sort_bucket(&mut self.current);
                     self.pull_overflow();
                     return true;
                 }
@@ -252,6 +252,31 @@ impl EventQueue {
             }
             _ => self.current.push(entry),
         }
+    }
+}
+
+/// Buckets up to this size are sorted by insertion (a handful of events, often in order).
+const INSERTION_SORT_MAX: usize = 24;
+
+/// Sorts a bucket by (time, seq). Its entries are in seq order (push order), and in a
+/// synchronous fabric they often share one instant: then it is sorted already.
+#[inline]
+fn sort_bucket(entries: &mut [Entry]) {
+    if entries.windows(2).all(|w| w[0].time <= w[1].time) {
+        return;
+    }
+    if entries.len() > INSERTION_SORT_MAX {
+        entries.sort_unstable_by_key(|e| (e.time, e.seq));
+        return;
+    }
+    for i in 1..entries.len() {
+        let entry = entries[i];
+        let mut j = i;
+        while j > 0 && (entries[j - 1].time, entries[j - 1].seq) > (entry.time, entry.seq) {
+            entries[j] = entries[j - 1];
+            j -= 1;
+        }
+        entries[j] = entry;
     }
 }
 

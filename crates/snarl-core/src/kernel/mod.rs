@@ -203,6 +203,7 @@ impl Simulation {
     fn dispatch(&mut self, event: Event) -> Result<()> {
         let mut ctx = Ctx {
             now: self.now,
+            end: self.end,
             queue: &mut self.queue,
             packets: &mut self.packets,
             messages: &mut self.messages,
@@ -211,6 +212,7 @@ impl Simulation {
             routing: &self.routing,
             routing_rng: &mut self.routing_rng,
             last_progress: &mut self.last_progress,
+            host_group: &self.work.host_group,
         };
         match event {
             Event::Arrive { port, packet } => self.fabric.arrive(&mut ctx, port, packet),
@@ -238,7 +240,7 @@ impl Simulation {
                     if flags & packet::ECN_MARKED != 0 {
                         self.nics.notify(&mut ctx, &self.work, packet);
                     }
-                    deliver(&mut ctx, &self.work, packet);
+                    ctx.deliver(ctx.now, packet);
                 }
             }
             Event::CcTimer { flow, epoch, kind } => self.nics.cc_timer(&mut ctx, flow, epoch, kind),
@@ -466,21 +468,4 @@ fn add_queue_probes(config: &Config, topo: &AnyTopology, fabric: &mut IoqFabric,
         fabric.add_probe(q.switch as usize, q.port as usize, q.priority as usize, probe);
     }
     Ok(())
-}
-
-/// The tail of a packet reached its destination: account and free it.
-fn deliver(ctx: &mut Ctx, work: &Workload, packet: u32) {
-    let p = ctx.packets[packet];
-    let dst_group = work.host_group[p.dst as usize];
-    let message = &mut ctx.messages[p.message];
-    let (created, size) = (message.created, message.size);
-    message.outstanding -= 1;
-    let done = message.outstanding == 0;
-    ctx.stats.on_deliver(ctx.now, p.group, dst_group, p.size as u64, created, p.injected);
-    *ctx.last_progress = ctx.now;
-    if done {
-        ctx.messages.release(p.message);
-        ctx.stats.on_message_done(ctx.now, p.group, created, size, p.hops);
-    }
-    ctx.packets.release(packet);
 }

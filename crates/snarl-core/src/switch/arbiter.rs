@@ -14,6 +14,21 @@ impl Arbiter for RoundRobin {
     #[inline]
     fn pick(&self, mask: &[u64], bits: usize, start: usize, mut eligible: impl FnMut(usize) -> bool) -> Option<usize> {
         let start = if start >= bits { 0 } else { start };
+        if let [word] = mask {
+            // One word (radix x VCs <= 64, the common case): the bits from `start` up,
+            // then those below it.
+            let below = (1u64 << start) - 1;
+            for mut candidates in [word & !below, word & below] {
+                while candidates != 0 {
+                    let bit = candidates.trailing_zeros() as usize;
+                    if eligible(bit) {
+                        return Some(bit);
+                    }
+                    candidates &= candidates - 1;
+                }
+            }
+            return None;
+        }
         // Two passes: [start, bits) then [0, start).
         for (lo, hi) in [(start, bits), (0, start)] {
             let mut word_index = lo / 64;

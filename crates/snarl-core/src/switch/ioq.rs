@@ -769,7 +769,7 @@ impl IoqFabric {
         *ctx.last_progress = now;
         let far = self.peer[o];
         if far & HOST_TARGET != 0 {
-            ctx.schedule(arrival + serialise, Event::Deliver { packet: id });
+            ctx.send_to_host(arrival + serialise, id);
         } else {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
         }
