@@ -18,7 +18,7 @@
 use crate::cc::dcqcn::Dcqcn;
 use crate::cc::FlowKey;
 use crate::config::DcqcnConfig;
-use crate::flow_control::{CreditSender, PauseState, UNLIMITED};
+use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::packet::{Message, Packet, CNP, NIL};
 use crate::report::Table;
@@ -234,12 +234,17 @@ impl Nics {
             self.wake(ctx, host, self.next_allowed[h]);
             return;
         }
+        ctx.host_returns.collect(h, now, &mut self.credits);
         let slot = h * self.queue_capacity + self.queue_head[h] as usize;
         let mid = self.queue[slot];
         let m = ctx.messages[mid];
         let size = self.mtu.min(m.unsent);
-        if !self.credits.can_send(h, m.vc as usize, size) || self.pause.is_paused(h, m.vc as usize) {
-            return; // A credit or resume event will retry.
+        if !self.credits.can_send(h, m.vc as usize, size) {
+            self.wait_for_credits(ctx, host);
+            return;
+        }
+        if self.pause.is_paused(h, m.vc as usize) {
+            return; // The resume frame will retry.
         }
         let message = &mut ctx.messages[mid];
         message.unsent -= size;
@@ -267,8 +272,11 @@ impl Nics {
             self.wake(ctx, host, self.link_free_at[h]);
             return;
         }
+        ctx.host_returns.collect(h, now, &mut self.credits);
+        let mut credit_blocked = false;
         if let Some(&cnp) = scheduler.cnps[h].front() {
-            if self.credits.can_send(h, cnp.vc as usize, CNP_BYTES) && !self.pause.is_paused(h, cnp.vc as usize) {
+            credit_blocked = !self.credits.can_send(h, cnp.vc as usize, CNP_BYTES);
+            if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
                 scheduler.cnps[h].pop_front();
                 let group = work.host_group[h];
                 let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP);
@@ -282,6 +290,9 @@ impl Nics {
         }
         let len = self.queue_len[h] as usize;
         if len == 0 {
+            if credit_blocked {
+                self.wait_for_credits(ctx, host);
+            }
             return;
         }
         if self.next_allowed[h] > now {
@@ -305,10 +316,12 @@ impl Nics {
                 earliest = earliest.min(at);
                 continue;
             }
-            if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent))
-                || self.pause.is_paused(h, m.vc as usize)
-            {
-                continue; // A credit or resume event will retry.
+            if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent)) {
+                credit_blocked = true;
+                continue;
+            }
+            if self.pause.is_paused(h, m.vc as usize) {
+                continue; // The resume frame will retry.
             }
             chosen = Some(pos);
             break;
@@ -316,6 +329,9 @@ impl Nics {
         let Some(pos) = chosen else {
             if earliest != u64::MAX {
                 self.wake(ctx, host, earliest);
+            }
+            if credit_blocked {
+                self.wait_for_credits(ctx, host);
             }
             return;
         };
@@ -498,6 +514,14 @@ impl Nics {
         &self.pause
     }
 
+    /// A packet of `host` waits for credits: the next return wakes the NIC, whether on
+    /// its way already or sent later.
+    fn wait_for_credits(&mut self, ctx: &mut Ctx, host: u32) {
+        if let Some(at) = ctx.host_returns.block(host as usize) {
+            self.wake(ctx, host, at);
+        }
+    }
+
     fn wake(&mut self, ctx: &mut Ctx, host: u32, at: u64) {
         let pending = self.wake_at[host as usize];
         if pending != 0 && pending >= ctx.now && pending <= at {
@@ -507,8 +531,18 @@ impl Nics {
         ctx.schedule(at, Event::HostWake { host });
     }
 
-    pub fn check_invariants(&self) -> Result<(), String> {
-        self.credits.check_bounds().map_err(|e| format!("host {e}"))
+    /// Credit counters within [0, capacity], also counting the credits on their way back.
+    pub fn check_invariants(&self, returns: &CreditReturns) -> Result<(), String> {
+        self.credits.check_bounds().map_err(|e| format!("host {e}"))?;
+        for host in 0..self.peer.len() {
+            for vc in 0..self.vcs {
+                let held = self.credits.credits(host, vc) + returns.pending(host, vc) as i64;
+                if held > self.credits.capacity(host, vc) {
+                    return Err(format!("host {host} vc {vc}: {held} credit bytes exceed the buffer"));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Messages waiting in source queues.

@@ -64,6 +64,11 @@ impl CreditSender {
         Ok(())
     }
 
+    /// The receiver's buffer for (link, vc), in bytes.
+    pub fn capacity(&self, link: usize, vc: usize) -> i64 {
+        self.capacity[self.index(link, vc)]
+    }
+
     /// Remaining credits of (link, vc).
     pub fn credits(&self, link: usize, vc: usize) -> i64 {
         self.credits[self.index(link, vc)]

@@ -18,13 +18,20 @@ pub struct CreditReturns {
     ring: Vec<Return>,
     head: Vec<u8>,
     len: Vec<u8>,
+    /// Senders waiting for credits: the next return pushed for them must wake them.
+    blocked: Vec<bool>,
 }
 
 const SLOTS: usize = 8;
 
 impl CreditReturns {
     pub fn new(links: usize) -> CreditReturns {
-        CreditReturns { ring: vec![Return::default(); links * SLOTS], head: vec![0; links], len: vec![0; links] }
+        CreditReturns {
+            ring: vec![Return::default(); links * SLOTS],
+            head: vec![0; links],
+            len: vec![0; links],
+            blocked: vec![false; links],
+        }
     }
 
     /// Queues `bytes` of credit for (link, vc) arriving at `at`; `false` if the ring is full.
@@ -39,6 +46,20 @@ impl CreditReturns {
         self.ring[link * SLOTS + slot] = Return { at, bytes: bytes as u32, vc: vc as u8 };
         self.len[link] += 1;
         true
+    }
+
+    /// The sender of `link` waits for credits: returns on their way will not wake it,
+    /// so this wakes it at the first, if any. A later `push` reports that it waits.
+    #[inline]
+    pub fn block(&mut self, link: usize) -> Option<u64> {
+        self.blocked[link] = true;
+        self.next_at(link)
+    }
+
+    /// Whether the sender of `link` was waiting for credits (and no longer is).
+    #[inline]
+    pub fn unblock(&mut self, link: usize) -> bool {
+        std::mem::take(&mut self.blocked[link])
     }
 
     /// Arrival time of the next return on `link`.

@@ -2,6 +2,7 @@
 
 use super::event::Event;
 use super::event_queue::EventQueue;
+use crate::flow_control::CreditReturns;
 use crate::observe::Stats;
 use crate::packet::{MessageSlab, PacketSlab, NIL};
 use crate::routing::AnyRouting;
@@ -23,6 +24,8 @@ pub struct Ctx<'a> {
     pub last_progress: &'a mut u64,
     /// Traffic group of each host (a delivery is also counted for the receivers).
     pub host_group: &'a [u16],
+    /// Credits travelling back to the host NICs (switches keep their own).
+    pub host_returns: &'a mut CreditReturns,
 }
 
 impl Ctx<'_> {

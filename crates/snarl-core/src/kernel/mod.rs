@@ -14,7 +14,7 @@ use crate::config::{
     pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
 };
 use crate::error::{Error, Result};
-use crate::flow_control::{PauseState, PfcReceiver};
+use crate::flow_control::{CreditReturns, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{self, FabricSeries, GroupInfo, IdealFct, Stats};
 use crate::packet::{self, MessageSlab, PacketSlab};
@@ -50,6 +50,7 @@ pub struct Simulation {
     routing: AnyRouting,
     fabric: IoqFabric,
     nics: Nics,
+    host_returns: CreditReturns,
     work: Workload,
     stats: Stats,
     traffic_rng: Pcg64Mcg,
@@ -139,6 +140,7 @@ impl Simulation {
             routing,
             fabric,
             nics,
+            host_returns: CreditReturns::new(hosts as usize),
             work,
             stats,
             traffic_rng,
@@ -213,6 +215,7 @@ impl Simulation {
             routing_rng: &mut self.routing_rng,
             last_progress: &mut self.last_progress,
             host_group: &self.work.host_group,
+            host_returns: &mut self.host_returns,
         };
         match event {
             Event::Arrive { port, packet } => self.fabric.arrive(&mut ctx, port, packet),
@@ -308,7 +311,7 @@ impl Simulation {
             )));
         }
         self.fabric.check_invariants().map_err(Error::Invariant)?;
-        self.nics.check_invariants().map_err(Error::Invariant)?;
+        self.nics.check_invariants(&self.host_returns).map_err(Error::Invariant)?;
         Ok(())
     }
 

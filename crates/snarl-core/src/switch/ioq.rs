@@ -116,11 +116,14 @@ pub struct IoqFabric {
     credits: CreditSender,
     /// Credits on their way back to each output.
     returns: CreditReturns,
-    /// Output ports whose head packet waits for credits.
-    credit_blocked: Vec<bool>,
 
     /// Request masks: bit (input port * vcs + vc) of output port o's words.
     requests: Vec<u64>,
+    /// Per (global input port, VC): the size and output VC of the head packet's request,
+    /// so that arbitration, which may look at a waiting request many times, need not
+    /// read the packet.
+    request_size: Vec<u32>,
+    request_vc: Vec<u8>,
     /// Number of bits set in each output's request mask.
     waiting: Vec<u16>,
     /// Bit of a request mask -> (input port, VC), precomputed to keep divisions off the
@@ -254,8 +257,9 @@ impl IoqFabric {
             output_used: vec![0; total * vcs],
             credits: CreditSender::new(credit_capacity, vcs),
             returns: CreditReturns::new(total),
-            credit_blocked: vec![false; total],
             requests: vec![0; words_total],
+            request_size: vec![0; total * vcs],
+            request_vc: vec![0; total * vcs],
             waiting: vec![0; total],
             bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
             bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
@@ -425,6 +429,9 @@ impl IoqFabric {
         p.out_port = route.port;
         p.out_vc = route.vc;
         p.via = route.via;
+        let q = gp as usize * self.vcs + vc;
+        self.request_size[q] = p.size;
+        self.request_vc[q] = route.vc;
         let out = base + route.port as u32;
         let bit = (gp - base) as usize * self.vcs + vc;
         self.requests[self.mask_base[out as usize] as usize + bit / 64] |= 1 << (bit % 64);
@@ -522,8 +529,9 @@ impl IoqFabric {
                 inputs_free_at = inputs_free_at.min(self.input_busy_until[input]);
                 return false;
             }
-            let head = &ctx.packets[self.input[input * vcs + self.bit_vc[bit] as usize].head];
-            let fits = self.output_used[o * vcs + head.out_vc as usize] + head.size as u64 <= self.output_capacity;
+            let q = input * vcs + self.bit_vc[bit] as usize;
+            let fits = self.output_used[o * vcs + self.request_vc[q] as usize] + self.request_size[q] as u64
+                <= self.output_capacity;
             output_full |= !fits;
             fits
         });
@@ -600,12 +608,19 @@ impl IoqFabric {
         if matches!(self.control, LinkControl::Credit) {
             // The input buffer frees as the tail leaves it: credits travel back upstream.
             let (upstream, at) = (self.peer[i], done + self.link_latency[i]);
-            if upstream & HOST_TARGET == 0 && self.returns.push(upstream as usize, at, vc, size) {
-                if std::mem::take(&mut self.credit_blocked[upstream as usize]) {
+            if upstream & HOST_TARGET == 0 {
+                if !self.returns.push(upstream as usize, at, vc, size) {
+                    ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
+                } else if self.returns.unblock(upstream as usize) {
                     self.wake(ctx, upstream, at);
                 }
             } else {
-                ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
+                let host = upstream & !HOST_TARGET;
+                if !ctx.host_returns.push(host as usize, at, vc, size) {
+                    ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
+                } else if ctx.host_returns.unblock(host as usize) {
+                    ctx.schedule(at, Event::HostWake { host });
+                }
             }
         } else {
             self.release_ingress(ctx, input, vc, size);
@@ -729,8 +744,7 @@ impl IoqFabric {
         if blocked && chosen.is_none() {
             // Wake for the next credit return; a return not yet on its way wakes us
             // when it is sent.
-            self.credit_blocked[o] = true;
-            if let Some(at) = self.returns.next_at(o) {
+            if let Some(at) = self.returns.block(o) {
                 self.wake(ctx, port, at);
             }
         }
