@@ -194,7 +194,7 @@ impl Nics {
                     vc,
                     next_free: NIL,
                 });
-                let slot = (self.queue_head[h] as usize + self.queue_len[h] as usize) % self.queue_capacity;
+                let slot = self.slot_after_head(h, self.queue_len[h] as usize);
                 self.queue[h * self.queue_capacity + slot] = id;
                 if let Some(scheduler) = &mut self.scheduler {
                     let (base, head, capacity) =
@@ -251,7 +251,7 @@ impl Nics {
         message.outstanding += 1;
         if message.unsent == 0 {
             message.outstanding -= 1; // The message is fully segmented.
-            self.queue_head[h] = ((self.queue_head[h] as usize + 1) % self.queue_capacity) as u32;
+            self.queue_head[h] = self.slot_after_head(h, 1) as u32;
             self.queue_len[h] -= 1;
         }
         let serialise = self.launch_data(ctx, work, host, m, mid, size);
@@ -512,6 +512,18 @@ impl Nics {
     /// The paused priorities of every host link.
     pub fn pause_state(&self) -> &PauseState {
         &self.pause
+    }
+
+    /// Source-queue slot `offset` places after the head of host `h`'s queue (`offset` at
+    /// most the capacity; no division on the per-packet path).
+    #[inline]
+    fn slot_after_head(&self, h: usize, offset: usize) -> usize {
+        let slot = self.queue_head[h] as usize + offset;
+        if slot >= self.queue_capacity {
+            slot - self.queue_capacity
+        } else {
+            slot
+        }
     }
 
     /// A packet of `host` waits for credits: the next return wakes the NIC, whether on

@@ -176,87 +176,114 @@ impl Simulation {
     /// Runs to the configured duration.
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
         let started = Instant::now();
-        let mut last_report = started;
-        while let Some((time, event)) = self.queue.pop() {
-            if time >= self.end {
-                break;
-            }
+        let mut pacer = ProgressPacer { report: progress, last: started };
+        // Packet events run in an inner loop that borrows the state once; the rare events
+        // that reconfigure the run (phases, the watchdog) come back here.
+        while let Some((time, event)) = self.run_packets(&mut pacer)? {
             self.now = time;
             self.events += 1;
-            self.dispatch(event)?;
-            if self.events & 0xffff == 0 {
-                let wall = Instant::now();
-                if wall.duration_since(last_report).as_millis() >= 100 {
-                    last_report = wall;
-                    if !progress(self.now as f64 / self.end as f64) {
-                        return Err(Error::Interrupted(format!(
-                            "{:.1}% of the run",
-                            100.0 * self.now as f64 / self.end as f64
-                        )));
-                    }
-                }
+            match event {
+                Event::Phase { index } => self.begin_phase(index as usize),
+                Event::Watchdog => self.check_progress()?,
+                _ => unreachable!("packet events are dispatched by run_packets"),
             }
         }
-        progress(1.0);
+        (pacer.report)(1.0);
         self.finish(started.elapsed().as_secs_f64())
     }
 
-    #[inline]
-    fn dispatch(&mut self, event: Event) -> Result<()> {
+    /// Dispatches events until the end of the run (`None`) or until a phase or watchdog
+    /// event, which it returns.
+    fn run_packets(&mut self, pacer: &mut ProgressPacer) -> Result<Option<(u64, Event)>> {
+        let Simulation {
+            now,
+            end,
+            events,
+            queue,
+            packets,
+            messages,
+            stats,
+            topo,
+            routing,
+            routing_rng,
+            last_progress,
+            work,
+            host_returns,
+            fabric,
+            nics,
+            traffic_rng,
+            ..
+        } = self;
         let mut ctx = Ctx {
-            now: self.now,
-            end: self.end,
-            queue: &mut self.queue,
-            packets: &mut self.packets,
-            messages: &mut self.messages,
-            stats: &mut self.stats,
-            topo: &self.topo,
-            routing: &self.routing,
-            routing_rng: &mut self.routing_rng,
-            last_progress: &mut self.last_progress,
-            host_group: &self.work.host_group,
-            host_returns: &mut self.host_returns,
+            now: *now,
+            end: *end,
+            queue,
+            packets,
+            messages,
+            stats,
+            topo,
+            routing,
+            routing_rng,
+            last_progress,
+            host_group: &work.host_group,
+            host_returns,
         };
-        match event {
-            Event::Arrive { port, packet } => self.fabric.arrive(&mut ctx, port, packet),
-            Event::AllocRetry { output } => self.fabric.alloc_retry(&mut ctx, output),
-            Event::LinkWake { port } => self.fabric.link_wake(&mut ctx, port),
-            Event::Credit { target, vc, bytes } => {
-                if target & HOST_TARGET != 0 {
-                    self.nics.credit(&mut ctx, &self.work, target & !HOST_TARGET, vc as usize, bytes as u64);
-                } else {
-                    self.fabric.credit(&mut ctx, target, vc as usize, bytes as u64);
-                }
+        let work: &Workload = work;
+        while let Some((time, event)) = ctx.queue.pop() {
+            if time >= *end {
+                *now = ctx.now;
+                return Ok(None);
             }
-            Event::Pause { target, vc, on } => {
-                if target & HOST_TARGET != 0 {
-                    self.nics.pause(&mut ctx, &self.work, target & !HOST_TARGET, vc as usize, on);
-                } else {
-                    self.fabric.pause(&mut ctx, target, vc as usize, on);
-                }
-            }
-            Event::Deliver { packet } => {
-                let flags = ctx.packets[packet].flags;
-                if flags & packet::CNP != 0 {
-                    self.nics.receive_cnp(&mut ctx, packet);
-                } else {
-                    if flags & packet::ECN_MARKED != 0 {
-                        self.nics.notify(&mut ctx, &self.work, packet);
+            ctx.now = time;
+            *events += 1;
+            match event {
+                Event::Arrive { port, packet } => fabric.arrive(&mut ctx, port, packet),
+                Event::AllocRetry { output } => fabric.alloc_retry(&mut ctx, output),
+                Event::LinkWake { port } => fabric.link_wake(&mut ctx, port),
+                Event::Credit { target, vc, bytes } => {
+                    if target & HOST_TARGET != 0 {
+                        nics.credit(&mut ctx, work, target & !HOST_TARGET, vc as usize, bytes as u64);
+                    } else {
+                        fabric.credit(&mut ctx, target, vc as usize, bytes as u64);
                     }
-                    ctx.deliver(ctx.now, packet);
+                }
+                Event::Pause { target, vc, on } => {
+                    if target & HOST_TARGET != 0 {
+                        nics.pause(&mut ctx, work, target & !HOST_TARGET, vc as usize, on);
+                    } else {
+                        fabric.pause(&mut ctx, target, vc as usize, on);
+                    }
+                }
+                Event::Deliver { packet } => {
+                    let flags = ctx.packets[packet].flags;
+                    if flags & packet::CNP != 0 {
+                        nics.receive_cnp(&mut ctx, packet);
+                    } else {
+                        if flags & packet::ECN_MARKED != 0 {
+                            nics.notify(&mut ctx, work, packet);
+                        }
+                        ctx.deliver(ctx.now, packet);
+                    }
+                }
+                Event::CcTimer { flow, epoch, kind } => nics.cc_timer(&mut ctx, flow, epoch, kind),
+                Event::HostWake { host } => nics.wake_event(&mut ctx, work, host),
+                Event::Generate { host, epoch } => {
+                    if epoch == nics.epoch(host as usize) {
+                        nics.generate(&mut ctx, work, traffic_rng, host);
+                    }
+                }
+                Event::Phase { .. } | Event::Watchdog => {
+                    *events -= 1;
+                    *now = ctx.now;
+                    return Ok(Some((time, event)));
                 }
             }
-            Event::CcTimer { flow, epoch, kind } => self.nics.cc_timer(&mut ctx, flow, epoch, kind),
-            Event::HostWake { host } => self.nics.wake_event(&mut ctx, &self.work, host),
-            Event::Generate { host, epoch } => {
-                if epoch == self.nics.epoch(host as usize) {
-                    self.nics.generate(&mut ctx, &self.work, &mut self.traffic_rng, host);
-                }
+            if *events & 0xffff == 0 {
+                pacer.check(time as f64 / *end as f64)?;
             }
-            Event::Phase { index } => self.begin_phase(index as usize),
-            Event::Watchdog => self.check_progress()?,
         }
-        Ok(())
+        *now = ctx.now;
+        Ok(None)
     }
 
     fn begin_phase(&mut self, index: usize) {
@@ -404,6 +431,26 @@ impl Simulation {
             headroom_bytes: self.pfc_headroom,
             most_paused: links.into_iter().take(10).collect(),
         }
+    }
+}
+
+/// Calls the progress callback at most every 100 ms of wall time; the callback may
+/// interrupt the run.
+struct ProgressPacer<'a> {
+    report: &'a mut dyn FnMut(f64) -> bool,
+    last: Instant,
+}
+
+impl ProgressPacer<'_> {
+    fn check(&mut self, done: f64) -> Result<()> {
+        let wall = Instant::now();
+        if wall.duration_since(self.last).as_millis() >= 100 {
+            self.last = wall;
+            if !(self.report)(done) {
+                return Err(Error::Interrupted(format!("{:.1}% of the run", 100.0 * done)));
+            }
+        }
+        Ok(())
     }
 }
 

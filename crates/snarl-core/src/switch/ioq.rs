@@ -505,16 +505,25 @@ impl IoqFabric {
         Some(self.post(ctx, input, vc, route))
     }
 
-    /// Grants the crossbar path into output `out` to one eligible request, if any.
+    /// Grants the crossbar path into output `out` to one eligible request, if any. The
+    /// frequent early outs (no request, crossbar side busy) are inlined at the callers.
+    #[inline]
     fn try_allocate(&mut self, ctx: &mut Ctx, out: u32) {
-        let (o, now) = (out as usize, ctx.now);
+        let o = out as usize;
         if !self.has_requests(o) {
             return;
         }
-        if self.crossbar_out_free_at[o] > now {
+        if self.crossbar_out_free_at[o] > ctx.now {
             self.retry(ctx, out, self.crossbar_out_free_at[o]);
             return;
         }
+        self.allocate(ctx, out);
+    }
+
+    /// `try_allocate` with requests waiting and the crossbar side free: arbitrate.
+    #[inline(never)]
+    fn allocate(&mut self, ctx: &mut Ctx, out: u32) {
+        let (o, now) = (out as usize, ctx.now);
         self.settle(o, now);
         let switch = self.owner[o] as usize;
         let base = self.port_base[switch] as usize;
@@ -694,12 +703,22 @@ impl IoqFabric {
         self.try_transmit(ctx, port);
     }
 
+    /// Starts the next transmission of output `port` if its link is free (the frequent
+    /// early out, link busy, is inlined at the callers).
+    #[inline]
     fn try_transmit(&mut self, ctx: &mut Ctx, port: u32) {
-        let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
-        if self.link_free_at[o] > now {
+        let o = port as usize;
+        if self.link_free_at[o] > ctx.now {
             self.wake(ctx, port, self.link_free_at[o]);
             return;
         }
+        self.transmit(ctx, port);
+    }
+
+    /// `try_transmit` with the link free: send the first eligible packet, or wait.
+    #[inline(never)]
+    fn transmit(&mut self, ctx: &mut Ctx, port: u32) {
+        let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
         let released = self.settle(o, now);
         self.returns.collect(o, now, &mut self.credits);
         let mut blocked = false;

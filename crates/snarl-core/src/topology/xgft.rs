@@ -17,6 +17,7 @@ use super::limits::{check_nodes, check_ports};
 use super::{Endpoint, Link, LinkClasses, PortRange, Topology, UpDown};
 use crate::error::{Error, Result};
 use std::ops::Range;
+use strength_reduce::StrengthReducedUsize as Divisor;
 
 #[derive(Clone, Debug)]
 pub struct Xgft {
@@ -33,14 +34,20 @@ struct Level {
     down: usize,
     /// w_{l+1}: parents (up ports) of each node; 0 at the top.
     up: usize,
-    /// M_l = m₁·…·m_l: the hosts below one node, whose ids are consecutive.
-    hosts_below: usize,
     /// W_l = w₁·…·w_l: the number of distinct b-labels.
     width: usize,
     /// Global id of the level's first switch (0 for hosts).
     first: usize,
     /// Number of nodes at this level.
     count: usize,
+    // Divisors for the arithmetic routing does on every packet, which they turn into
+    // multiplications (0 stands in as 1; it is never divided by).
+    /// M_l = m₁·…·m_l: the hosts below one node, whose ids are consecutive.
+    per_hosts_below: Divisor,
+    /// W_l, `down` and `up`.
+    per_width: Divisor,
+    per_down: Divisor,
+    per_up: Divisor,
 }
 
 impl Xgft {
@@ -77,13 +84,18 @@ impl Xgft {
             if l > 0 {
                 check_ports(&name, &format!("level-{l} switch"), down + up)?;
             }
+            let width = width.expect("checked with the count") as usize;
+            let divisor = |d: usize| Divisor::new(d.max(1));
             levels.push(Level {
                 down: down as usize,
                 up: up as usize,
-                hosts_below: hosts_below as usize,
-                width: width.expect("checked with the count") as usize,
+                width,
                 first: first as usize,
                 count,
+                per_hosts_below: divisor(hosts_below as usize),
+                per_width: divisor(width),
+                per_down: divisor(down as usize),
+                per_up: divisor(up as usize),
             });
             if l > 0 {
                 first += count as u64;
@@ -150,8 +162,8 @@ impl Xgft {
         // levels[1].first == 0, so the count of levels starting at or before `switch` is its level.
         let l = self.levels[1..].partition_point(|lv| lv.first <= switch);
         let lv = &self.levels[l];
-        let idx = switch - lv.first;
-        (l, idx / lv.width, idx % lv.width)
+        let (a, b) = Divisor::div_rem(switch - lv.first, lv.per_width);
+        (l, a, b)
     }
 }
 
@@ -221,15 +233,19 @@ impl UpDown for Xgft {
     fn next_hops(&self, switch: usize, dst_host: usize) -> PortRange {
         let (l, a, _) = self.locate(switch);
         let lv = &self.levels[l];
-        if dst_host / lv.hosts_below == a {
+        if dst_host / lv.per_hosts_below == a {
             // An ancestor: the child towards dst is dst's digit a_l.
-            let below = self.levels[l - 1].hosts_below;
-            PortRange { first: ((dst_host / below) % lv.down) as u16, count: 1, dmodk: 0 }
+            let below = self.levels[l - 1].per_hosts_below;
+            PortRange { first: ((dst_host / below) % lv.per_down) as u16, count: 1, dmodk: 0 }
         } else {
             // D-mod-K: the up choice at level l is digit l of dst in radix (w₂, w₃, ...), so
             // the b-label reached at each level, and hence the root, depends on dst alone,
             // and consecutive destinations are spread over consecutive parents.
-            PortRange { first: lv.down as u16, count: lv.up as u16, dmodk: ((dst_host / lv.width) % lv.up) as u16 }
+            PortRange {
+                first: lv.down as u16,
+                count: lv.up as u16,
+                dmodk: ((dst_host / lv.per_width) % lv.per_up) as u16,
+            }
         }
     }
 
