@@ -101,13 +101,31 @@ impl EventQueue {
     }
 
     /// Schedules `event` at `time`; `time` must not be before the last popped event.
-    #[inline]
+    /// The common case, a later wheel bucket whose buffer has room, is inlined into the
+    /// callers so the entry is built in registers and stored once.
+    #[inline(always)]
     pub fn push(&mut self, time: u64, event: Event) {
+        let bucket = time >> self.shift;
+        debug_assert!(bucket >= self.cursor, "event scheduled in the past");
+        if bucket > self.cursor && bucket < self.cursor + self.wheel_len {
+            let slot = &mut self.wheel[(bucket & (self.wheel_len - 1)) as usize];
+            if !slot.is_empty() && slot.len() < slot.capacity() {
+                slot.push(Entry { time, seq: self.seq, event });
+                self.seq += 1;
+                self.len += 1;
+                return;
+            }
+        }
+        self.push_elsewhere(time, event);
+    }
+
+    /// `push` into the current bucket, an empty or full wheel bucket, or the overflow.
+    #[inline(never)]
+    fn push_elsewhere(&mut self, time: u64, event: Event) {
         let entry = Entry { time, seq: self.seq, event };
         self.seq += 1;
         self.len += 1;
         let bucket = time >> self.shift;
-        debug_assert!(bucket >= self.cursor, "event scheduled in the past");
         if bucket == self.cursor {
             self.insert_current(entry);
         } else if bucket < self.cursor + self.wheel_len {
