@@ -48,6 +48,9 @@ by = {r["name"]: r for r in rows}
 ratio = by["fat-tree-1024 load 1.0"]["peak_rss_mib"] / by["fat-tree-1024 load 0.5"]["peak_rss_mib"]
 big = by["fat-tree-65536 (k=64) load 0.5"]["peak_rss_mib"] / 1024
 print()
+hops = [by[f"fat-tree-1024 load {l}"]["packet_hops_per_second"] / 1e6 for l in ("0.7", "1.0")]
+print(f"1024-host fat-tree: {hops[0]:.2f} M packet-hops/s at load 0.7 and {hops[1]:.2f} M at load 1.0 "
+      f"(target: 10 M on one core).")
 print(f"Peak memory at load 1.0 / at 0.5: {ratio:.2f} (bound: 1.5). "
       f"65,536-host fat-tree: {big:.2f} GiB (bound: 8 GiB).")
 speed = lambda name: by[name]["packet_hops_per_second"]
