@@ -195,38 +195,20 @@ impl Simulation {
     /// Dispatches events until the end of the run (`None`) or until a phase or watchdog
     /// event, which it returns.
     fn run_packets(&mut self, pacer: &mut ProgressPacer) -> Result<Option<(u64, Event)>> {
-        let Simulation {
-            now,
-            end,
-            events,
-            queue,
-            packets,
-            messages,
-            stats,
-            topo,
-            routing,
-            routing_rng,
-            last_progress,
-            work,
-            host_returns,
-            fabric,
-            nics,
-            traffic_rng,
-            ..
-        } = self;
+        let Simulation { fabric, nics, traffic_rng, work, now, end, events, .. } = self;
         let mut ctx = Ctx {
             now: *now,
             end: *end,
-            queue,
-            packets,
-            messages,
-            stats,
-            topo,
-            routing,
-            routing_rng,
-            last_progress,
+            queue: &mut self.queue,
+            packets: &mut self.packets,
+            messages: &mut self.messages,
+            stats: &mut self.stats,
+            topo: &self.topo,
+            routing: &self.routing,
+            routing_rng: &mut self.routing_rng,
+            last_progress: &mut self.last_progress,
             host_group: &work.host_group,
-            host_returns,
+            host_returns: &mut self.host_returns,
         };
         let work: &Workload = work;
         while let Some((time, event)) = ctx.queue.pop() {
