@@ -20,6 +20,7 @@ use super::limits::{check_nodes, check_ports};
 use super::{Endpoint, Link, LinkClasses, Minimal, Topology, MAX_MINIMAL};
 use crate::config::Arrangement;
 use crate::error::{Error, Result};
+use strength_reduce::StrengthReducedUsize as Divisor;
 
 #[derive(Clone, Debug)]
 pub struct Dragonfly {
@@ -37,6 +38,11 @@ pub struct Dragonfly {
     to_offset: Vec<u32>,
     first: Vec<u32>,
     links: LinkClasses,
+    /// a, h and the group count as divisors: routing divides by them on every packet,
+    /// and they turn the divisions into multiplications.
+    per_group: Divisor,
+    per_global: Divisor,
+    per_groups: Divisor,
 }
 
 impl Dragonfly {
@@ -84,6 +90,9 @@ impl Dragonfly {
             to_offset,
             first,
             links,
+            per_group: Divisor::new(a),
+            per_global: Divisor::new(h),
+            per_groups: Divisor::new(g),
         })
     }
 
@@ -105,7 +114,7 @@ impl Dragonfly {
 
     /// The group of a switch.
     pub fn group(&self, switch: usize) -> usize {
-        switch / self.group_size
+        switch / self.per_group
     }
 
     /// Most global links joining two groups (1 with a·h + 1 groups).
@@ -140,8 +149,9 @@ impl Dragonfly {
     /// is given) their distinct first ports.
     #[inline]
     fn routes(&self, switch: usize, to: usize, mut out: Option<&mut [u16; MAX_MINIMAL]>) -> (u32, usize) {
-        let (a, h, g) = (self.group_size, self.global_per_switch, self.groups);
-        let (group, r, to_group, to_r) = (switch / a, switch % a, to / a, to % a);
+        let (a, h, g) = (self.group_size, self.per_global, self.groups);
+        let ((group, r), (to_group, to_r)) =
+            (Divisor::div_rem(switch, self.per_group), Divisor::div_rem(to, self.per_group));
         if group == to_group {
             if r == to_r {
                 return (0, 0);
@@ -151,7 +161,7 @@ impl Dragonfly {
             }
             return (1, 1);
         }
-        let offset = (to_group + g - group) % g;
+        let offset = (to_group + g - group) % self.per_groups;
         let (mut best, mut n) = (u32::MAX, 0);
         for &k in &self.to_offset[self.first[offset] as usize..self.first[offset + 1] as usize] {
             let (k, landing) = (k as usize, self.global.target(k as usize).1 / h);
