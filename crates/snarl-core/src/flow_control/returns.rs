@@ -122,4 +122,17 @@ mod tests {
         assert_eq!(credits.credits(0, 0), 900);
         assert_eq!(r.next_at(0), None);
     }
+
+    #[test]
+    fn a_blocked_sender_is_reported_once() {
+        let mut r = CreditReturns::new(2);
+        assert!(!r.unblock(0), "nobody waits yet");
+        assert_eq!(r.block(0), None, "nothing on its way: the next push must wake it");
+        assert!(r.push(0, 50, 0, 100));
+        assert!(r.unblock(0));
+        assert!(!r.unblock(0), "woken once");
+        assert_eq!(r.block(1), None);
+        assert!(r.push(1, 70, 0, 100));
+        assert_eq!(r.block(1), Some(70), "a return on its way wakes it at its arrival");
+    }
 }

@@ -305,6 +305,30 @@ mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
 
+    /// A bucket of many events out of time order, ties among them, and pushes into the
+    /// current bucket while it drains: popped in (time, seq) order.
+    #[test]
+    fn large_unsorted_buckets_pop_in_order() {
+        let mut queue = EventQueue::new(1 << 20, 6);
+        let mut expected = Vec::new();
+        for k in 0..100u32 {
+            let time = 5_000_000 - (k as u64 % 40) * 1_000;
+            queue.push(time, Event::HostWake { host: k });
+            expected.push((time, k));
+        }
+        expected.sort_by_key(|&(time, k)| (time, k));
+        let mut popped = Vec::new();
+        while let Some((time, Event::HostWake { host })) = queue.pop() {
+            popped.push((time, host));
+            if host == 0 {
+                // Same bucket, later than everything: goes last.
+                queue.push(5_000_500, Event::HostWake { host: 1000 });
+            }
+        }
+        expected.push((5_000_500, 1000));
+        assert_eq!(popped, expected);
+    }
+
     /// Against a plain binary heap: same events in the same (time, seq) order.
     #[test]
     fn matches_reference_order() {

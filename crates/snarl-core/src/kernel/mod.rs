@@ -181,7 +181,6 @@ impl Simulation {
         // that reconfigure the run (phases, the watchdog) come back here.
         while let Some((time, event)) = self.run_packets(&mut pacer)? {
             self.now = time;
-            self.events += 1;
             match event {
                 Event::Phase { index } => self.begin_phase(index as usize),
                 Event::Watchdog => self.check_progress()?,
@@ -255,7 +254,6 @@ impl Simulation {
                     }
                 }
                 Event::Phase { .. } | Event::Watchdog => {
-                    *events -= 1;
                     *now = ctx.now;
                     return Ok(Some((time, event)));
                 }

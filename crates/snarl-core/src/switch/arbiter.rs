@@ -71,4 +71,18 @@ mod tests {
         assert_eq!(rr.pick(&mask, 70, 0, |b| b != 4 && b != 5), Some(7));
         assert_eq!(rr.pick(&[0, 0], 70, 3, |_| true), None);
     }
+
+    #[test]
+    fn round_robin_on_one_word_rotates_and_wraps() {
+        let mask = [0b1010_0110u64];
+        let rr = RoundRobin;
+        assert_eq!(rr.pick(&mask, 32, 0, |_| true), Some(1));
+        assert_eq!(rr.pick(&mask, 32, 2, |_| true), Some(2));
+        assert_eq!(rr.pick(&mask, 32, 3, |_| true), Some(5));
+        assert_eq!(rr.pick(&mask, 32, 8, |_| true), Some(1), "wraps around");
+        assert_eq!(rr.pick(&mask, 32, 40, |_| true), Some(1), "a start past the bits restarts at 0");
+        assert_eq!(rr.pick(&mask, 32, 3, |b| b != 5 && b != 7), Some(1), "skips, then wraps");
+        assert_eq!(rr.pick(&mask, 32, 0, |_| false), None);
+        assert_eq!(rr.pick(&[1 << 63], 64, 63, |_| true), Some(63));
+    }
 }

@@ -1,6 +1,7 @@
 //! Each mechanism has a test that fails if it is switched off or broken.
 
 use crate::common::*;
+use snarl_core::ColumnData;
 
 const SPINE_LEAF: &str = include_str!("../../../../scenarios/basics/spine-leaf-oversubscribed.toml");
 
@@ -135,4 +136,32 @@ cap = 0.05
     assert!(rec.recovered, "{rec:?}");
     let t = rec.time_to_recover.unwrap();
     assert!(t > 0.0 && t < 100_000.0, "recovered after {t} ns");
+}
+
+/// Plain data is accounted when its last link starts sending it, at its delivery time:
+/// a run cut short delivers exactly the packets whose tails arrived before its end,
+/// as the same run continued counts them, and no later ones.
+#[test]
+fn deliveries_accounted_at_send_time_stop_at_the_end_of_the_run() {
+    let cut = |duration: &str| {
+        run(
+            SINGLE_SWITCH,
+            &[("simulation.duration", duration), ("simulation.warmup", "1us"), ("simulation.window", "1us")],
+        )
+    };
+    let short = cut("20us");
+    let long = cut("30us");
+    let (ColumnData::F64(time), ColumnData::Str(group), ColumnData::U64(delivered)) = (
+        long.timeseries.column("time").expect("time"),
+        long.timeseries.column("group").expect("group"),
+        long.timeseries.column("packets_delivered").expect("packets_delivered"),
+    ) else {
+        panic!("unexpected column types");
+    };
+    let before_cut: u64 =
+        (0..time.len()).filter(|&i| time[i] < 20_000.0 && group[i] == "all").map(|i| delivered[i]).sum();
+    let counts = short.summary.packets;
+    assert!(counts.delivered > 100, "{counts:?}");
+    assert!(counts.in_flight > 0, "{counts:?}");
+    assert_eq!(counts.delivered, before_cut);
 }
