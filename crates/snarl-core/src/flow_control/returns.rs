@@ -5,46 +5,49 @@
 
 use super::CreditSender;
 
+/// Returns in flight on one link, oldest first from `head`, with the flag of a sender
+/// waiting for them: one cache line, so a look at a link's credits touches one line.
 #[derive(Clone, Copy, Debug, Default)]
-struct Return {
-    at: u64,
-    bytes: u32,
-    vc: u8,
+#[repr(C, align(64))]
+struct Ring {
+    at: [u64; SLOTS],
+    bytes: [u32; SLOTS],
+    vc: [u8; SLOTS],
+    head: u8,
+    len: u8,
+    /// The sender waits for credits: the next return pushed for it must wake it.
+    blocked: bool,
 }
 
 /// Returns in flight, a small ring per link. A full ring refuses a return; the caller
 /// then sends it as an event instead.
 pub struct CreditReturns {
-    ring: Vec<Return>,
-    head: Vec<u8>,
-    len: Vec<u8>,
-    /// Senders waiting for credits: the next return pushed for them must wake them.
-    blocked: Vec<bool>,
+    rings: Vec<Ring>,
 }
 
-const SLOTS: usize = 8;
+/// Returns a ring holds: a link rarely has more on their way (a return travels one link
+/// latency, far less than a packet takes to cross the crossbar).
+const SLOTS: usize = 4;
 
 impl CreditReturns {
     pub fn new(links: usize) -> CreditReturns {
-        CreditReturns {
-            ring: vec![Return::default(); links * SLOTS],
-            head: vec![0; links],
-            len: vec![0; links],
-            blocked: vec![false; links],
-        }
+        CreditReturns { rings: vec![Ring::default(); links] }
     }
 
     /// Queues `bytes` of credit for (link, vc) arriving at `at`; `false` if the ring is full.
     #[inline]
     pub fn push(&mut self, link: usize, at: u64, vc: usize, bytes: u64) -> bool {
-        let len = self.len[link] as usize;
+        let ring = &mut self.rings[link];
+        let len = ring.len as usize;
         if len == SLOTS {
             return false;
         }
-        let slot = (self.head[link] as usize + len) % SLOTS;
-        debug_assert!(len == 0 || self.ring[link * SLOTS + (slot + SLOTS - 1) % SLOTS].at <= at, "out of order");
-        self.ring[link * SLOTS + slot] = Return { at, bytes: bytes as u32, vc: vc as u8 };
-        self.len[link] += 1;
+        let slot = (ring.head as usize + len) % SLOTS;
+        debug_assert!(len == 0 || ring.at[(slot + SLOTS - 1) % SLOTS] <= at, "out of order");
+        ring.at[slot] = at;
+        ring.bytes[slot] = bytes as u32;
+        ring.vc[slot] = vc as u8;
+        ring.len += 1;
         true
     }
 
@@ -52,50 +55,56 @@ impl CreditReturns {
     /// so this wakes it at the first, if any. A later `push` reports that it waits.
     #[inline]
     pub fn block(&mut self, link: usize) -> Option<u64> {
-        self.blocked[link] = true;
+        self.rings[link].blocked = true;
         self.next_at(link)
     }
 
     /// Whether the sender of `link` was waiting for credits (and no longer is).
     #[inline]
     pub fn unblock(&mut self, link: usize) -> bool {
-        std::mem::take(&mut self.blocked[link])
+        std::mem::take(&mut self.rings[link].blocked)
     }
 
     /// Arrival time of the next return on `link`.
     #[inline]
     pub fn next_at(&self, link: usize) -> Option<u64> {
-        (self.len[link] > 0).then(|| self.ring[link * SLOTS + self.head[link] as usize].at)
+        let ring = &self.rings[link];
+        (ring.len > 0).then(|| ring.at[ring.head as usize])
     }
 
     /// Hands every return that has arrived by `now` to `credits`.
     #[inline]
     pub fn collect(&mut self, link: usize, now: u64, credits: &mut CreditSender) {
-        while self.len[link] > 0 {
-            let r = self.ring[link * SLOTS + self.head[link] as usize];
-            if r.at > now {
+        let ring = &mut self.rings[link];
+        while ring.len > 0 {
+            let head = ring.head as usize;
+            if ring.at[head] > now {
                 break;
             }
-            credits.on_credit(link, r.vc as usize, r.bytes as u64);
-            self.head[link] = ((self.head[link] as usize + 1) % SLOTS) as u8;
-            self.len[link] -= 1;
+            credits.on_credit(link, ring.vc[head] as usize, ring.bytes[head] as u64);
+            ring.head = ((head + 1) % SLOTS) as u8;
+            ring.len -= 1;
         }
     }
 
     /// Bytes on `link` that have arrived by `now` but are not collected yet.
     #[inline]
     pub fn arrived(&self, link: usize, now: u64) -> u64 {
-        self.iter(link).filter(|r| r.at <= now).map(|r| r.bytes as u64).sum()
+        self.iter(link).filter(|&(at, _, _)| at <= now).map(|(_, bytes, _)| bytes as u64).sum()
     }
 
     /// Bytes of (link, vc) still travelling or uncollected.
     pub fn pending(&self, link: usize, vc: usize) -> u64 {
-        self.iter(link).filter(|r| r.vc as usize == vc).map(|r| r.bytes as u64).sum()
+        self.iter(link).filter(|&(_, _, v)| v as usize == vc).map(|(_, bytes, _)| bytes as u64).sum()
     }
 
-    fn iter(&self, link: usize) -> impl Iterator<Item = Return> + '_ {
-        let (head, len) = (self.head[link] as usize, self.len[link] as usize);
-        (0..len).map(move |k| self.ring[link * SLOTS + (head + k) % SLOTS])
+    /// (arrival, bytes, vc) of the returns on `link`, oldest first.
+    fn iter(&self, link: usize) -> impl Iterator<Item = (u64, u32, u8)> + '_ {
+        let ring = &self.rings[link];
+        (0..ring.len as usize).map(move |k| {
+            let slot = (ring.head as usize + k) % SLOTS;
+            (ring.at[slot], ring.bytes[slot], ring.vc[slot])
+        })
     }
 }
 
@@ -115,11 +124,14 @@ mod tests {
         assert_eq!(r.next_at(0), Some(10));
         assert_eq!(r.arrived(0, 25), 200);
         r.collect(0, 25, &mut credits);
-        assert_eq!(credits.credits(0, 0), 300);
-        assert_eq!(r.pending(0, 0), 600);
+        assert_eq!(credits.credits(0, 0), 100 + 200);
+        assert_eq!(r.pending(0, 0), 100 * (SLOTS as u64 - 2));
+        assert!(r.push(0, 2000, 0, 100), "collecting made room");
+        assert!(r.push(0, 2000, 0, 100));
+        assert!(!r.push(0, 2000, 0, 100), "the ring wraps around and is full again");
         assert_eq!(r.next_at(0), Some(30));
         r.collect(0, u64::MAX, &mut credits);
-        assert_eq!(credits.credits(0, 0), 900);
+        assert_eq!(credits.credits(0, 0), 100 + 100 * (SLOTS as u64 + 2) as i64);
         assert_eq!(r.next_at(0), None);
     }
 

@@ -11,7 +11,8 @@
 //! Level-l switch ports: `0..m_l` go down (port c to the child with a_l = c), then
 //! `m_l..m_l + w_{l+1}` go up (port m_l + p to the parent with b_{l+1} = p); top
 //! switches only have down ports. Everything is computed from these coordinates, so the
-//! structure holds a few numbers per level whatever the fabric size.
+//! structure holds a few numbers per level, plus, for the routing done on every packet,
+//! the level and the range of hosts below each switch (12 bytes a switch).
 
 use super::limits::{check_nodes, check_ports};
 use super::{Endpoint, Link, LinkClasses, PortRange, Topology, UpDown};
@@ -25,6 +26,17 @@ pub struct Xgft {
     levels: Vec<Level>,
     switches: usize,
     links: LinkClasses,
+    /// Per switch: its level and the hosts below it, so that routing decides "down or up"
+    /// by a subtraction and a comparison instead of locating the switch.
+    below: Vec<HostsBelow>,
+}
+
+/// The consecutive hosts `first..first + count` below a switch of level `level`.
+#[derive(Clone, Copy, Debug)]
+struct HostsBelow {
+    first: u32,
+    count: u32,
+    level: u32,
 }
 
 /// The numbers of one level l that the coordinate arithmetic needs.
@@ -44,9 +56,8 @@ struct Level {
     // multiplications (0 stands in as 1; it is never divided by).
     /// M_l = m₁·…·m_l: the hosts below one node, whose ids are consecutive.
     per_hosts_below: Divisor,
-    /// W_l, `down` and `up`.
+    /// W_l and `up`.
     per_width: Divisor,
-    per_down: Divisor,
     per_up: Divisor,
 }
 
@@ -94,7 +105,6 @@ impl Xgft {
                 count,
                 per_hosts_below: divisor(hosts_below as usize),
                 per_width: divisor(width),
-                per_down: divisor(down as usize),
                 per_up: divisor(up as usize),
             });
             if l > 0 {
@@ -102,7 +112,16 @@ impl Xgft {
             }
         }
         let switches = check_nodes(&name, "switches", Some(first))?;
-        Ok(Xgft { levels, switches, links })
+        let mut xgft = Xgft { levels, switches, links, below: Vec::new() };
+        xgft.below = (0..switches)
+            .map(|switch| {
+                let (level, a, _) = xgft.locate(switch);
+                let count = xgft.levels[level].per_hosts_below.get();
+                // Host ids fit in u32 (check_nodes), and so do the ranges below switches.
+                HostsBelow { first: (a * count) as u32, count: count as u32, level: level as u32 }
+            })
+            .collect();
+        Ok(xgft)
     }
 
     /// Folded Clos of radix-`radix` switches: 2 levels give XGFT(2; k/2, k; 1, k/2) with
@@ -230,13 +249,17 @@ impl Topology for Xgft {
 }
 
 impl UpDown for Xgft {
+    #[inline]
     fn next_hops(&self, switch: usize, dst_host: usize) -> PortRange {
-        let (l, a, _) = self.locate(switch);
+        let span = self.below[switch];
+        let l = span.level as usize;
         let lv = &self.levels[l];
-        if dst_host / lv.per_hosts_below == a {
-            // An ancestor: the child towards dst is dst's digit a_l.
+        let offset = (dst_host as u32).wrapping_sub(span.first);
+        if offset < span.count {
+            // An ancestor: the child towards dst is dst's digit a_l, the offset of dst
+            // below this switch in units of the hosts below one child.
             let below = self.levels[l - 1].per_hosts_below;
-            PortRange { first: ((dst_host / below) % lv.per_down) as u16, count: 1, dmodk: 0 }
+            PortRange { first: (offset as usize / below) as u16, count: 1, dmodk: 0 }
         } else {
             // D-mod-K: the up choice at level l is digit l of dst in radix (w₂, w₃, ...), so
             // the b-label reached at each level, and hence the root, depends on dst alone,
