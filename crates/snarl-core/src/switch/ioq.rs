@@ -27,6 +27,7 @@
 //! next looks at that output.
 
 use super::arbiter::{Arbiter, RoundRobin};
+use super::link_timing::{LinkTiming, LinkTimings};
 use super::shared_memory::SharedMemory;
 use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
@@ -35,7 +36,6 @@ use crate::observe::FabricEvent;
 use crate::packet::{Fifo, NIL};
 use crate::routing::{PortView, Route, RouteQuery, Routing};
 use crate::topology::{Endpoint, Topology};
-use crate::units::{Rate, SerialTime};
 
 /// How a fabric's links keep the receivers' input buffers from overflowing.
 pub enum LinkControl {
@@ -79,8 +79,6 @@ pub struct IoqFabric {
     memory: SharedMemory,
     /// Paused priorities of each output (PFC).
     pause: PauseState,
-    /// Time from a PFC decision at an input to its effect upstream, link idle.
-    pause_flight: Vec<u64>,
     /// Probe index of each output queue (port * vcs + vc), or `NO_PROBE`.
     probe: Vec<u16>,
 
@@ -92,9 +90,8 @@ pub struct IoqFabric {
     owner: Vec<u32>,
     /// Far end: a global input port, `HOST_TARGET | host`, or `NIL` when unwired.
     peer: Vec<u32>,
-    serializer: Vec<SerialTime>,
-    crossbar: Vec<SerialTime>,
-    link_latency: Vec<u64>,
+    /// Serialisation, crossbar transfer and latency of each port's link.
+    timing: LinkTimings,
     link_free_at: Vec<u64>,
     /// Earliest pending `LinkWake` (0: none).
     wake_at: Vec<u64>,
@@ -186,9 +183,7 @@ impl IoqFabric {
         }
         let mut owner = Vec::with_capacity(total);
         let mut peer = Vec::with_capacity(total);
-        let mut serializer = Vec::with_capacity(total);
-        let mut crossbar = Vec::with_capacity(total);
-        let mut link_latency = Vec::with_capacity(total);
+        let mut timings = Vec::with_capacity(total);
         let mut mask_base = Vec::with_capacity(total);
         let mut mask_words = Vec::with_capacity(total);
         let mut credit_capacity = Vec::with_capacity(total);
@@ -208,9 +203,7 @@ impl IoqFabric {
                 };
                 peer.push(far);
                 credit_capacity.push(capacity);
-                serializer.push(SerialTime::new(link.rate));
-                crossbar.push(SerialTime::new(Rate(((link.rate.0 as f64) * speedup).round() as u64)));
-                link_latency.push(link.latency.0);
+                timings.push(LinkTiming::new(link, speedup));
                 mask_base.push(words_total as u32);
                 mask_words.push(words as u16);
                 words_total += words;
@@ -220,11 +213,6 @@ impl IoqFabric {
         if let LinkControl::Pfc(receiver) = &mut control {
             receiver.resize(total);
         }
-        let pause_flight = serializer
-            .iter()
-            .zip(&link_latency)
-            .map(|(ser, lat)| ser.time(crate::config::PAUSE_FRAME_BYTES) + lat)
-            .collect();
         IoqFabric {
             vcs,
             input_capacity,
@@ -233,15 +221,12 @@ impl IoqFabric {
             control,
             memory: SharedMemory::new(total, switches, input_capacity, shared_pool),
             pause: PauseState::new(total, vcs, measure_from),
-            pause_flight,
             probe: vec![NO_PROBE; total * vcs],
             port_base,
             radix,
             owner,
             peer,
-            serializer,
-            crossbar,
-            link_latency,
+            timing: LinkTimings::new(timings),
             link_free_at: vec![0; total],
             wake_at: vec![0; total],
             retry_at: vec![0; total],
@@ -376,7 +361,7 @@ impl IoqFabric {
             ctx.stats.pfc.resume_frames_sent += 1;
             ctx.stats.fabric.add(ctx.now, FabricEvent::ResumeFrame);
         }
-        let at = self.link_free_at[gp as usize].max(ctx.now) + self.pause_flight[gp as usize];
+        let at = self.link_free_at[gp as usize].max(ctx.now) + self.timing.of(gp as usize).pause_flight;
         ctx.schedule(at, Event::Pause { target: upstream, vc: vc as u8, on });
     }
 
@@ -605,10 +590,11 @@ impl IoqFabric {
             ctx.stats.counters.nonminimal_packets += 1;
         }
         let size = p.size as u64;
-        let done = (now + self.crossbar[o].time(size)).max(p.tail_at);
+        let out_link = self.timing.of(o);
+        let done = (now + out_link.crossbar.time(size)).max(p.tail_at);
         // Cut-through: the output may start once the head is through the switch, but must
         // not finish before the tail has crossed the crossbar.
-        let serialise = self.serializer[o].time(size);
+        let serialise = out_link.serializer.time(size);
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = p.out_vc;
         let out_vc = p.out_vc as usize;
@@ -616,7 +602,7 @@ impl IoqFabric {
         self.crossbar_out_free_at[o] = done;
         if matches!(self.control, LinkControl::Credit) {
             // The input buffer frees as the tail leaves it: credits travel back upstream.
-            let (upstream, at) = (self.peer[i], done + self.link_latency[i]);
+            let (upstream, at) = (self.peer[i], done + self.timing.of(i).latency);
             if upstream & HOST_TARGET == 0 {
                 if !self.returns.push(upstream as usize, at, vc, size) {
                     ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
@@ -783,7 +769,8 @@ impl IoqFabric {
         };
         self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;
-        let serialise = self.serializer[o].time(size);
+        let link = *self.timing.of(o);
+        let serialise = link.serializer.time(size);
         let end = now + serialise;
         self.credits.on_send(o, vc, size);
         self.link_free_at[o] = end;
@@ -794,7 +781,7 @@ impl IoqFabric {
             self.wake_at[o] = end;
             ctx.schedule(end, Event::LinkWake { port });
         }
-        let arrival = now + self.link_latency[o];
+        let arrival = now + link.latency;
         let p = &mut ctx.packets[id];
         p.tail_at = arrival + serialise;
         p.hops += 1;

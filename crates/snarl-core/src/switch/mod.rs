@@ -5,6 +5,7 @@
 
 mod arbiter;
 mod ioq;
+mod link_timing;
 mod shared_memory;
 
 pub use arbiter::{Arbiter, RoundRobin};

@@ -1,0 +1,89 @@
+//! The timing of a switch port's link, shared by every port of the same link class.
+//! Fabrics have a handful of link classes (host links, switch links, global links), so
+//! ports keep a small index into a table that stays in cache, instead of per-port copies
+//! that the per-packet path would fetch from memory.
+
+use crate::config::PAUSE_FRAME_BYTES;
+use crate::topology::Link;
+use crate::units::{Rate, SerialTime};
+
+/// What the per-packet path needs to know about a port's link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkTiming {
+    /// Serialisation on the link.
+    pub serializer: SerialTime,
+    /// Transfer through the crossbar into the port (link rate times the speedup).
+    pub crossbar: SerialTime,
+    /// Propagation latency of the link, ps.
+    pub latency: u64,
+    /// A PFC frame's time from decision to effect upstream, link idle, ps.
+    pub pause_flight: u64,
+}
+
+impl LinkTiming {
+    pub fn new(link: Link, speedup: f64) -> LinkTiming {
+        let serializer = SerialTime::new(link.rate);
+        LinkTiming {
+            serializer,
+            crossbar: SerialTime::new(Rate(((link.rate.0 as f64) * speedup).round() as u64)),
+            latency: link.latency.0,
+            pause_flight: serializer.time(PAUSE_FRAME_BYTES) + link.latency.0,
+        }
+    }
+}
+
+/// The distinct link timings of a fabric and the one of each port.
+pub struct LinkTimings {
+    classes: Vec<LinkTiming>,
+    class_of: Vec<u16>,
+}
+
+impl LinkTimings {
+    /// Timings of `links`, one per port in port order.
+    pub fn new(links: impl IntoIterator<Item = LinkTiming>) -> LinkTimings {
+        let mut classes: Vec<LinkTiming> = Vec::new();
+        let class_of = links
+            .into_iter()
+            .map(|timing| {
+                let class = classes.iter().position(|&c| c == timing).unwrap_or_else(|| {
+                    classes.push(timing);
+                    classes.len() - 1
+                });
+                // Link classes come from the config (a few per fabric), far below 2^16.
+                class as u16
+            })
+            .collect();
+        LinkTimings { classes, class_of }
+    }
+
+    #[inline]
+    pub fn of(&self, port: usize) -> &LinkTiming {
+        &self.classes[self.class_of[port] as usize]
+    }
+
+    /// Number of distinct timings.
+    #[cfg(test)]
+    pub fn classes(&self) -> usize {
+        self.classes.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Time;
+
+    #[test]
+    fn ports_of_one_link_class_share_its_timing() {
+        let host = Link { rate: Rate(100_000_000_000), latency: Time::from_ns(25) };
+        let global = Link { rate: Rate(200_000_000_000), latency: Time::from_ns(100) };
+        let ports = [host, global, host, host, global];
+        let t = LinkTimings::new(ports.iter().map(|&l| LinkTiming::new(l, 2.0)));
+        assert_eq!(t.classes(), 2);
+        assert_eq!(t.of(2), t.of(0));
+        assert_eq!(t.of(4).latency, 100_000);
+        // 4096 bytes: 327.68 ns at 100 Gb/s, half that through a crossbar twice as fast.
+        assert_eq!((t.of(0).serializer.time(4096), t.of(0).crossbar.time(4096)), (327_680, 163_840));
+        assert_eq!(t.of(1).pause_flight, t.of(1).serializer.time(PAUSE_FRAME_BYTES) + 100_000);
+    }
+}
