@@ -97,18 +97,18 @@ impl std::ops::IndexMut<u32> for PacketSlab {
     }
 }
 
-/// An intrusive FIFO of packets, with its byte count.
+/// An intrusive FIFO of packets, with its byte count: 16 bytes, so that the queues of a
+/// switch port share few cache lines.
 #[derive(Clone, Copy, Debug)]
 pub struct Fifo {
     pub head: u32,
     pub tail: u32,
-    pub len: u32,
     pub bytes: u64,
 }
 
 impl Default for Fifo {
     fn default() -> Self {
-        Fifo { head: NIL, tail: NIL, len: 0, bytes: 0 }
+        Fifo { head: NIL, tail: NIL, bytes: 0 }
     }
 }
 
@@ -116,6 +116,22 @@ impl Fifo {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.head == NIL
+    }
+
+    /// Whether the FIFO holds exactly one packet.
+    #[inline]
+    pub fn is_single(&self) -> bool {
+        self.head != NIL && self.head == self.tail
+    }
+
+    /// Number of packets (walks the list: for reports, not the per-packet path).
+    pub fn count(&self, slab: &PacketSlab) -> u32 {
+        let (mut n, mut at) = (0, self.head);
+        while at != NIL {
+            n += 1;
+            at = slab[at].next;
+        }
+        n
     }
 
     #[inline]
@@ -127,7 +143,6 @@ impl Fifo {
             slab[self.tail].next = id;
         }
         self.tail = id;
-        self.len += 1;
         self.bytes += slab[id].size as u64;
     }
 
@@ -139,7 +154,6 @@ impl Fifo {
         if self.head == NIL {
             self.tail = NIL;
         }
-        self.len -= 1;
         self.bytes -= slab[id].size as u64;
         id
     }
@@ -219,11 +233,18 @@ mod tests {
             q.push(&mut slab, id);
         }
         assert_eq!(q.bytes, 10 + 11 + 12 + 13 + 14);
-        for &id in &ids {
+        assert_eq!(q.count(&slab), 5);
+        for (k, &id) in ids.iter().enumerate() {
+            assert_eq!(q.is_single(), k == 4);
             assert_eq!(q.pop(&slab), id);
         }
         assert!(q.is_empty());
         assert_eq!(q.bytes, 0);
+    }
+
+    #[test]
+    fn fifos_stay_small() {
+        assert_eq!(std::mem::size_of::<Fifo>(), 16);
     }
 
     #[test]

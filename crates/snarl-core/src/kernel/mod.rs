@@ -288,7 +288,7 @@ impl Simulation {
     fn check_progress(&mut self) -> Result<()> {
         let in_flight = self.stats.packet_counts().in_flight;
         if in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.watchdog {
-            let blocked = self.fabric.blocked_ports(10);
+            let blocked = self.fabric.blocked_ports(&self.packets, 10);
             return Err(Error::Deadlock(format!(
                 "no packet moved for {} (at {} with {in_flight} packets in flight); blocked: {}",
                 crate::units::Time(self.watchdog),

@@ -33,7 +33,7 @@ use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::observe::FabricEvent;
-use crate::packet::{Fifo, NIL};
+use crate::packet::{Fifo, PacketSlab, NIL};
 use crate::routing::{PortView, Route, RouteQuery, Routing};
 use crate::topology::{Endpoint, Topology};
 
@@ -737,7 +737,7 @@ impl IoqFabric {
         if let Some(vc) = chosen {
             self.send(ctx, port, vc, now);
         } else if earliest != u64::MAX {
-            let sole = nonempty == 1 && self.output[o * vcs + earliest_vc].len == 1;
+            let sole = nonempty == 1 && self.output[o * vcs + earliest_vc].is_single();
             if sole {
                 // The only packet for an idle link with credits in hand: nothing can
                 // overtake it, so commit its transmission now for when it is ready.
@@ -831,11 +831,6 @@ impl IoqFabric {
         format!("switch {switch} port {}", gp as u32 - self.port_base[switch as usize])
     }
 
-    /// Packets held in switch buffers.
-    pub fn buffered_packets(&self) -> u64 {
-        self.input.iter().chain(&self.output).map(|q| q.len as u64).sum()
-    }
-
     /// Credit counters all within [0, capacity], and output accounting consistent.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.credits.check_bounds()?;
@@ -874,32 +869,22 @@ impl IoqFabric {
     }
 
     /// The most loaded blocked queues, for deadlock reports.
-    pub fn blocked_ports(&self, limit: usize) -> Vec<String> {
+    pub fn blocked_ports(&self, packets: &PacketSlab, limit: usize) -> Vec<String> {
         let mut blocked: Vec<(u32, String)> = Vec::new();
-        for (i, q) in self.input.iter().enumerate() {
-            if !q.is_empty() {
-                let gp = i / self.vcs;
-                let switch = self.owner[gp];
-                let port = gp as u32 - self.port_base[switch as usize];
-                blocked
-                    .push((q.len, format!("switch {switch} input port {port} vc {}: {} packets", i % self.vcs, q.len)));
-            }
+        let name = |i: usize| {
+            let gp = i / self.vcs;
+            let switch = self.owner[gp];
+            (gp, format!("switch {switch}"), gp as u32 - self.port_base[switch as usize], i % self.vcs)
+        };
+        for (i, q) in self.input.iter().enumerate().filter(|(_, q)| !q.is_empty()) {
+            let (_, switch, port, vc) = name(i);
+            let n = q.count(packets);
+            blocked.push((n, format!("{switch} input port {port} vc {vc}: {n} packets")));
         }
-        for (i, q) in self.output.iter().enumerate() {
-            if !q.is_empty() {
-                let gp = i / self.vcs;
-                let switch = self.owner[gp];
-                let port = gp as u32 - self.port_base[switch as usize];
-                let credits = self.credits.credits(gp, i % self.vcs);
-                blocked.push((
-                    q.len,
-                    format!(
-                        "switch {switch} output port {port} vc {}: {} packets, {credits} credit bytes",
-                        i % self.vcs,
-                        q.len
-                    ),
-                ));
-            }
+        for (i, q) in self.output.iter().enumerate().filter(|(_, q)| !q.is_empty()) {
+            let (gp, switch, port, vc) = name(i);
+            let (n, credits) = (q.count(packets), self.credits.credits(gp, vc));
+            blocked.push((n, format!("{switch} output port {port} vc {vc}: {n} packets, {credits} credit bytes")));
         }
         blocked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         blocked.into_iter().take(limit).map(|(_, s)| s).collect()
