@@ -63,6 +63,25 @@ pub struct IoqParams {
     pub measure_from: u64,
 }
 
+/// An input VC queue, with the size and output VC of its head packet's request beside
+/// it, so that arbitration, which may look at a waiting request many times, need not read
+/// the packet, and finds it in the line it reads the queue from.
+#[derive(Clone, Copy, Debug, Default)]
+struct InputQueue {
+    fifo: Fifo,
+    request_size: u32,
+    request_vc: u8,
+}
+
+/// An output VC queue and the output-buffer bytes it accounts for (queued, plus a packet
+/// on the wire until its tail has left): read and written together on every grant and
+/// transmission.
+#[derive(Clone, Copy, Debug, Default)]
+struct OutputQueue {
+    fifo: Fifo,
+    used: u64,
+}
+
 /// Most waiting packets one output re-routes at a time.
 const MAX_REROUTES: usize = 16;
 
@@ -107,20 +126,14 @@ pub struct IoqFabric {
     vc_next: Vec<u8>,
 
     // Per (global port, VC).
-    input: Vec<Fifo>,
-    output: Vec<Fifo>,
-    output_used: Vec<u64>,
+    input: Vec<InputQueue>,
+    output: Vec<OutputQueue>,
     credits: CreditSender,
     /// Credits on their way back to each output.
     returns: CreditReturns,
 
     /// Request masks: bit (input port * vcs + vc) of output port o's words.
     requests: Vec<u64>,
-    /// Per (global input port, VC): the size and output VC of the head packet's request,
-    /// so that arbitration, which may look at a waiting request many times, need not
-    /// read the packet.
-    request_size: Vec<u32>,
-    request_vc: Vec<u8>,
     /// Number of bits set in each output's request mask.
     waiting: Vec<u16>,
     /// Bit of a request mask -> (input port, VC), precomputed to keep divisions off the
@@ -237,14 +250,11 @@ impl IoqFabric {
             mask_words,
             grant_next: vec![0; total],
             vc_next: vec![0; total],
-            input: vec![Fifo::default(); total * vcs],
-            output: vec![Fifo::default(); total * vcs],
-            output_used: vec![0; total * vcs],
+            input: vec![InputQueue::default(); total * vcs],
+            output: vec![OutputQueue::default(); total * vcs],
             credits: CreditSender::new(credit_capacity, vcs),
             returns: CreditReturns::new(total),
             requests: vec![0; words_total],
-            request_size: vec![0; total * vcs],
-            request_vc: vec![0; total * vcs],
             waiting: vec![0; total],
             bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
             bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
@@ -266,7 +276,7 @@ impl IoqFabric {
         let v = self.vcs;
         let (leaving, _) = self.leaving(gp, now);
         let returned = self.returns.arrived(gp, now);
-        self.output_used[gp * v..gp * v + v].iter().sum::<u64>() - leaving + self.credits.in_use(gp) - returned
+        self.output[gp * v..gp * v + v].iter().map(|q| q.used).sum::<u64>() - leaving + self.credits.in_use(gp) - returned
     }
 
     /// Whether output queue (gp, vc) has room for a packet of `bytes` now (counting the
@@ -274,7 +284,7 @@ impl IoqFabric {
     fn has_room(&self, gp: usize, vc: usize, bytes: u64, now: u64) -> bool {
         let (leaving, leaving_vc) = self.leaving(gp, now);
         let freed = if leaving_vc == vc { leaving } else { 0 };
-        self.output_used[gp * self.vcs + vc] + bytes <= self.output_capacity + freed
+        self.output[gp * self.vcs + vc].used + bytes <= self.output_capacity + freed
     }
 
     /// Output-buffer bytes of output `gp` whose tail has left by `now` but that are not
@@ -310,10 +320,10 @@ impl IoqFabric {
         if !matches!(self.control, LinkControl::Credit) && !self.admit(ctx, gp, packet) {
             return;
         }
-        let was_empty = self.input[q].is_empty();
-        self.input[q].push(ctx.packets, packet);
+        let was_empty = self.input[q].fifo.is_empty();
+        self.input[q].fifo.push(ctx.packets, packet);
         if let LinkControl::Pfc(receiver) = &mut self.control {
-            if let Some(frame) = receiver.on_change(gp as usize, vc, self.input[q].bytes) {
+            if let Some(frame) = receiver.on_change(gp as usize, vc, self.input[q].fifo.bytes) {
                 self.send_pfc(ctx, gp, vc, frame);
             }
         }
@@ -339,7 +349,7 @@ impl IoqFabric {
         let i = gp as usize;
         self.memory.release(i, self.owner[i] as usize, bytes);
         if let LinkControl::Pfc(receiver) = &mut self.control {
-            if let Some(frame) = receiver.on_change(i, vc, self.input[i * self.vcs + vc].bytes) {
+            if let Some(frame) = receiver.on_change(i, vc, self.input[i * self.vcs + vc].fifo.bytes) {
                 self.send_pfc(ctx, gp, vc, frame);
             }
         }
@@ -385,7 +395,7 @@ impl IoqFabric {
     /// The routing's choice for the packet at the head of input (gp, vc).
     #[inline]
     fn decide(&self, ctx: &mut Ctx, gp: u32, vc: usize) -> Route {
-        let id = self.input[gp as usize * self.vcs + vc].head;
+        let id = self.input[gp as usize * self.vcs + vc].fifo.head;
         let switch = self.owner[gp as usize];
         let base = self.port_base[switch as usize];
         let p = &ctx.packets[id];
@@ -408,15 +418,15 @@ impl IoqFabric {
     /// chosen output, which it returns.
     #[inline]
     fn post(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, route: Route) -> u32 {
-        let id = self.input[gp as usize * self.vcs + vc].head;
+        let id = self.input[gp as usize * self.vcs + vc].fifo.head;
         let base = self.port_base[self.owner[gp as usize] as usize];
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
         p.via = route.via;
         let q = gp as usize * self.vcs + vc;
-        self.request_size[q] = p.size;
-        self.request_vc[q] = route.vc;
+        self.input[q].request_size = p.size;
+        self.input[q].request_vc = route.vc;
         let out = base + route.port as u32;
         let bit = (gp - base) as usize * self.vcs + vc;
         self.requests[self.mask_base[out as usize] as usize + bit / 64] |= 1 << (bit % 64);
@@ -469,7 +479,7 @@ impl IoqFabric {
     #[inline]
     fn may_reroute(&self, ctx: &Ctx, base: usize, bit: usize) -> bool {
         let input = base + self.bit_input[bit] as usize;
-        let head = self.input[input * self.vcs + self.bit_vc[bit] as usize].head;
+        let head = self.input[input * self.vcs + self.bit_vc[bit] as usize].fifo.head;
         self.input_busy_until[input] <= ctx.now && ctx.packets[head].hops == 1
     }
 
@@ -481,7 +491,7 @@ impl IoqFabric {
         let (input, vc) = (base + self.bit_input[bit] as u32, self.bit_vc[bit] as usize);
         let route = self.decide(ctx, input, vc);
         let moved_to = base + route.port as u32;
-        let size = ctx.packets[self.input[input as usize * self.vcs + vc].head].size as u64;
+        let size = ctx.packets[self.input[input as usize * self.vcs + vc].fifo.head].size as u64;
         if moved_to == out || !self.has_room(moved_to as usize, route.vc as usize, size, ctx.now) {
             return None;
         }
@@ -524,7 +534,7 @@ impl IoqFabric {
                 return false;
             }
             let q = input * vcs + self.bit_vc[bit] as usize;
-            let fits = self.output_used[o * vcs + self.request_vc[q] as usize] + self.request_size[q] as u64
+            let fits = self.output[o * vcs + self.input[q].request_vc as usize].used + self.input[q].request_size as u64
                 <= self.output_capacity;
             output_full |= !fits;
             fits
@@ -562,7 +572,7 @@ impl IoqFabric {
         if bytes == 0 {
             return false;
         }
-        self.output_used[o * self.vcs + vc] -= bytes;
+        self.output[o * self.vcs + vc].used -= bytes;
         self.releasing[o] = (0, 0);
         true
     }
@@ -579,7 +589,7 @@ impl IoqFabric {
 
     fn grant(&mut self, ctx: &mut Ctx, input: u32, vc: usize, out: u32, bit: usize) {
         let (i, o, vcs) = (input as usize, out as usize, self.vcs);
-        let id = self.input[i * vcs + vc].pop(ctx.packets);
+        let id = self.input[i * vcs + vc].fifo.pop(ctx.packets);
         self.requests[self.mask_base[o] as usize + bit / 64] &= !(1 << (bit % 64));
         self.waiting[o] -= 1;
         self.grant_next[o] = (bit + 1) as u16;
@@ -622,13 +632,13 @@ impl IoqFabric {
         }
 
         let oq = o * vcs + out_vc;
-        self.output_used[oq] += size;
+        self.output[oq].used += size;
         if self.watched {
             self.enqueue_watched(ctx, oq, id);
         } else {
-            self.output[oq].push(ctx.packets, id);
+            self.output[oq].fifo.push(ctx.packets, id);
         }
-        if !self.input[i * vcs + vc].is_empty() {
+        if !self.input[i * vcs + vc].fifo.is_empty() {
             // The next packet of this VC can go once the input is free again.
             let wanted = self.route_head(ctx, input, vc);
             self.retry(ctx, wanted, done);
@@ -641,13 +651,13 @@ impl IoqFabric {
     #[inline(never)]
     fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
         if let Some(ecn) = &mut self.ecn {
-            if ecn.on_enqueue(self.output[oq].bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
+            if ecn.on_enqueue(self.output[oq].fifo.bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
                 ctx.stats.fabric.add(ctx.now, FabricEvent::EcnMark);
             }
         }
-        self.output[oq].push(ctx.packets, id);
+        self.output[oq].fifo.push(ctx.packets, id);
         if self.probe[oq] != NO_PROBE {
-            ctx.stats.queues.record(self.probe[oq], ctx.now, self.output[oq].bytes);
+            ctx.stats.queues.record(self.probe[oq], ctx.now, self.output[oq].fifo.bytes);
         }
     }
 
@@ -655,12 +665,12 @@ impl IoqFabric {
     /// the ECN marker (at dequeue) and a queue probe.
     #[inline(never)]
     fn dequeue_watched(&mut self, ctx: &mut Ctx, oq: usize) -> u32 {
-        let id = self.output[oq].pop(ctx.packets);
+        let id = self.output[oq].fifo.pop(ctx.packets);
         if self.probe[oq] != NO_PROBE {
-            ctx.stats.queues.record(self.probe[oq], ctx.now, self.output[oq].bytes);
+            ctx.stats.queues.record(self.probe[oq], ctx.now, self.output[oq].fifo.bytes);
         }
         if let Some(ecn) = &mut self.ecn {
-            if ecn.on_dequeue(self.output[oq].bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
+            if ecn.on_dequeue(self.output[oq].fifo.bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
                 ctx.stats.fabric.add(ctx.now, FabricEvent::EcnMark);
             }
         }
@@ -715,7 +725,7 @@ impl IoqFabric {
         let first = self.vc_next[o] as usize;
         for k in 0..vcs {
             let vc = if first + k >= vcs { first + k - vcs } else { first + k };
-            let head = self.output[o * vcs + vc].head;
+            let head = self.output[o * vcs + vc].fifo.head;
             if head == NIL {
                 continue;
             }
@@ -737,7 +747,7 @@ impl IoqFabric {
         if let Some(vc) = chosen {
             self.send(ctx, port, vc, now);
         } else if earliest != u64::MAX {
-            let sole = nonempty == 1 && self.output[o * vcs + earliest_vc].is_single();
+            let sole = nonempty == 1 && self.output[o * vcs + earliest_vc].fifo.is_single();
             if sole {
                 // The only packet for an idle link with credits in hand: nothing can
                 // overtake it, so commit its transmission now for when it is ready.
@@ -765,7 +775,7 @@ impl IoqFabric {
         let id = if self.watched {
             self.dequeue_watched(ctx, o * vcs + vc)
         } else {
-            self.output[o * vcs + vc].pop(ctx.packets)
+            self.output[o * vcs + vc].fifo.pop(ctx.packets)
         };
         self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;
@@ -776,7 +786,7 @@ impl IoqFabric {
         self.link_free_at[o] = end;
         self.releasing[o] = (size as u32, vc as u8);
         // Wake at the end of the transmission only if someone waits for this output.
-        let queued = self.output[o * vcs..o * vcs + vcs].iter().any(|q| !q.is_empty());
+        let queued = self.output[o * vcs..o * vcs + vcs].iter().any(|q| !q.fifo.is_empty());
         if queued || self.has_requests(o) {
             self.wake_at[o] = end;
             ctx.schedule(end, Event::LinkWake { port });
@@ -843,7 +853,7 @@ impl IoqFabric {
                 }
             }
         }
-        for (i, (&used, q)) in self.output_used.iter().zip(&self.output).enumerate() {
+        for (i, &OutputQueue { fifo: q, used }) in self.output.iter().enumerate() {
             let port = i / self.vcs;
             let releasing =
                 if self.releasing[port].1 as usize == i % self.vcs { self.releasing[port].0 as u64 } else { 0 };
@@ -855,7 +865,7 @@ impl IoqFabric {
             }
         }
         if matches!(self.control, LinkControl::Credit) {
-            for (i, q) in self.input.iter().enumerate() {
+            for (i, q) in self.input.iter().map(|q| &q.fifo).enumerate() {
                 if q.bytes > self.input_capacity {
                     return Err(format!("input buffer {i} holds {} bytes > capacity {}", q.bytes, self.input_capacity));
                 }
@@ -863,7 +873,7 @@ impl IoqFabric {
             return Ok(());
         }
         let vcs = self.vcs;
-        let queued = |gp: usize| self.input[gp * vcs..(gp + 1) * vcs].iter().map(|q| q.bytes).sum();
+        let queued = |gp: usize| self.input[gp * vcs..(gp + 1) * vcs].iter().map(|q| q.fifo.bytes).sum();
         let ports_of = |s: usize| self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize;
         self.memory.check(queued, ports_of)
     }
@@ -876,12 +886,12 @@ impl IoqFabric {
             let switch = self.owner[gp];
             (gp, format!("switch {switch}"), gp as u32 - self.port_base[switch as usize], i % self.vcs)
         };
-        for (i, q) in self.input.iter().enumerate().filter(|(_, q)| !q.is_empty()) {
+        for (i, q) in self.input.iter().map(|q| &q.fifo).enumerate().filter(|(_, q)| !q.is_empty()) {
             let (_, switch, port, vc) = name(i);
             let n = q.count(packets);
             blocked.push((n, format!("{switch} input port {port} vc {vc}: {n} packets")));
         }
-        for (i, q) in self.output.iter().enumerate().filter(|(_, q)| !q.is_empty()) {
+        for (i, q) in self.output.iter().map(|q| &q.fifo).enumerate().filter(|(_, q)| !q.is_empty()) {
             let (gp, switch, port, vc) = name(i);
             let (n, credits) = (q.count(packets), self.credits.credits(gp, vc));
             blocked.push((n, format!("{switch} output port {port} vc {vc}: {n} packets, {credits} credit bytes")));
