@@ -51,6 +51,24 @@ impl CreditReturns {
         true
     }
 
+    /// `push`, first handing the returns that have arrived by `now` to `credits` if the
+    /// ring is full (a sender that collects lazily leaves them there).
+    #[inline]
+    pub fn push_collecting(
+        &mut self,
+        link: usize,
+        at: u64,
+        vc: usize,
+        bytes: u64,
+        now: u64,
+        credits: &mut CreditSender,
+    ) -> bool {
+        if self.rings[link].len as usize == SLOTS {
+            self.collect(link, now, credits);
+        }
+        self.push(link, at, vc, bytes)
+    }
+
     /// The sender of `link` waits for credits: returns on their way will not wake it,
     /// so this wakes it at the first, if any. A later `push` reports that it waits.
     #[inline]
@@ -133,6 +151,20 @@ mod tests {
         r.collect(0, u64::MAX, &mut credits);
         assert_eq!(credits.credits(0, 0), 100 + 100 * (SLOTS as u64 + 2) as i64);
         assert_eq!(r.next_at(0), None);
+    }
+
+    #[test]
+    fn a_full_ring_makes_room_from_returns_that_have_arrived() {
+        let mut credits = CreditSender::new([1000], 1);
+        credits.on_send(0, 0, 1000);
+        let mut r = CreditReturns::new(1);
+        for k in 0..SLOTS as u64 {
+            assert!(r.push(0, 10 * (k + 1), 0, 100));
+        }
+        assert!(!r.push_collecting(0, 100, 0, 100, 5, &mut credits), "none has arrived: still full");
+        assert!(r.push_collecting(0, 100, 0, 100, 25, &mut credits));
+        assert_eq!(credits.credits(0, 0), 200, "the two that had arrived were collected");
+        assert_eq!(r.pending(0, 0), 100 * (SLOTS as u64 - 1));
     }
 
     #[test]

@@ -614,7 +614,7 @@ impl IoqFabric {
             // The input buffer frees as the tail leaves it: credits travel back upstream.
             let (upstream, at) = (self.peer[i], done + self.timing.of(i).latency);
             if upstream & HOST_TARGET == 0 {
-                if !self.returns.push(upstream as usize, at, vc, size) {
+                if !self.returns.push_collecting(upstream as usize, at, vc, size, now, &mut self.credits) {
                     ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
                 } else if self.returns.unblock(upstream as usize) {
                     self.wake(ctx, upstream, at);
@@ -716,7 +716,6 @@ impl IoqFabric {
     fn transmit(&mut self, ctx: &mut Ctx, port: u32) {
         let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
         let released = self.settle(o, now);
-        self.returns.collect(o, now, &mut self.credits);
         let mut blocked = false;
         let mut chosen = None;
         let mut earliest = u64::MAX;
@@ -731,7 +730,7 @@ impl IoqFabric {
             }
             nonempty += 1;
             let p = &ctx.packets[head];
-            if !self.credits.can_send(o, vc, p.size as u64) || self.pause.is_paused(o, vc) {
+            if !self.has_credits(o, vc, p.size as u64, now) || self.pause.is_paused(o, vc) {
                 blocked = true;
                 continue;
             }
@@ -803,6 +802,19 @@ impl IoqFabric {
         } else {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
         }
+    }
+
+    /// Whether output `o` holds credits for `bytes` on `vc` at `now`. Returned credits are
+    /// collected only when those in hand do not suffice: collecting reads the link's
+    /// return ring, and most transmissions find credits in hand (only this output spends
+    /// them, so collecting later changes nothing).
+    #[inline]
+    fn has_credits(&mut self, o: usize, vc: usize, bytes: u64, now: u64) -> bool {
+        if self.credits.can_send(o, vc, bytes) {
+            return true;
+        }
+        self.returns.collect(o, now, &mut self.credits);
+        self.credits.can_send(o, vc, bytes)
     }
 
     /// Schedules a `LinkWake` at `at` unless one is already pending no later.
