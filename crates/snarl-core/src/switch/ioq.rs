@@ -82,6 +82,35 @@ struct OutputQueue {
     used: u64,
 }
 
+/// The state of one global port that the per-packet path reads and writes together, in
+/// one cache line: its output side (link, crossbar, wake-ups, arbitration) and, as an
+/// input, when it is free to send through the crossbar again.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct Port {
+    link_free_at: u64,
+    /// Earliest pending `LinkWake` (0: none).
+    wake_at: u64,
+    /// Earliest pending allocation retry of the output (0: none).
+    retry_at: u64,
+    crossbar_free_at: u64,
+    input_busy_until: u64,
+    /// Output-buffer bytes (and their VC) to release once the current transmission ends.
+    releasing_bytes: u32,
+    /// Far end: a global input port, `HOST_TARGET | host`, or `NIL` when unwired.
+    peer: u32,
+    /// The switch the port belongs to.
+    owner: u32,
+    /// First word of the output's request mask, and its number of words.
+    mask_base: u32,
+    /// Number of bits set in the output's request mask.
+    waiting: u16,
+    grant_next: u16,
+    mask_words: u16,
+    releasing_vc: u8,
+    vc_next: u8,
+}
+
 /// Most waiting packets one output re-routes at a time.
 const MAX_REROUTES: usize = 16;
 
@@ -106,24 +135,9 @@ pub struct IoqFabric {
     radix: Vec<u16>,
 
     // Per global port.
-    owner: Vec<u32>,
-    /// Far end: a global input port, `HOST_TARGET | host`, or `NIL` when unwired.
-    peer: Vec<u32>,
+    ports: Vec<Port>,
     /// Serialisation, crossbar transfer and latency of each port's link.
     timing: LinkTimings,
-    link_free_at: Vec<u64>,
-    /// Earliest pending `LinkWake` (0: none).
-    wake_at: Vec<u64>,
-    /// Earliest pending allocation retry of an output (0: none).
-    retry_at: Vec<u64>,
-    /// Output-buffer bytes (and their VC) to release once the current transmission ends.
-    releasing: Vec<(u32, u8)>,
-    crossbar_out_free_at: Vec<u64>,
-    input_busy_until: Vec<u64>,
-    mask_base: Vec<u32>,
-    mask_words: Vec<u16>,
-    grant_next: Vec<u16>,
-    vc_next: Vec<u8>,
 
     // Per (global port, VC).
     input: Vec<InputQueue>,
@@ -134,8 +148,6 @@ pub struct IoqFabric {
 
     /// Request masks: bit (input port * vcs + vc) of output port o's words.
     requests: Vec<u64>,
-    /// Number of bits set in each output's request mask.
-    waiting: Vec<u16>,
     /// Bit of a request mask -> (input port, VC), precomputed to keep divisions off the
     /// per-packet path.
     bit_input: Vec<u16>,
@@ -194,17 +206,13 @@ impl IoqFabric {
             radix.push(r as u16);
             total += r;
         }
-        let mut owner = Vec::with_capacity(total);
-        let mut peer = Vec::with_capacity(total);
+        let mut port_state = Vec::with_capacity(total);
         let mut timings = Vec::with_capacity(total);
-        let mut mask_base = Vec::with_capacity(total);
-        let mut mask_words = Vec::with_capacity(total);
         let mut credit_capacity = Vec::with_capacity(total);
         let mut words_total = 0usize;
         for (s, &ports) in radix.iter().enumerate() {
             let words = (ports as usize * vcs).div_ceil(64);
             for p in 0..ports as usize {
-                owner.push(s as u32);
                 let link = topo.link(s, p);
                 let (far, capacity) = match topo.peer(s, p) {
                     Endpoint::Switch { switch, port } => {
@@ -214,11 +222,15 @@ impl IoqFabric {
                     Endpoint::Host(h) => (HOST_TARGET | h, UNLIMITED),
                     Endpoint::Unconnected => (NIL, 0),
                 };
-                peer.push(far);
                 credit_capacity.push(capacity);
                 timings.push(LinkTiming::new(link, speedup));
-                mask_base.push(words_total as u32);
-                mask_words.push(words as u16);
+                port_state.push(Port {
+                    owner: s as u32,
+                    peer: far,
+                    mask_base: words_total as u32,
+                    mask_words: words as u16,
+                    ..Port::default()
+                });
                 words_total += words;
             }
         }
@@ -237,25 +249,13 @@ impl IoqFabric {
             probe: vec![NO_PROBE; total * vcs],
             port_base,
             radix,
-            owner,
-            peer,
+            ports: port_state,
             timing: LinkTimings::new(timings),
-            link_free_at: vec![0; total],
-            wake_at: vec![0; total],
-            retry_at: vec![0; total],
-            releasing: vec![(0, 0); total],
-            crossbar_out_free_at: vec![0; total],
-            input_busy_until: vec![0; total],
-            mask_base,
-            mask_words,
-            grant_next: vec![0; total],
-            vc_next: vec![0; total],
             input: vec![InputQueue::default(); total * vcs],
             output: vec![OutputQueue::default(); total * vcs],
             credits: CreditSender::new(credit_capacity, vcs),
             returns: CreditReturns::new(total),
             requests: vec![0; words_total],
-            waiting: vec![0; total],
             bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
             bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
             ecn: None,
@@ -276,7 +276,8 @@ impl IoqFabric {
         let v = self.vcs;
         let (leaving, _) = self.leaving(gp, now);
         let returned = self.returns.arrived(gp, now);
-        self.output[gp * v..gp * v + v].iter().map(|q| q.used).sum::<u64>() - leaving + self.credits.in_use(gp) - returned
+        self.output[gp * v..gp * v + v].iter().map(|q| q.used).sum::<u64>() - leaving + self.credits.in_use(gp)
+            - returned
     }
 
     /// Whether output queue (gp, vc) has room for a packet of `bytes` now (counting the
@@ -291,8 +292,8 @@ impl IoqFabric {
     /// settled yet, and their VC (`settle` releases them).
     #[inline]
     fn leaving(&self, gp: usize, now: u64) -> (u64, usize) {
-        let (bytes, vc) = self.releasing[gp];
-        if self.link_free_at[gp] <= now {
+        let (bytes, vc) = (self.ports[gp].releasing_bytes, self.ports[gp].releasing_vc);
+        if self.ports[gp].link_free_at <= now {
             (bytes as u64, vc as usize)
         } else {
             (0, 0)
@@ -337,7 +338,7 @@ impl IoqFabric {
     /// then from the switch's pool; with neither it is dropped.
     fn admit(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) -> bool {
         let admitted =
-            self.memory.admit(gp as usize, self.owner[gp as usize] as usize, ctx.packets[packet].size as u64);
+            self.memory.admit(gp as usize, self.ports[gp as usize].owner as usize, ctx.packets[packet].size as u64);
         if !admitted {
             ctx.drop_packet(packet);
         }
@@ -347,7 +348,7 @@ impl IoqFabric {
     /// A packet of `bytes` left the ingress queue (gp, vc) of a shared-buffer switch.
     fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, bytes: u64) {
         let i = gp as usize;
-        self.memory.release(i, self.owner[i] as usize, bytes);
+        self.memory.release(i, self.ports[i].owner as usize, bytes);
         if let LinkControl::Pfc(receiver) = &mut self.control {
             if let Some(frame) = receiver.on_change(i, vc, self.input[i * self.vcs + vc].fifo.bytes) {
                 self.send_pfc(ctx, gp, vc, frame);
@@ -359,7 +360,7 @@ impl IoqFabric {
     /// sender. It goes out after the frame on the reverse link (control frames wait for
     /// the wire but not for queued data) and takes effect on arrival.
     fn send_pfc(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, frame: PfcFrame) {
-        let upstream = self.peer[gp as usize];
+        let upstream = self.ports[gp as usize].peer;
         if upstream == NIL {
             return;
         }
@@ -371,7 +372,7 @@ impl IoqFabric {
             ctx.stats.pfc.resume_frames_sent += 1;
             ctx.stats.fabric.add(ctx.now, FabricEvent::ResumeFrame);
         }
-        let at = self.link_free_at[gp as usize].max(ctx.now) + self.timing.of(gp as usize).pause_flight;
+        let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
         ctx.schedule(at, Event::Pause { target: upstream, vc: vc as u8, on });
     }
 
@@ -396,7 +397,7 @@ impl IoqFabric {
     #[inline]
     fn decide(&self, ctx: &mut Ctx, gp: u32, vc: usize) -> Route {
         let id = self.input[gp as usize * self.vcs + vc].fifo.head;
-        let switch = self.owner[gp as usize];
+        let switch = self.ports[gp as usize].owner;
         let base = self.port_base[switch as usize];
         let p = &ctx.packets[id];
         let query = RouteQuery {
@@ -419,7 +420,7 @@ impl IoqFabric {
     #[inline]
     fn post(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, route: Route) -> u32 {
         let id = self.input[gp as usize * self.vcs + vc].fifo.head;
-        let base = self.port_base[self.owner[gp as usize] as usize];
+        let base = self.port_base[self.ports[gp as usize].owner as usize];
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
@@ -429,8 +430,8 @@ impl IoqFabric {
         self.input[q].request_vc = route.vc;
         let out = base + route.port as u32;
         let bit = (gp - base) as usize * self.vcs + vc;
-        self.requests[self.mask_base[out as usize] as usize + bit / 64] |= 1 << (bit % 64);
-        self.waiting[out as usize] += 1;
+        self.requests[self.ports[out as usize].mask_base as usize + bit / 64] |= 1 << (bit % 64);
+        self.ports[out as usize].waiting += 1;
         out
     }
 
@@ -444,11 +445,11 @@ impl IoqFabric {
         if !ctx.routing.adapts_at_source() || !self.has_requests(o) {
             return;
         }
-        let base = self.port_base[self.owner[o] as usize] as usize;
-        let first_word = self.mask_base[o] as usize;
+        let base = self.port_base[self.ports[o].owner as usize] as usize;
+        let first_word = self.ports[o].mask_base as usize;
         let mut waiting = [0u16; MAX_REROUTES];
         let mut n = 0;
-        'scan: for w in 0..self.mask_words[o] as usize {
+        'scan: for w in 0..self.ports[o].mask_words as usize {
             let mut word = self.requests[first_word + w];
             while word != 0 {
                 let bit = w * 64 + word.trailing_zeros() as usize;
@@ -480,14 +481,14 @@ impl IoqFabric {
     fn may_reroute(&self, ctx: &Ctx, base: usize, bit: usize) -> bool {
         let input = base + self.bit_input[bit] as usize;
         let head = self.input[input * self.vcs + self.bit_vc[bit] as usize].fifo.head;
-        self.input_busy_until[input] <= ctx.now && ctx.packets[head].hops == 1
+        self.ports[input].input_busy_until <= ctx.now && ctx.packets[head].hops == 1
     }
 
     /// Routes the packet of request `bit` of output `out` again; returns the output its
     /// request moved to, if the new choice differs and has room for the packet now.
     fn reroute(&mut self, ctx: &mut Ctx, out: u32, bit: usize) -> Option<u32> {
         let o = out as usize;
-        let base = self.port_base[self.owner[o] as usize];
+        let base = self.port_base[self.ports[o].owner as usize];
         let (input, vc) = (base + self.bit_input[bit] as u32, self.bit_vc[bit] as usize);
         let route = self.decide(ctx, input, vc);
         let moved_to = base + route.port as u32;
@@ -495,8 +496,8 @@ impl IoqFabric {
         if moved_to == out || !self.has_room(moved_to as usize, route.vc as usize, size, ctx.now) {
             return None;
         }
-        self.requests[self.mask_base[o] as usize + bit / 64] &= !(1 << (bit % 64));
-        self.waiting[o] -= 1;
+        self.requests[self.ports[o].mask_base as usize + bit / 64] &= !(1 << (bit % 64));
+        self.ports[o].waiting -= 1;
         Some(self.post(ctx, input, vc, route))
     }
 
@@ -508,8 +509,8 @@ impl IoqFabric {
         if !self.has_requests(o) {
             return;
         }
-        if self.crossbar_out_free_at[o] > ctx.now {
-            self.retry(ctx, out, self.crossbar_out_free_at[o]);
+        if self.ports[o].crossbar_free_at > ctx.now {
+            self.retry(ctx, out, self.ports[o].crossbar_free_at);
             return;
         }
         self.allocate(ctx, out);
@@ -520,21 +521,23 @@ impl IoqFabric {
     fn allocate(&mut self, ctx: &mut Ctx, out: u32) {
         let (o, now) = (out as usize, ctx.now);
         self.settle(o, now);
-        let switch = self.owner[o] as usize;
+        let switch = self.ports[o].owner as usize;
         let base = self.port_base[switch] as usize;
         let bits = self.radix[switch] as usize * self.vcs;
         let vcs = self.vcs;
-        let words = self.mask_base[o] as usize..self.mask_base[o] as usize + self.mask_words[o] as usize;
+        let words =
+            self.ports[o].mask_base as usize..self.ports[o].mask_base as usize + self.ports[o].mask_words as usize;
         let mut inputs_free_at = u64::MAX;
         let mut output_full = false;
-        let picked = RoundRobin.pick(&self.requests[words], bits, self.grant_next[o] as usize, |bit| {
+        let picked = RoundRobin.pick(&self.requests[words], bits, self.ports[o].grant_next as usize, |bit| {
             let input = base + self.bit_input[bit] as usize;
-            if self.input_busy_until[input] > now {
-                inputs_free_at = inputs_free_at.min(self.input_busy_until[input]);
+            if self.ports[input].input_busy_until > now {
+                inputs_free_at = inputs_free_at.min(self.ports[input].input_busy_until);
                 return false;
             }
             let q = input * vcs + self.bit_vc[bit] as usize;
-            let fits = self.output[o * vcs + self.input[q].request_vc as usize].used + self.input[q].request_size as u64
+            let fits = self.output[o * vcs + self.input[q].request_vc as usize].used
+                + self.input[q].request_size as u64
                 <= self.output_capacity;
             output_full |= !fits;
             fits
@@ -544,7 +547,7 @@ impl IoqFabric {
             self.grant(ctx, input as u32, vc, out, bit);
             if self.has_requests(o) {
                 // The others wait for this transfer to end.
-                self.retry(ctx, out, self.crossbar_out_free_at[o]);
+                self.retry(ctx, out, self.ports[o].crossbar_free_at);
             }
             return;
         }
@@ -554,15 +557,15 @@ impl IoqFabric {
         if inputs_free_at != u64::MAX {
             self.retry(ctx, out, inputs_free_at);
         }
-        if output_full && self.link_free_at[o] > now {
+        if output_full && self.ports[o].link_free_at > now {
             // Space comes back when the packet on the wire has left.
-            self.wake(ctx, out, self.link_free_at[o]);
+            self.wake(ctx, out, self.ports[o].link_free_at);
         }
     }
 
     #[inline]
     fn has_requests(&self, o: usize) -> bool {
-        self.waiting[o] != 0
+        self.ports[o].waiting != 0
     }
 
     /// Releases the output-buffer space of a packet whose tail has left.
@@ -573,26 +576,26 @@ impl IoqFabric {
             return false;
         }
         self.output[o * self.vcs + vc].used -= bytes;
-        self.releasing[o] = (0, 0);
+        self.ports[o].releasing_bytes = 0;
         true
     }
 
     /// Schedules an allocation retry of output `out` at `at` unless one is pending no later.
     fn retry(&mut self, ctx: &mut Ctx, out: u32, at: u64) {
-        let pending = self.retry_at[out as usize];
+        let pending = self.ports[out as usize].retry_at;
         if pending != 0 && pending >= ctx.now && pending <= at {
             return;
         }
-        self.retry_at[out as usize] = at;
+        self.ports[out as usize].retry_at = at;
         ctx.schedule(at, Event::AllocRetry { output: out });
     }
 
     fn grant(&mut self, ctx: &mut Ctx, input: u32, vc: usize, out: u32, bit: usize) {
         let (i, o, vcs) = (input as usize, out as usize, self.vcs);
         let id = self.input[i * vcs + vc].fifo.pop(ctx.packets);
-        self.requests[self.mask_base[o] as usize + bit / 64] &= !(1 << (bit % 64));
-        self.waiting[o] -= 1;
-        self.grant_next[o] = (bit + 1) as u16;
+        self.requests[self.ports[o].mask_base as usize + bit / 64] &= !(1 << (bit % 64));
+        self.ports[o].waiting -= 1;
+        self.ports[o].grant_next = (bit + 1) as u16;
 
         let now = ctx.now;
         let p = &mut ctx.packets[id];
@@ -608,11 +611,11 @@ impl IoqFabric {
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = p.out_vc;
         let out_vc = p.out_vc as usize;
-        self.input_busy_until[i] = done;
-        self.crossbar_out_free_at[o] = done;
+        self.ports[i].input_busy_until = done;
+        self.ports[o].crossbar_free_at = done;
         if matches!(self.control, LinkControl::Credit) {
             // The input buffer frees as the tail leaves it: credits travel back upstream.
-            let (upstream, at) = (self.peer[i], done + self.timing.of(i).latency);
+            let (upstream, at) = (self.ports[i].peer, done + self.timing.of(i).latency);
             if upstream & HOST_TARGET == 0 {
                 if !self.returns.push_collecting(upstream as usize, at, vc, size, now, &mut self.credits) {
                     ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
@@ -679,8 +682,8 @@ impl IoqFabric {
 
     /// A crossbar resource that an output was waiting for is free: retry its allocation.
     pub fn alloc_retry(&mut self, ctx: &mut Ctx, out: u32) {
-        if self.retry_at[out as usize] == ctx.now {
-            self.retry_at[out as usize] = 0;
+        if self.ports[out as usize].retry_at == ctx.now {
+            self.ports[out as usize].retry_at = 0;
         }
         self.try_allocate(ctx, out);
     }
@@ -693,8 +696,8 @@ impl IoqFabric {
 
     /// The output link of `port` may have finished a packet or have one ready.
     pub fn link_wake(&mut self, ctx: &mut Ctx, port: u32) {
-        if self.wake_at[port as usize] == ctx.now {
-            self.wake_at[port as usize] = 0;
+        if self.ports[port as usize].wake_at == ctx.now {
+            self.ports[port as usize].wake_at = 0;
         }
         self.try_transmit(ctx, port);
     }
@@ -704,8 +707,8 @@ impl IoqFabric {
     #[inline]
     fn try_transmit(&mut self, ctx: &mut Ctx, port: u32) {
         let o = port as usize;
-        if self.link_free_at[o] > ctx.now {
-            self.wake(ctx, port, self.link_free_at[o]);
+        if self.ports[o].link_free_at > ctx.now {
+            self.wake(ctx, port, self.ports[o].link_free_at);
             return;
         }
         self.transmit(ctx, port);
@@ -721,7 +724,7 @@ impl IoqFabric {
         let mut earliest = u64::MAX;
         let mut earliest_vc = 0;
         let mut nonempty = 0;
-        let first = self.vc_next[o] as usize;
+        let first = self.ports[o].vc_next as usize;
         for k in 0..vcs {
             let vc = if first + k >= vcs { first + k - vcs } else { first + k };
             let head = self.output[o * vcs + vc].fifo.head;
@@ -776,18 +779,18 @@ impl IoqFabric {
         } else {
             self.output[o * vcs + vc].fifo.pop(ctx.packets)
         };
-        self.vc_next[o] = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
+        self.ports[o].vc_next = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
         let size = ctx.packets[id].size as u64;
         let link = *self.timing.of(o);
         let serialise = link.serializer.time(size);
         let end = now + serialise;
         self.credits.on_send(o, vc, size);
-        self.link_free_at[o] = end;
-        self.releasing[o] = (size as u32, vc as u8);
+        self.ports[o].link_free_at = end;
+        (self.ports[o].releasing_bytes, self.ports[o].releasing_vc) = (size as u32, vc as u8);
         // Wake at the end of the transmission only if someone waits for this output.
         let queued = self.output[o * vcs..o * vcs + vcs].iter().any(|q| !q.fifo.is_empty());
         if queued || self.has_requests(o) {
-            self.wake_at[o] = end;
+            self.ports[o].wake_at = end;
             ctx.schedule(end, Event::LinkWake { port });
         }
         let arrival = now + link.latency;
@@ -796,7 +799,7 @@ impl IoqFabric {
         p.hops += 1;
         ctx.stats.packet_hops += 1;
         *ctx.last_progress = now;
-        let far = self.peer[o];
+        let far = self.ports[o].peer;
         if far & HOST_TARGET != 0 {
             ctx.send_to_host(arrival + serialise, id);
         } else {
@@ -819,11 +822,11 @@ impl IoqFabric {
 
     /// Schedules a `LinkWake` at `at` unless one is already pending no later.
     fn wake(&mut self, ctx: &mut Ctx, port: u32, at: u64) {
-        let pending = self.wake_at[port as usize];
+        let pending = self.ports[port as usize].wake_at;
         if pending >= ctx.now && pending != 0 && pending <= at {
             return;
         }
-        self.wake_at[port as usize] = at;
+        self.ports[port as usize].wake_at = at;
         ctx.schedule(at, Event::LinkWake { port });
     }
 
@@ -849,7 +852,7 @@ impl IoqFabric {
 
     /// "switch S port P" for a global port id.
     pub fn port_name(&self, gp: usize) -> String {
-        let switch = self.owner[gp];
+        let switch = self.ports[gp].owner;
         format!("switch {switch} port {}", gp as u32 - self.port_base[switch as usize])
     }
 
@@ -857,7 +860,7 @@ impl IoqFabric {
     pub fn check_invariants(&self) -> Result<(), String> {
         self.credits.check_bounds()?;
         let credit_based = matches!(self.control, LinkControl::Credit);
-        for (port, &far) in self.peer.iter().enumerate().filter(|_| credit_based) {
+        for (port, far) in self.ports.iter().map(|p| p.peer).enumerate().filter(|_| credit_based) {
             for vc in 0..self.vcs {
                 let held = self.credits.credits(port, vc) + self.returns.pending(port, vc) as i64;
                 if far & HOST_TARGET == 0 && far != NIL && held > self.input_capacity as i64 {
@@ -867,8 +870,11 @@ impl IoqFabric {
         }
         for (i, &OutputQueue { fifo: q, used }) in self.output.iter().enumerate() {
             let port = i / self.vcs;
-            let releasing =
-                if self.releasing[port].1 as usize == i % self.vcs { self.releasing[port].0 as u64 } else { 0 };
+            let releasing = if self.ports[port].releasing_vc as usize == i % self.vcs {
+                self.ports[port].releasing_bytes as u64
+            } else {
+                0
+            };
             if used != q.bytes + releasing || used > self.output_capacity {
                 return Err(format!(
                     "output buffer {i}: {used} bytes accounted, {} queued + {releasing} leaving",
@@ -895,7 +901,7 @@ impl IoqFabric {
         let mut blocked: Vec<(u32, String)> = Vec::new();
         let name = |i: usize| {
             let gp = i / self.vcs;
-            let switch = self.owner[gp];
+            let switch = self.ports[gp].owner;
             (gp, format!("switch {switch}"), gp as u32 - self.port_base[switch as usize], i % self.vcs)
         };
         for (i, q) in self.input.iter().map(|q| &q.fifo).enumerate().filter(|(_, q)| !q.is_empty()) {
@@ -910,5 +916,15 @@ impl IoqFabric {
         }
         blocked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         blocked.into_iter().take(limit).map(|(_, s)| s).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn port_state_fills_one_cache_line() {
+        // A field more and every port spans two lines, which the per-packet path touches.
+        assert_eq!(std::mem::size_of::<super::Port>(), 64);
+        assert_eq!(std::mem::align_of::<super::Port>(), 64);
     }
 }
