@@ -29,9 +29,12 @@ use crate::units::{Rate, SerialTime};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use std::collections::VecDeque;
+use strength_reduce::StrengthReducedUsize;
 
 pub struct Nics {
     vcs: usize,
+    /// `vcs` as a divisor: a flow's VC is a hash modulo `vcs`, once per message.
+    vc_divisor: StrengthReducedUsize,
     mtu: u64,
     queue_capacity: usize,
     qps: u32,
@@ -115,6 +118,7 @@ impl Nics {
         }
         Nics {
             vcs,
+            vc_divisor: StrengthReducedUsize::new(vcs.max(1)),
             mtu,
             queue_capacity,
             qps,
@@ -183,7 +187,7 @@ impl Nics {
             let accepted = (self.queue_len[h] as usize) < self.queue_capacity;
             if accepted {
                 let qp = if self.qps > 1 { rng.random_range(0..self.qps) } else { 0 };
-                let vc = (qp_number(host, dst, qp) as usize % self.vcs) as u8;
+                let vc = (qp_number(host, dst, qp) as usize % self.vc_divisor) as u8;
                 let id = ctx.messages.alloc(Message {
                     dst,
                     qp,

@@ -1,10 +1,13 @@
 //! Throughput and latency per fixed time window and group: flat arrays sized at build.
 
 use crate::report::{Column, ColumnData, Table};
+use strength_reduce::StrengthReducedU64;
 
 pub struct Series {
     groups: usize,
     window: u64,
+    /// `window` as a divisor: every generation and delivery finds its window.
+    per_window: StrengthReducedU64,
     windows: usize,
     /// Indexed [window * groups + group].
     generated: Vec<u64>,
@@ -20,6 +23,7 @@ impl Series {
         Series {
             groups,
             window: window.max(1),
+            per_window: StrengthReducedU64::new(window.max(1)),
             windows,
             generated: vec![0; cells],
             delivered: vec![0; cells],
@@ -30,7 +34,7 @@ impl Series {
 
     #[inline]
     fn cell(&self, now: u64, group: u16) -> Option<usize> {
-        let w = (now / self.window) as usize;
+        let w = (now / self.per_window) as usize;
         (w < self.windows).then(|| w * self.groups + group as usize)
     }
 
