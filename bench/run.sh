@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmark cases, one process each (so peak memory is the case's own), keeps the
-# fastest of RUNS runs per case, prints a Markdown table and appends it to
-# bench/results.md. Usage: [RUNS=3] bench/run.sh [BINARY]
+# fastest of RUNS runs per case, counts instructions and cache misses per hop
+# (bench/counts.sh), prints Markdown tables and appends them to bench/results.md.
+# Usage: [RUNS=3] bench/run.sh [BINARY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-target/release/snarl-bench}
@@ -76,6 +77,12 @@ print(f"DCQCN (marking, CNPs, per-flow pacing) costs {dcqcn:.0%} of the packet-h
 PY
 )
 rm -f "$results"
+# Instructions and cache misses per hop: machine-independent, for telling small changes
+# apart when wall times are noisy (empty without valgrind).
+counts=$(bash ./bench/counts.sh "$bin")
+if [ -n "$counts" ]; then
+  table=$(printf '%s\n\n%s' "$table" "$counts")
+fi
 echo "$table"
 {
   echo
