@@ -1,8 +1,9 @@
 //! The input-output queued (IOQ) switch, for all switches of a fabric at once.
 //!
-//! State is struct-of-arrays indexed by global port id (`port_base[switch] + port`) and
-//! by `port * vcs + vc`, so the per-packet path touches a few flat vectors and never
-//! allocates. A packet's life at a switch:
+//! State lives in flat vectors indexed by global port id (`port_base[switch] + port`)
+//! and by `port * vcs + vc`, grouped by what the per-packet path touches together (a
+//! port's state in one cache line, a queue beside its accounting), so a hop touches few
+//! lines and never allocates. A packet's life at a switch:
 //!
 //! 1. `arrive`: its head enters the input VC queue; at the head of the queue it is
 //!    routed and requests its output (one bit in the output's request mask).
@@ -101,13 +102,16 @@ struct Port {
     peer: u32,
     /// The switch the port belongs to.
     owner: u32,
-    /// First word of the output's request mask, and its number of words.
+    /// First word of the output's request mask in `IoqFabric::requests`.
     mask_base: u32,
     /// Number of bits set in the output's request mask.
     waiting: u16,
+    /// Request bit the round-robin arbiter looks at first.
     grant_next: u16,
+    /// Number of words of the output's request mask.
     mask_words: u16,
     releasing_vc: u8,
+    /// VC the output link looks at first (round robin over VCs).
     vc_next: u8,
 }
 
