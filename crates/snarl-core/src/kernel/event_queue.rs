@@ -42,10 +42,17 @@ impl Ord for Entry {
 
 /// Spare entries kept whatever the number of pending events.
 const MIN_SPARE: usize = 4096;
-/// Largest buffer kept for reuse, in entries: large enough for the hundreds of events a
-/// synchronous fabric schedules at one instant (regrowing them cost a tenth of the run),
-/// small enough that peak memory stays near the pending events at saturation.
+/// Largest buffer kept for reuse, in entries, unless buckets are larger on average:
+/// large enough for the hundreds of events a synchronous fabric schedules at one instant
+/// (regrowing them cost a tenth of the run), small enough that peak memory stays near
+/// the pending events at saturation.
 const MAX_KEPT: usize = 1024;
+/// Buffers up to this many times the average bucket are kept: where every bucket is one
+/// instant of thousands of events (cycle-based fabrics, whose events fall on whole
+/// cycles), buffers of their size circulate instead of being regrown every cycle.
+const KEPT_PER_AVERAGE: usize = 4;
+/// Weight of the newest bucket in the moving average of bucket sizes (1 / 2^this).
+const AVERAGE_SHIFT: u32 = 6;
 
 pub struct EventQueue {
     /// log2 of the bucket width in picoseconds.
@@ -65,6 +72,8 @@ pub struct EventQueue {
     spare: Vec<Vec<Entry>>,
     /// Entries the spare buffers can hold, kept below twice the pending events.
     spare_capacity: usize,
+    /// Moving average of the sizes of the buckets made current, times 2^AVERAGE_SHIFT.
+    bucket_average: usize,
     /// One bit per wheel slot: set when the slot holds events.
     occupied: Vec<u64>,
     overflow: BinaryHeap<Entry>,
@@ -87,6 +96,7 @@ impl EventQueue {
             wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
             spare: Vec::new(),
             spare_capacity: 0,
+            bucket_average: 0,
             occupied: vec![0; (wheel_len / 64) as usize],
             overflow: BinaryHeap::new(),
             seq: 0,
@@ -165,6 +175,8 @@ impl EventQueue {
                     self.occupied[slot / 64] &= !(1 << (slot % 64));
                     let drained = std::mem::replace(&mut self.current, std::mem::take(&mut self.wheel[slot]));
                     self.keep_spare(drained);
+                    self.bucket_average += self.current.len();
+                    self.bucket_average -= self.bucket_average >> AVERAGE_SHIFT;
                     sort_bucket(&mut self.current);
                     self.pull_overflow();
                     return true;
@@ -249,13 +261,14 @@ impl EventQueue {
         bucket.push(entry);
     }
 
-    /// Keeps a drained buffer for reuse, unless it is one of the rare large ones (many
-    /// hosts generating at one instant) or the spares could already hold twice the
-    /// pending events: then it is freed, so that buffers do not all grow to the largest
-    /// bucket as they circulate.
+    /// Keeps a drained buffer for reuse, unless it is one of the rare large ones (larger
+    /// than `MAX_KEPT` and than a few average buckets: many hosts generating at one
+    /// instant) or the spares could already hold twice the pending events: then it is
+    /// freed, so that buffers do not all grow to the largest bucket as they circulate.
     fn keep_spare(&mut self, buffer: Vec<Entry>) {
         let capacity = buffer.capacity();
-        if capacity > 0 && capacity <= MAX_KEPT && self.spare_capacity + capacity <= 2 * self.len.max(MIN_SPARE) {
+        let largest = MAX_KEPT.max(KEPT_PER_AVERAGE * (self.bucket_average >> AVERAGE_SHIFT));
+        if capacity > 0 && capacity <= largest && self.spare_capacity + capacity <= 2 * self.len.max(MIN_SPARE) {
             self.spare_capacity += capacity;
             self.spare.push(buffer);
         }
@@ -327,6 +340,31 @@ mod tests {
         }
         expected.push((5_000_500, 1000));
         assert_eq!(popped, expected);
+    }
+
+    /// Every bucket is one instant of 2,000 events (a cycle-based fabric, whose events
+    /// fall on whole cycles): once the average has caught up, each instant fills a kept
+    /// buffer without growing it, instead of regrowing a fresh one every cycle.
+    #[test]
+    fn buffers_of_large_instants_circulate() {
+        let mut queue = EventQueue::new(16, 10);
+        let mut grown = Vec::new();
+        for cycle in 1..80u64 {
+            let at = cycle * 1000;
+            let slot = ((at >> queue.shift) & (queue.wheel_len - 1)) as usize;
+            queue.push(at, Event::HostWake { host: 0 });
+            let first = queue.wheel[slot].capacity();
+            for host in 1..2000 {
+                queue.push(at, Event::HostWake { host });
+            }
+            if queue.wheel[slot].capacity() != first {
+                grown.push(cycle);
+            }
+            for host in 0..2000 {
+                assert_eq!(queue.pop(), Some((at, Event::HostWake { host })));
+            }
+        }
+        assert!(grown.iter().all(|&c| c < 40), "buffers still regrown at cycles {grown:?}");
     }
 
     /// Against a plain binary heap: same events in the same (time, seq) order.
