@@ -53,6 +53,10 @@ const MAX_KEPT: usize = 1024;
 const KEPT_PER_AVERAGE: usize = 4;
 /// Weight of the newest bucket in the moving average of bucket sizes (1 / 2^this).
 const AVERAGE_SHIFT: u32 = 6;
+/// But never buffers of more than this many entries (2 MiB): the instants of the largest
+/// fabrics (hundreds of thousands of events) are rare enough to regrow, and kept they
+/// would hold hundreds of megabytes.
+const MAX_KEPT_LARGE: usize = 1 << 16;
 
 pub struct EventQueue {
     /// log2 of the bucket width in picoseconds.
@@ -267,7 +271,7 @@ impl EventQueue {
     /// freed, so that buffers do not all grow to the largest bucket as they circulate.
     fn keep_spare(&mut self, buffer: Vec<Entry>) {
         let capacity = buffer.capacity();
-        let largest = MAX_KEPT.max(KEPT_PER_AVERAGE * (self.bucket_average >> AVERAGE_SHIFT));
+        let largest = MAX_KEPT.max(KEPT_PER_AVERAGE * (self.bucket_average >> AVERAGE_SHIFT)).min(MAX_KEPT_LARGE);
         if capacity > 0 && capacity <= largest && self.spare_capacity + capacity <= 2 * self.len.max(MIN_SPARE) {
             self.spare_capacity += capacity;
             self.spare.push(buffer);
