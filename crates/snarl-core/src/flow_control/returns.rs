@@ -130,14 +130,21 @@ impl CreditReturns {
 mod tests {
     use super::*;
 
-    #[test]
-    fn returns_arrive_in_order_and_overflow_is_refused() {
+    /// A sender of `sent` bytes on a link with a 1000-byte buffer, and its ring full of
+    /// returns of 100 bytes arriving at 10, 20, 30, ...
+    fn full_ring(sent: u64) -> (CreditSender, CreditReturns) {
         let mut credits = CreditSender::new([1000], 1);
-        credits.on_send(0, 0, 900);
+        credits.on_send(0, 0, sent);
         let mut r = CreditReturns::new(1);
         for k in 0..SLOTS as u64 {
             assert!(r.push(0, 10 * (k + 1), 0, 100));
         }
+        (credits, r)
+    }
+
+    #[test]
+    fn returns_arrive_in_order_and_overflow_is_refused() {
+        let (mut credits, mut r) = full_ring(900);
         assert!(!r.push(0, 1000, 0, 100), "a full ring refuses");
         assert_eq!(r.next_at(0), Some(10));
         assert_eq!(r.arrived(0, 25), 200);
@@ -155,12 +162,7 @@ mod tests {
 
     #[test]
     fn a_full_ring_makes_room_from_returns_that_have_arrived() {
-        let mut credits = CreditSender::new([1000], 1);
-        credits.on_send(0, 0, 1000);
-        let mut r = CreditReturns::new(1);
-        for k in 0..SLOTS as u64 {
-            assert!(r.push(0, 10 * (k + 1), 0, 100));
-        }
+        let (mut credits, mut r) = full_ring(1000);
         assert!(!r.push_collecting(0, 100, 0, 100, 5, &mut credits), "none has arrived: still full");
         assert!(r.push_collecting(0, 100, 0, 100, 25, &mut credits));
         assert_eq!(credits.credits(0, 0), 200, "the two that had arrived were collected");
