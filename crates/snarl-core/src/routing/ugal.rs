@@ -17,6 +17,7 @@
 //! falls below Valiant under adversarial traffic. Among several minimal ports, one with
 //! room for the packet is preferred.
 
+use super::minimal::hop_class;
 use super::valiant::{random_intermediate, two_phase};
 use super::{PortView, Route, RouteQuery, Routing};
 use crate::config::UgalInformation;
@@ -45,11 +46,10 @@ impl Routing for Ugal {
         if via == NIL {
             return two_phase(topo, q, NIL, view, rng);
         }
-        let valiant_hops = (topo.distance(here, via as usize) + topo.distance(via as usize, dst_switch)) as u64;
-        let minimal_hops = topo.distance(here, dst_switch) as u64;
-        let minimal = self.candidate(topo, q, NIL, dst_switch, view, rng);
-        let valiant = self.candidate(topo, q, via, via as usize, view, rng);
-        if valiant.load * valiant_hops + self.threshold < minimal.load * minimal_hops {
+        let minimal = self.candidate(topo, q, NIL, dst_switch, view);
+        let valiant = self.candidate(topo, q, via, via as usize, view);
+        let valiant_hops = valiant.hops + topo.distance(via as usize, dst_switch) as u64;
+        if valiant.load * valiant_hops + self.threshold < minimal.load * minimal.hops {
             valiant.route
         } else {
             minimal.route
@@ -62,36 +62,30 @@ struct Candidate {
     route: Route,
     /// Occupancy the weight multiplies by the route's hops.
     load: u64,
+    /// Hops from here to the candidate's target (the destination, or the intermediate).
+    hops: u64,
 }
 
 impl Ugal {
     /// The route through `via` (NIL: minimal) leaving by the best minimal port toward
     /// `target`: among the ports with room for the packet if any, the least loaded, as
     /// UGAL-L (the port itself) or UGAL-G (the route through the source group) sees it.
-    fn candidate(
-        &self,
-        topo: &AnyTopology,
-        q: &RouteQuery,
-        via: u32,
-        target: usize,
-        view: &impl PortView,
-        rng: &mut Pcg64Mcg,
-    ) -> Candidate {
+    fn candidate(&self, topo: &AnyTopology, q: &RouteQuery, via: u32, target: usize, view: &impl PortView) -> Candidate {
         let (here, size) = (q.switch as usize, q.size as u64);
-        let mut route = two_phase(topo, q, via, view, rng);
+        // At the source: the packet's first hop class, whichever route it takes.
+        let vc = hop_class(topo, q, false);
         let load = |port: u16| match self.information {
             UgalInformation::Local => view.occupancy(port),
             UgalInformation::Global => source_group_load(topo, here, port, target, view),
         };
         let mut ports = [0u16; MAX_MINIMAL];
-        let n = topo.minimal_ports(here, target, &mut ports);
+        let (hops, n) = topo.minimal_route(here, target, &mut ports);
         let (port, load) = ports[..n]
             .iter()
             .map(|&p| (p, load(p)))
-            .min_by_key(|&(p, load)| (!view.has_room(p, route.vc, size), load))
+            .min_by_key(|&(p, load)| (!view.has_room(p, vc, size), load))
             .expect("a minimal port toward another switch");
-        route.port = port;
-        Candidate { route, load }
+        Candidate { route: Route { port, vc, via }, load, hops: hops as u64 }
     }
 }
 

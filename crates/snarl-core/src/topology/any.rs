@@ -215,6 +215,11 @@ impl Minimal for AnyTopology {
         minimal!(self, t => t.minimal_ports(switch, to, out), _ => 0)
     }
 
+    #[inline]
+    fn minimal_route(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> (u32, usize) {
+        minimal!(self, t => t.minimal_route(switch, to, out), _ => (0, 0))
+    }
+
     fn diameter_hint(&self) -> u32 {
         minimal!(self, t => t.diameter_hint(), _ => 0)
     }

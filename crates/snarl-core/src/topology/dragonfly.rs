@@ -268,6 +268,11 @@ impl Minimal for Dragonfly {
         self.routes(switch, to, Some(out)).1
     }
 
+    #[inline]
+    fn minimal_route(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> (u32, usize) {
+        self.routes(switch, to, Some(out))
+    }
+
     /// Local-global-local.
     fn diameter_hint(&self) -> u32 {
         if self.group_size > 1 {
@@ -297,6 +302,10 @@ mod tests {
                     return Err(Error::Topology(format!("{from} -> {to}: route of {d} hops, {shortest} by BFS")));
                 }
                 let n = t.minimal_ports(from, to, &mut out);
+                let mut together = [0; MAX_MINIMAL];
+                if t.minimal_route(from, to, &mut together) != (d, n) || together[..n] != out[..n] {
+                    return Err(Error::Topology(format!("{from} -> {to}: minimal_route disagrees")));
+                }
                 if (n == 0) != (from == to) {
                     return Err(Error::Topology(format!("{from} -> {to}: {n} first hops")));
                 }

@@ -119,6 +119,11 @@ pub trait Minimal {
     /// Ports of `switch` that start a minimal path to switch `to` (`to != switch`);
     /// writes them to `out` and returns how many.
     fn minimal_ports(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> usize;
+    /// `distance` and `minimal_ports` at once, for fabrics that find both in one pass.
+    #[inline]
+    fn minimal_route(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> (u32, usize) {
+        (self.distance(switch, to), self.minimal_ports(switch, to, out))
+    }
     /// Largest `distance` between two switches that hosts are attached to.
     fn diameter_hint(&self) -> u32;
 }
