@@ -88,13 +88,11 @@ pub struct SimulationConfig {
     /// Unit of reported times.
     #[serde(default)]
     pub time_unit: TimeUnit,
-    /// Stop with a deadlock error if packets are in flight but none moved for this long.
-    #[serde(default = "default_watchdog")]
-    pub watchdog: Time,
-}
-
-fn default_watchdog() -> Time {
-    Time(1_000_000_000) // 1 ms
+    /// Stop with a deadlock error if packets are in flight but none moved for this long,
+    /// or a switch queue's head did not move for this long (default: scaled to the
+    /// fabric's slowest hop, see `kernel::WATCHDOG_HOPS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watchdog: Option<Time>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

@@ -76,7 +76,9 @@ impl Config {
                 p.add("simulation.window", format!("must not exceed the duration ({})", s.duration));
             }
         }
-        p.positive("simulation.watchdog", s.watchdog.0);
+        if let Some(watchdog) = s.watchdog {
+            p.positive("simulation.watchdog", watchdog.0);
+        }
     }
 
     fn validate_topology(&self, p: &mut Problems) {

@@ -4,10 +4,12 @@
 mod context;
 mod event;
 mod event_queue;
+mod watchdog;
 
 pub use context::Ctx;
 pub use event::{Event, HOST_TARGET};
 pub use event_queue::EventQueue;
+pub use watchdog::StallTracker;
 
 use crate::cc::ecn::Ecn;
 use crate::config::{
@@ -36,7 +38,8 @@ pub struct Simulation {
     end: u64,
     seed: u64,
     time_unit: TimeUnit,
-    watchdog: u64,
+    /// Queues whose head stopped moving (see `watchdog`).
+    stalls: StallTracker,
     /// Drops are a fault (lossless link-level flow control) rather than a result.
     lossless: bool,
     /// PFC headroom per priority, for the report (0 without PFC).
@@ -120,12 +123,13 @@ impl Simulation {
         let hosts = topo.num_hosts() as u64;
         let bucket = (packet_time * 4 / hosts).max(16);
         let wheel_bits = (hosts / 2).max(1024).ilog2();
+        let watchdog = sim.watchdog.map_or_else(|| default_watchdog(fabric.slowest_hop(config.nic.mtu.0)), |w| w.0);
         let mut simulation = Simulation {
             now: 0,
             end,
             seed: config.seed,
             time_unit: sim.time_unit,
-            watchdog: sim.watchdog.0,
+            stalls: StallTracker::new(watchdog),
             lossless: !matches!(config.flow_control, FlowControlConfig::None {}),
             pfc_headroom: match config.flow_control {
                 FlowControlConfig::Pfc { .. } => pfc_headroom(&config.links, config.nic.mtu.0),
@@ -157,7 +161,7 @@ impl Simulation {
         for (index, phase) in self.work.phases.iter().enumerate() {
             self.queue.push(phase.at.0, Event::Phase { index: index as u32 });
         }
-        self.queue.push(self.watchdog, Event::Watchdog);
+        self.queue.push(self.stalls.period(), Event::Watchdog);
     }
 
     /// (Re)starts the sources of group `g` from now on with its current settings.
@@ -183,7 +187,12 @@ impl Simulation {
             self.now = time;
             match event {
                 Event::Phase { index } => self.begin_phase(index as usize),
-                Event::Watchdog => self.check_progress()?,
+                Event::Watchdog => {
+                    // The checks are not simulated work: the summary must not depend on
+                    // the watchdog interval.
+                    self.events -= 1;
+                    self.check_progress()?
+                }
                 _ => unreachable!("packet events are dispatched by run_packets"),
             }
         }
@@ -285,19 +294,59 @@ impl Simulation {
         }
     }
 
+    /// The periodic watchdog check; the next one follows a quarter interval later.
     fn check_progress(&mut self) -> Result<()> {
+        self.find_deadlock()?;
+        self.queue.push(self.now + self.stalls.period(), Event::Watchdog);
+        Ok(())
+    }
+
+    /// Fails if no packet moved anywhere for the watchdog interval while packets are in
+    /// flight, or if switch queues whose heads did not move for that long wait on each
+    /// other in a cycle (a deadlock that traffic elsewhere does not end).
+    fn find_deadlock(&mut self) -> Result<()> {
+        let packets = &self.packets;
+        let heads = self.fabric.queue_heads().map(|(queue, packet)| (queue, packet, packets[packet].injected));
+        self.stalls.observe(self.now, heads);
+        let interval = self.show_time(self.stalls.interval());
         let in_flight = self.stats.packet_counts().in_flight;
-        if in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.watchdog {
+        let now = self.show_time(self.now);
+        if in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.stalls.interval() {
             let blocked = self.fabric.blocked_ports(&self.packets, 10);
             return Err(Error::Deadlock(format!(
-                "no packet moved for {} (at {} with {in_flight} packets in flight); blocked: {}",
-                crate::units::Time(self.watchdog),
-                crate::units::Time(self.now),
+                "no packet moved for {interval} (at {now} with {in_flight} packets in flight); blocked: {}",
                 blocked.join("; ")
             )));
         }
-        self.queue.push(self.now + self.watchdog, Event::Watchdog);
-        Ok(())
+        let stalled: Vec<u32> = self.stalls.stalled(self.now).into_iter().map(|(q, _)| q).collect();
+        let Some(deadlock) = watchdog::find_cycles(&stalled, |q| self.fabric.waits_for(&self.packets, q)) else {
+            return Ok(());
+        };
+        let on_cycles: Vec<u32> = deadlock.cycles.iter().flatten().copied().collect();
+        let stuck: u64 =
+            on_cycles.iter().chain(&deadlock.blocked).map(|&q| self.fabric.queue_len(&self.packets, q) as u64).sum();
+        let shown: Vec<String> = on_cycles
+            .iter()
+            .chain(&deadlock.blocked)
+            .take(10)
+            .map(|&q| self.fabric.describe_queue(&self.packets, q))
+            .collect();
+        Err(Error::Deadlock(format!(
+            "{} queues wait on each other in {} cycle(s) and did not move for {interval}, {} more wait on them \
+             (at {now}: {stuck} packets stuck of {in_flight} in flight); blocked: {}",
+            on_cycles.len(),
+            deadlock.cycles.len(),
+            deadlock.blocked.len(),
+            shown.join("; ")
+        )))
+    }
+
+    /// `t` (ps) in the run's time unit, for messages.
+    fn show_time(&self, t: u64) -> String {
+        match self.time_unit {
+            TimeUnit::Ns => crate::units::Time(t).to_string(),
+            TimeUnit::Cycles => format!("{}cycles", t as f64 / PS_PER_UNIT),
+        }
     }
 
     /// Checks the lossless invariants: conservation, credits within bounds, buffers
@@ -323,6 +372,9 @@ impl Simulation {
     }
 
     fn finish(mut self, wall_seconds: f64) -> Result<Report> {
+        // A stall whose interval ran out after the last periodic check is caught here.
+        self.now = self.end;
+        self.find_deadlock()?;
         self.check_invariants()?;
         let infos: Vec<GroupInfo> = self
             .work
@@ -432,6 +484,18 @@ impl ProgressPacer<'_> {
         }
         Ok(())
     }
+}
+
+/// Slowest hops a queue head may wait before the watchdog calls it stalled, unless
+/// `simulation.watchdog` says otherwise: far beyond the waits of heavy congestion, where
+/// round robin serves every input of a congested output in turn, and still a small part
+/// of any run long enough to measure something.
+pub const WATCHDOG_HOPS: u64 = 500;
+
+/// The default watchdog interval of a fabric whose slowest hop (serialisation of an MTU,
+/// link and switch latency) takes `slowest_hop`.
+fn default_watchdog(slowest_hop: u64) -> u64 {
+    WATCHDOG_HOPS * slowest_hop.max(1)
 }
 
 /// The switch buffers and link-level flow control of `config`.

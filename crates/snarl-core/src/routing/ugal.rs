@@ -70,7 +70,14 @@ impl Ugal {
     /// The route through `via` (NIL: minimal) leaving by the best minimal port toward
     /// `target`: among the ports with room for the packet if any, the least loaded, as
     /// UGAL-L (the port itself) or UGAL-G (the route through the source group) sees it.
-    fn candidate(&self, topo: &AnyTopology, q: &RouteQuery, via: u32, target: usize, view: &impl PortView) -> Candidate {
+    fn candidate(
+        &self,
+        topo: &AnyTopology,
+        q: &RouteQuery,
+        via: u32,
+        target: usize,
+        view: &impl PortView,
+    ) -> Candidate {
         let (here, size) = (q.switch as usize, q.size as u64);
         // At the source: the packet's first hop class, whichever route it takes.
         let vc = hop_class(topo, q, false);

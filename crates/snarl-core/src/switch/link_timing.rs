@@ -61,6 +61,11 @@ impl LinkTimings {
         &self.classes[self.class_of[port] as usize]
     }
 
+    /// The longest serialisation of `bytes` plus latency over the link classes.
+    pub fn slowest(&self, bytes: u64) -> u64 {
+        self.classes.iter().map(|c| c.serializer.time(bytes) + c.latency).max().unwrap_or(0)
+    }
+
     /// Number of distinct timings.
     #[cfg(test)]
     pub fn classes(&self) -> usize {

@@ -22,6 +22,12 @@ pub fn run_lossy(text: &str, overrides: &[(&str, &str)]) -> Report {
     report
 }
 
+/// The text of `scenarios/<name>.toml` (`name` with its folder).
+pub fn scenario_file(name: &str) -> String {
+    let path = format!("{}/../../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 /// `|got - want| <= tol`, with a readable failure.
 pub fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
     assert!((got - want).abs() <= tol, "{what}: got {got:.4}, want {want:.4} ± {tol}");

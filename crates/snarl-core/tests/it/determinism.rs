@@ -29,3 +29,10 @@ fn same_seed_same_time_series() {
     assert_eq!(a.timeseries, b.timeseries);
     assert!(a.timeseries.rows() > 100);
 }
+
+#[test]
+fn the_watchdog_interval_does_not_change_the_summary() {
+    let a = summary_without_wall_time(&[("simulation.watchdog", "3us")]);
+    let b = summary_without_wall_time(&[("simulation.watchdog", "500us")]);
+    assert_eq!(a, b);
+}

@@ -6,8 +6,7 @@ use crate::common::*;
 use snarl_core::{load_config, Error};
 
 fn scenario(name: &str) -> String {
-    let path = format!("{}/../../scenarios/endpoint-congestion/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    scenario_file(&format!("endpoint-congestion/{name}"))
 }
 
 const SHORT: [(&str, &str); 2] = [("simulation.duration", "10000cycles"), ("simulation.warmup", "3000cycles")];

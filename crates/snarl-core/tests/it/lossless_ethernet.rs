@@ -6,8 +6,7 @@ use crate::common::*;
 use snarl_core::Summary;
 
 fn scenario(name: &str) -> String {
-    let path = format!("{}/../../scenarios/lossless-ethernet/{name}.toml", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    scenario_file(&format!("lossless-ethernet/{name}"))
 }
 
 fn summary(name: &str) -> Summary {

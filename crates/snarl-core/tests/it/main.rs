@@ -12,3 +12,4 @@ mod lossless_ethernet;
 mod mechanisms;
 mod pfc;
 mod scenarios;
+mod watchdog;

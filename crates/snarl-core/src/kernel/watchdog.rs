@@ -1,0 +1,202 @@
+//! The watchdog: finds queues whose head packet has stopped moving, and among them the
+//! cycles of queues that wait on each other for good.
+//!
+//! A deadlock need not stop the whole fabric: a cycle of full buffers can hold its packets
+//! for good while traffic elsewhere moves on. So beside "no packet moved anywhere", the
+//! watchdog looks at every non-empty switch queue a few times per interval and remembers
+//! since when it has seen the same packet at its head; a head seen for the whole interval
+//! is stalled. Stalled alone is not deadlocked: deep in a saturated congestion tree a
+//! queue head may wait for tens of thousands of packet times while round robin serves the
+//! other branches. What a deadlock has and a congestion tree lacks is a cycle: each queue
+//! head waits for one queue (an input for the output buffer it requested, an output for
+//! the credits or the resume of the input downstream), trees of waits end at a host, which
+//! always drains, and a deadlock's waits come back to where they started. So a deadlock
+//! is a cycle of stalled queues in that wait-for graph, and the queues whose waits lead
+//! into it are blocked by it.
+//!
+//! Nothing of this touches the per-packet path: the queues are read only at the checks,
+//! and only the non-empty ones are remembered.
+
+use std::collections::HashMap;
+
+/// A non-empty queue as seen at a check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Seen {
+    queue: u32,
+    /// Handle of the head packet, and the time it was injected: handles are reused, the
+    /// pair identifies one packet.
+    packet: u32,
+    injected: u64,
+    /// First check that saw this packet at the head of this queue.
+    since: u64,
+}
+
+/// Checks per interval: a stall is reported at most a quarter of the interval late.
+pub const CHECKS_PER_INTERVAL: u64 = 4;
+
+pub struct StallTracker {
+    interval: u64,
+    /// Queues seen at the last check, in queue order.
+    seen: Vec<Seen>,
+    /// The check being built; swapped with `seen` (no allocation once both have grown).
+    next: Vec<Seen>,
+}
+
+impl StallTracker {
+    pub fn new(interval: u64) -> StallTracker {
+        StallTracker { interval, seen: Vec::new(), next: Vec::new() }
+    }
+
+    pub fn interval(&self) -> u64 {
+        self.interval
+    }
+
+    /// Time between two checks.
+    pub fn period(&self) -> u64 {
+        (self.interval / CHECKS_PER_INTERVAL).max(1)
+    }
+
+    /// Records the heads of the non-empty queues at `now`; `heads` yields them as
+    /// (queue, packet, injected) in increasing queue order.
+    pub fn observe(&mut self, now: u64, heads: impl IntoIterator<Item = (u32, u32, u64)>) {
+        self.next.clear();
+        let mut previous = self.seen.iter().peekable();
+        for (queue, packet, injected) in heads {
+            while previous.next_if(|s| s.queue < queue).is_some() {}
+            let since = match previous.peek() {
+                Some(s) if s.queue == queue && s.packet == packet && s.injected == injected => s.since,
+                _ => now,
+            };
+            self.next.push(Seen { queue, packet, injected, since });
+        }
+        std::mem::swap(&mut self.seen, &mut self.next);
+    }
+
+    /// Queues whose head has not moved for at least the interval at `now`, with the time
+    /// since they have been stalled, longest first.
+    pub fn stalled(&self, now: u64) -> Vec<(u32, u64)> {
+        let mut stalled: Vec<(u32, u64)> =
+            self.seen.iter().filter(|s| now - s.since >= self.interval).map(|s| (s.queue, now - s.since)).collect();
+        stalled.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        stalled
+    }
+
+    /// The longest time any queue head has been seen unmoved at `now`.
+    pub fn longest(&self, now: u64) -> u64 {
+        self.seen.iter().map(|s| now - s.since).max().unwrap_or(0)
+    }
+}
+
+/// Stalled queues that wait on each other in a cycle, and those whose waits lead into one.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Deadlock {
+    /// Queues on cycles, each cycle in wait order.
+    pub cycles: Vec<Vec<u32>>,
+    /// Other stalled queues whose waits lead into a cycle.
+    pub blocked: Vec<u32>,
+}
+
+/// The cycles of the wait-for graph among `stalled` queues, where `waits_for(q)` is the
+/// queue that the head of q waits for (`None`: a host, which always drains). `None` if no
+/// stalled queue is on or behind a cycle.
+pub fn find_cycles(stalled: &[u32], waits_for: impl Fn(u32) -> Option<u32>) -> Option<Deadlock> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Unvisited,
+        OnPath,
+        Done { deadlocked: bool },
+    }
+    let mut mark: HashMap<u32, Mark> = stalled.iter().map(|&q| (q, Mark::Unvisited)).collect();
+    let mut found = Deadlock::default();
+    let mut path: Vec<u32> = Vec::new();
+    for &start in stalled {
+        path.clear();
+        let mut at = Some(start);
+        // Walk the waits while they stay among unvisited stalled queues (each queue waits
+        // for at most one, so the walk is a path that may close on itself).
+        let deadlocked = loop {
+            let Some(q) = at else { break false };
+            match mark.get(&q).copied() {
+                None => break false,
+                Some(Mark::Done { deadlocked }) => break deadlocked,
+                Some(Mark::OnPath) => {
+                    let from = path.iter().position(|&p| p == q).expect("on the path");
+                    found.cycles.push(path[from..].to_vec());
+                    break true;
+                }
+                Some(Mark::Unvisited) => {
+                    mark.insert(q, Mark::OnPath);
+                    path.push(q);
+                    at = waits_for(q);
+                }
+            }
+        };
+        for &q in &path {
+            mark.insert(q, Mark::Done { deadlocked });
+        }
+    }
+    let on_cycle: std::collections::HashSet<u32> = found.cycles.iter().flatten().copied().collect();
+    found.blocked = stalled
+        .iter()
+        .copied()
+        .filter(|q| !on_cycle.contains(q) && mark[q] == Mark::Done { deadlocked: true })
+        .collect();
+    (!found.cycles.is_empty()).then_some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_head_seen_for_the_whole_interval_is_stalled() {
+        let mut t = StallTracker::new(100);
+        t.observe(0, [(3, 7, 1), (5, 9, 2)]);
+        t.observe(50, [(3, 7, 1), (5, 10, 4)]);
+        assert!(t.stalled(50).is_empty());
+        t.observe(100, [(3, 7, 1), (5, 10, 4)]);
+        assert_eq!(t.stalled(100), vec![(3, 100)]);
+        assert_eq!(t.longest(100), 100);
+    }
+
+    #[test]
+    fn a_reused_handle_is_another_packet() {
+        let mut t = StallTracker::new(100);
+        t.observe(0, [(3, 7, 1)]);
+        t.observe(100, [(3, 7, 60)]);
+        assert!(t.stalled(100).is_empty());
+    }
+
+    #[test]
+    fn a_queue_that_emptied_starts_afresh() {
+        let mut t = StallTracker::new(100);
+        t.observe(0, [(1, 4, 0), (3, 7, 1)]);
+        t.observe(50, [(1, 4, 0)]);
+        t.observe(100, [(1, 4, 0), (3, 7, 1)]);
+        assert_eq!(t.stalled(100), vec![(1, 100)]);
+    }
+
+    #[test]
+    fn a_cycle_of_stalled_queues_is_a_deadlock_and_a_tree_is_not() {
+        // 1 -> 2 -> 3 -> 1 is a cycle; 4 waits on it; 5 -> 6 -> host is a congestion tree.
+        let waits = |q: u32| match q {
+            1 => Some(2),
+            2 => Some(3),
+            3 => Some(1),
+            4 => Some(2),
+            5 => Some(6),
+            _ => None,
+        };
+        let found = find_cycles(&[4, 5, 6, 1, 2, 3], waits).expect("a deadlock");
+        assert_eq!(found.cycles, vec![vec![2, 3, 1]]);
+        assert_eq!(found.blocked, vec![4]);
+        assert_eq!(find_cycles(&[5, 6], waits), None);
+    }
+
+    #[test]
+    fn a_cycle_through_a_queue_that_still_moves_is_no_deadlock() {
+        // 2 waits for 3, which is not stalled: its head moves, so the waits will end.
+        let waits = |q: u32| Some(if q == 3 { 1 } else { q + 1 });
+        assert_eq!(find_cycles(&[1, 2], waits), None);
+    }
+}
