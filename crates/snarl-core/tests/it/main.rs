@@ -8,6 +8,7 @@ mod determinism;
 mod docs;
 mod endpoint;
 mod fct;
+mod golden;
 mod lossless_ethernet;
 mod mechanisms;
 mod pfc;
