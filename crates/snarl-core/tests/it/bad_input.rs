@@ -52,3 +52,39 @@ fn group_larger_than_fabric() {
     let e = snarl_core::run(&config).unwrap_err();
     assert!(matches!(e, Error::Config { ref path, .. } if path == "traffic.groups.0"), "{e}");
 }
+
+/// A load so small that 1 - p rounds to 1 made the Bernoulli sampler loop forever: any
+/// load in (0, 1] finishes, whether a group's or a phase's, and such a group generates
+/// nothing within the run.
+#[test]
+fn tiny_loads_finish() {
+    let tiny = ["1e-17", "1e-300", "2.2250738585072014e-308"]; // the last is f64::MIN_POSITIVE
+    for process in ["bernoulli", "poisson", "periodic"] {
+        let text = format!(
+            "{SINGLE_SWITCH}
+[[traffic.groups]]
+name = \"a\"
+count = 2
+load = {}
+[[traffic.groups]]
+name = \"b\"
+count = 2
+load = {}
+[[traffic.phases]]
+at = \"50us\"
+group = \"a\"
+load = {}
+[[traffic.phases]]
+at = \"60us\"
+group = \"b\"
+load = {}
+",
+            tiny[0], tiny[1], tiny[2], tiny[0]
+        );
+        let report = crate::common::run(&text, &[("traffic.process", &format!("\"{process}\""))]);
+        for group in ["a", "b"] {
+            assert_eq!(report.summary.groups[group].offered_load, 0.0, "{process}: group {group}");
+        }
+        assert!(report.summary.groups["default"].accepted_load > 0.4, "{process}");
+    }
+}
