@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import pytest
 
 import snarl
 from snarl import _core
+
+from conftest import SMALL
 
 
 @pytest.mark.parametrize(
@@ -61,3 +64,15 @@ def test_classes_can_be_raised_and_caught_by_their_builtin():
         raise snarl.DeadlockError("deadlock: stuck")
     error = pickle.loads(pickle.dumps(snarl.TopologyError("no such fabric")))
     assert isinstance(error, snarl.TopologyError) and str(error) == "no such fabric"
+
+
+@pytest.mark.parametrize("seed", [2**63 - 1, 2**63, 2**64 - 1])
+def test_every_64_bit_seed_runs(simulate, seed):
+    report = simulate(SMALL, seed=seed)
+    assert report.summary["seed"] == seed
+
+
+def test_the_largest_seed_runs_from_the_command_line(cli, small_config):
+    done = cli("run", small_config, "--json", "--seed", str(2**64 - 1))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["seed"] == 2**64 - 1
