@@ -53,6 +53,16 @@ impl Pattern {
     pub fn is_silent(&self) -> bool {
         matches!(self, Pattern::Silent)
     }
+
+    /// Whether `src` can draw a destination other than itself.
+    pub fn has_destination(&self, src: u32) -> bool {
+        match self {
+            Pattern::Uniform { among } | Pattern::AnyOf { among } => among.iter().any(|&d| d != src),
+            Pattern::Table { dest } => dest.get(src as usize).is_some_and(|&d| d != src && d != NIL),
+            Pattern::Fixed(d) => *d != src,
+            Pattern::Silent => false,
+        }
+    }
 }
 
 /// A random permutation of `among` without fixed points, as a per-host table.
@@ -160,6 +170,19 @@ mod tests {
         assert_eq!((t[10], t[40]), (20, 10));
         let t = shift_table(41, &among, &among, -1);
         assert_eq!(t[10], 40);
+    }
+
+    #[test]
+    fn senders_without_destination_are_found() {
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        assert!(!Pattern::Uniform { among: vec![4] }.has_destination(4));
+        assert!(Pattern::Uniform { among: vec![4] }.has_destination(5));
+        assert!(!Pattern::Uniform { among: vec![] }.has_destination(5));
+        let one = Pattern::Table { dest: permutation_table(8, &[2, 3], &[2], &mut rng) };
+        assert!(!one.has_destination(2) && !one.has_destination(3), "fewer than 2 hosts: no permutation");
+        let shift = Pattern::Table { dest: shift_table(8, &[0, 1, 2, 3], &[0, 1, 2, 3], 4) };
+        assert!((0..4).all(|s| !shift.has_destination(s)));
+        assert!(!Pattern::Fixed(3).has_destination(3));
     }
 
     #[test]

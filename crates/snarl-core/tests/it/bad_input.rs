@@ -88,3 +88,42 @@ load = {}
         assert!(report.summary.groups["default"].accepted_load > 0.4, "{process}");
     }
 }
+
+/// A pattern that gives none of its group's hosts a destination (other than itself) is
+/// refused with its key path instead of sending nothing in silence.
+#[test]
+fn patterns_without_destination_are_refused() {
+    let group = |pattern: &str, count: u32| {
+        format!("{SINGLE_SWITCH}\n[[traffic.groups]]\nname = \"solo\"\ncount = {count}\npattern = {pattern}\n")
+    };
+    let phase =
+        "[[traffic.phases]]\nat = \"50us\"\ngroup = \"solo\"\npattern = { type = \"uniform\", among = \"group\" }\n";
+    let refused = [
+        (group("{ type = \"uniform\", among = \"group\" }", 1), "traffic.groups.0.pattern"),
+        (group("{ type = \"permutation\", among = \"group\" }", 1), "traffic.groups.0.pattern"),
+        (group("{ type = \"shift\", offset = 3, among = \"group\" }", 3), "traffic.groups.0.pattern"),
+        (group("{ type = \"hotspot\", among = \"group\" }", 1), "traffic.groups.0.pattern"),
+        (group("{ type = \"incast\", destination = 0 }", 1), "traffic.groups.0.pattern"),
+        (format!("{}{phase}", group("{ type = \"uniform\" }", 1)), "traffic.phases.0.pattern"),
+        (format!("{SINGLE_SWITCH}\npattern = {{ type = \"shift\", offset = 8 }}\n"), "traffic.pattern"),
+    ];
+    for (text, want) in refused {
+        let config = load_config(&text, &[], None).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        match snarl_core::run(&config) {
+            Err(Error::Config { path, message }) => {
+                assert_eq!(path, want, "{message}");
+                assert!(message.contains("no host of group") && message.contains("silent"), "{message}");
+            }
+            other => panic!("{text}: expected a config error, got {:?}", other.map(|r| r.summary.accepted_load)),
+        }
+    }
+    // A hotspot among its own group does not send to itself, but the others do; a group
+    // that does not send may have any pattern.
+    for text in [
+        group("{ type = \"hotspot\", among = \"group\" }", 3),
+        format!("{}load = 0.0\n", group("{ type = \"uniform\", among = \"group\" }", 1)),
+    ] {
+        let config = load_config(&text, &[], None).unwrap();
+        assert!(snarl_core::run(&config).is_ok(), "{text}");
+    }
+}
