@@ -91,6 +91,10 @@ pub struct SimulationConfig {
     /// Stop with a deadlock error if packets are in flight but none moved for this long.
     #[serde(default = "default_watchdog")]
     pub watchdog: Time,
+    /// Most memory the run may need by its estimate (default: what the machine has
+    /// available); a larger fabric is refused before it is built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<Bytes>,
 }
 
 fn default_watchdog() -> Time {

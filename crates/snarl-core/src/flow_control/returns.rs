@@ -9,7 +9,7 @@ use super::CreditSender;
 /// waiting for them: one cache line, so a look at a link's credits touches one line.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
-struct Ring {
+pub(crate) struct Ring {
     at: [u64; SLOTS],
     bytes: [u32; SLOTS],
     vc: [u8; SLOTS],

@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+pub(crate) struct Entry {
     time: u64,
     seq: u64,
     event: Event,

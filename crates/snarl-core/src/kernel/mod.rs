@@ -7,6 +7,7 @@ mod event_queue;
 
 pub use context::Ctx;
 pub use event::{Event, HOST_TARGET};
+pub(crate) use event_queue::Entry;
 pub use event_queue::EventQueue;
 
 use crate::cc::ecn::Ecn;
@@ -60,6 +61,11 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the fabric, traffic and observers of a validated config.
     pub fn new(config: &Config) -> Result<Simulation> {
+        // Fabrics the topology refuses by their size get that error; those that would not
+        // fit in memory are refused here, before anything is allocated.
+        if topology::within_limits(&config.topology) {
+            crate::memory::check(config)?;
+        }
         let topo = topology::build(&config.topology, &config.links)?;
         if topo.num_hosts() < 2 {
             return Err(Error::Topology("a fabric needs at least two hosts".into()));

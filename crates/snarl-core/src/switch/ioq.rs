@@ -68,7 +68,7 @@ pub struct IoqParams {
 /// it, so that arbitration, which may look at a waiting request many times, need not read
 /// the packet, and finds it in the line it reads the queue from.
 #[derive(Clone, Copy, Debug, Default)]
-struct InputQueue {
+pub(crate) struct InputQueue {
     fifo: Fifo,
     request_size: u32,
     request_vc: u8,
@@ -78,7 +78,7 @@ struct InputQueue {
 /// on the wire until its tail has left): read and written together on every grant and
 /// transmission.
 #[derive(Clone, Copy, Debug, Default)]
-struct OutputQueue {
+pub(crate) struct OutputQueue {
     fifo: Fifo,
     used: u64,
 }
@@ -88,7 +88,7 @@ struct OutputQueue {
 /// input, when it is free to send through the crossbar again.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
-struct Port {
+pub(crate) struct Port {
     link_free_at: u64,
     /// Earliest pending `LinkWake` (0: none).
     wake_at: u64,

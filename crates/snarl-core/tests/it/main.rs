@@ -10,5 +10,10 @@ mod endpoint;
 mod fct;
 mod lossless_ethernet;
 mod mechanisms;
+mod memory;
 mod pfc;
 mod scenarios;
+
+/// Counts allocations for the memory tests (only in the child processes they start).
+#[global_allocator]
+static ALLOCATOR: memory::Counting = memory::Counting;
