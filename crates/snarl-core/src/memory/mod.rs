@@ -1,9 +1,11 @@
-//! Memory: what a run will need ([`estimate`]) and what the machine can give it
-//! ([`available`]). [`check`] refuses a config whose estimate exceeds
+//! Memory: what a run will need ([`estimate`]), what the machine can give it
+//! ([`available`]), and allocation that fails with an error instead of aborting
+//! ([`fallible`]). [`check`] refuses a config whose estimate exceeds
 //! `simulation.max_memory` (default: the memory available) before anything is built.
 
 mod available;
 mod estimate;
+pub mod fallible;
 
 pub use available::{available, FALLBACK};
 pub use estimate::{estimate, Estimate, SERIES};

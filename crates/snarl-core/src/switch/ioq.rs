@@ -33,6 +33,7 @@ use super::shared_memory::SharedMemory;
 use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::memory::fallible::{collected, filled, with_capacity};
 use crate::observe::FabricEvent;
 use crate::packet::{Fifo, PacketSlab, NIL};
 use crate::routing::{PortView, Route, RouteQuery, Routing};
@@ -188,7 +189,7 @@ impl PortView for SwitchView<'_> {
 }
 
 impl IoqFabric {
-    pub fn new(topo: &impl Topology, params: IoqParams) -> IoqFabric {
+    pub fn new(topo: &impl Topology, params: IoqParams) -> crate::Result<IoqFabric> {
         let IoqParams {
             vcs,
             input_capacity,
@@ -201,8 +202,9 @@ impl IoqFabric {
         } = params;
         let credit_based = matches!(control, LinkControl::Credit);
         let switches = topo.num_switches();
-        let mut port_base = Vec::with_capacity(switches);
-        let mut radix = Vec::with_capacity(switches);
+        let what = "the switch ports";
+        let mut port_base = with_capacity(switches, what)?;
+        let mut radix = with_capacity(switches, what)?;
         let mut total = 0usize;
         for s in 0..switches {
             port_base.push(total as u32);
@@ -210,61 +212,59 @@ impl IoqFabric {
             radix.push(r as u16);
             total += r;
         }
-        let mut port_state = Vec::with_capacity(total);
-        let mut timings = Vec::with_capacity(total);
-        let mut credit_capacity = Vec::with_capacity(total);
+        let ports = || (0..switches).flat_map(|s| (0..topo.num_ports(s)).map(move |p| (s, p)));
+        let mut port_state = with_capacity(total, what)?;
         let mut words_total = 0usize;
-        for (s, &ports) in radix.iter().enumerate() {
-            let words = (ports as usize * vcs).div_ceil(64);
-            for p in 0..ports as usize {
-                let link = topo.link(s, p);
-                let (far, capacity) = match topo.peer(s, p) {
-                    Endpoint::Switch { switch, port } => {
-                        let capacity = if credit_based { input_capacity as i64 } else { UNLIMITED };
-                        (port_base[switch as usize] + port as u32, capacity)
-                    }
-                    Endpoint::Host(h) => (HOST_TARGET | h, UNLIMITED),
-                    Endpoint::Unconnected => (NIL, 0),
-                };
-                credit_capacity.push(capacity);
-                timings.push(LinkTiming::new(link, speedup));
-                port_state.push(Port {
-                    owner: s as u32,
-                    peer: far,
-                    mask_base: words_total as u32,
-                    mask_words: words as u16,
-                    ..Port::default()
-                });
-                words_total += words;
-            }
+        for (s, p) in ports() {
+            let far = match topo.peer(s, p) {
+                Endpoint::Switch { switch, port } => port_base[switch as usize] + port as u32,
+                Endpoint::Host(h) => HOST_TARGET | h,
+                Endpoint::Unconnected => NIL,
+            };
+            let words = (radix[s] as usize * vcs).div_ceil(64);
+            port_state.push(Port {
+                owner: s as u32,
+                peer: far,
+                mask_base: words_total as u32,
+                mask_words: words as u16,
+                ..Port::default()
+            });
+            words_total += words;
         }
+        let credit_capacity = ports().map(|(s, p)| match topo.peer(s, p) {
+            Endpoint::Switch { .. } if credit_based => input_capacity as i64,
+            Endpoint::Switch { .. } | Endpoint::Host(_) => UNLIMITED,
+            Endpoint::Unconnected => 0,
+        });
+        let timings = ports().map(|(s, p)| LinkTiming::new(topo.link(s, p), speedup));
         let max_bits = radix.iter().map(|&r| r as usize * vcs).max().unwrap_or(0);
         if let LinkControl::Pfc(receiver) = &mut control {
-            receiver.resize(total);
+            receiver.resize(total)?;
         }
-        IoqFabric {
+        let queues = "the switch queues";
+        Ok(IoqFabric {
             vcs,
             input_capacity,
             output_capacity,
             latency,
             control,
-            memory: SharedMemory::new(total, switches, input_capacity, shared_pool),
-            pause: PauseState::new(total, vcs, measure_from),
-            probe: vec![NO_PROBE; total * vcs],
+            memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
+            pause: PauseState::new(total, vcs, measure_from)?,
+            probe: filled(total * vcs, NO_PROBE, queues)?,
+            timing: LinkTimings::new(total, timings)?,
+            credits: CreditSender::new(total, credit_capacity, vcs)?,
             port_base,
             radix,
             ports: port_state,
-            timing: LinkTimings::new(timings),
-            input: vec![InputQueue::default(); total * vcs],
-            output: vec![OutputQueue::default(); total * vcs],
-            credits: CreditSender::new(credit_capacity, vcs),
-            returns: CreditReturns::new(total),
-            requests: vec![0; words_total],
-            bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
-            bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
+            input: filled(total * vcs, InputQueue::default(), queues)?,
+            output: filled(total * vcs, OutputQueue::default(), queues)?,
+            returns: CreditReturns::new(total)?,
+            requests: filled(words_total, 0, "the switches' request masks")?,
+            bit_input: collected(max_bits, (0..max_bits).map(|b| (b / vcs) as u16), what)?,
+            bit_vc: collected(max_bits, (0..max_bits).map(|b| (b % vcs) as u8), what)?,
             ecn: None,
             watched: false,
-        }
+        })
     }
 
     /// Marks packets at the output queues with `ecn`.

@@ -13,6 +13,7 @@ pub use process::Process;
 
 use crate::config::{Config, GroupConfig, PatternConfig, TrafficConfig};
 use crate::error::{Error, Result};
+use crate::memory::fallible::{collected, filled};
 use crate::units::{Rate, Time};
 use rand_pcg::Pcg64Mcg;
 
@@ -91,9 +92,10 @@ impl Workload {
     pub fn build(config: &Config, hosts: usize, host_rate: Rate, rng: &mut Pcg64Mcg) -> Result<Workload> {
         let t = &config.traffic;
         let mut builder = Builder { hosts, patterns: Vec::new(), rng };
-        let mut free: Vec<u32> = (0..hosts as u32).collect();
+        let what = "the traffic tables";
+        let mut free = collected(hosts, 0..hosts as u32, what)?;
         let mut groups = Vec::new();
-        let mut host_group = vec![u16::MAX; hosts];
+        let mut host_group = filled(hosts, u16::MAX, what)?;
         let default_sizes = match (&t.size_distribution, t.message_size) {
             (Some(name), _) => Sizes::Distribution(name),
             (None, size) => Sizes::Fixed(size.unwrap_or(config.nic.mtu).0),
@@ -276,16 +278,16 @@ impl Builder<'_> {
         let pattern = match config {
             PatternConfig::Uniform { among: a } => Pattern::Uniform { among: among(a) },
             PatternConfig::Permutation { among: a } => {
-                Pattern::Table { dest: pattern::permutation_table(self.hosts, senders, &among(a), self.rng) }
+                Pattern::Table { dest: pattern::permutation_table(self.hosts, senders, &among(a), self.rng)? }
             }
             PatternConfig::Shift { offset, among: a } => {
-                Pattern::Table { dest: pattern::shift_table(self.hosts, senders, &among(a), *offset) }
+                Pattern::Table { dest: pattern::shift_table(self.hosts, senders, &among(a), *offset)? }
             }
             PatternConfig::Hotspot { hotspots, among: a, assign } => {
                 let spots = pattern::choose_hotspots(&among(a), *hotspots as usize, self.rng);
                 match assign {
                     crate::config::HotspotAssign::Partition => {
-                        Pattern::Table { dest: pattern::partition_table(self.hosts, senders, &spots) }
+                        Pattern::Table { dest: pattern::partition_table(self.hosts, senders, &spots)? }
                     }
                     crate::config::HotspotAssign::Random => Pattern::AnyOf { among: spots },
                 }
