@@ -212,31 +212,34 @@ impl IoqFabric {
             radix.push(r as u16);
             total += r;
         }
-        let ports = || (0..switches).flat_map(|s| (0..topo.num_ports(s)).map(move |p| (s, p)));
         let mut port_state = with_capacity(total, what)?;
+        let mut timings = with_capacity(total, what)?;
+        let mut credit_capacity = with_capacity(total, what)?;
         let mut words_total = 0usize;
-        for (s, p) in ports() {
-            let far = match topo.peer(s, p) {
-                Endpoint::Switch { switch, port } => port_base[switch as usize] + port as u32,
-                Endpoint::Host(h) => HOST_TARGET | h,
-                Endpoint::Unconnected => NIL,
-            };
-            let words = (radix[s] as usize * vcs).div_ceil(64);
-            port_state.push(Port {
-                owner: s as u32,
-                peer: far,
-                mask_base: words_total as u32,
-                mask_words: words as u16,
-                ..Port::default()
-            });
-            words_total += words;
+        for (s, &ports) in radix.iter().enumerate() {
+            let words = (ports as usize * vcs).div_ceil(64);
+            for p in 0..ports as usize {
+                let link = topo.link(s, p);
+                let (far, capacity) = match topo.peer(s, p) {
+                    Endpoint::Switch { switch, port } => {
+                        let capacity = if credit_based { input_capacity as i64 } else { UNLIMITED };
+                        (port_base[switch as usize] + port as u32, capacity)
+                    }
+                    Endpoint::Host(h) => (HOST_TARGET | h, UNLIMITED),
+                    Endpoint::Unconnected => (NIL, 0),
+                };
+                credit_capacity.push(capacity);
+                timings.push(LinkTiming::new(link, speedup));
+                port_state.push(Port {
+                    owner: s as u32,
+                    peer: far,
+                    mask_base: words_total as u32,
+                    mask_words: words as u16,
+                    ..Port::default()
+                });
+                words_total += words;
+            }
         }
-        let credit_capacity = ports().map(|(s, p)| match topo.peer(s, p) {
-            Endpoint::Switch { .. } if credit_based => input_capacity as i64,
-            Endpoint::Switch { .. } | Endpoint::Host(_) => UNLIMITED,
-            Endpoint::Unconnected => 0,
-        });
-        let timings = ports().map(|(s, p)| LinkTiming::new(topo.link(s, p), speedup));
         let max_bits = radix.iter().map(|&r| r as usize * vcs).max().unwrap_or(0);
         if let LinkControl::Pfc(receiver) = &mut control {
             receiver.resize(total)?;
