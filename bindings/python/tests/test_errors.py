@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import pytest
 
 import snarl
 from snarl import _core
+
+from conftest import SMALL
 
 
 @pytest.mark.parametrize(
@@ -61,3 +64,60 @@ def test_classes_can_be_raised_and_caught_by_their_builtin():
         raise snarl.DeadlockError("deadlock: stuck")
     error = pickle.loads(pickle.dumps(snarl.TopologyError("no such fabric")))
     assert isinstance(error, snarl.TopologyError) and str(error) == "no such fabric"
+
+
+HUGE_DRAGONFLY = """\
+[simulation]
+duration = "1us"
+
+[topology]
+type = "dragonfly"
+hosts_per_switch = 64
+switches_per_group = 128
+global_links_per_switch = 64
+
+[routing]
+type = "minimal"
+
+[switch]
+vcs = 2
+
+[traffic]
+load = 0.5
+"""
+"""67 million hosts: far more than the memory of any machine."""
+
+
+def test_a_fabric_too_large_for_memory_is_a_config_error():
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.run(HUGE_DRAGONFLY)
+    assert caught.value.path == "simulation.max_memory"
+    assert "67,117,056 hosts" in caught.value.message
+    assert "needs an estimated" in caught.value.message
+
+
+def test_a_fabric_too_large_for_memory_exits_2_with_one_line(cli, write_config):
+    done = cli("run", write_config(HUGE_DRAGONFLY))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("snarl: error: config error at `simulation.max_memory`")
+    assert done.stderr.count("\n") == 1
+
+
+def test_a_lower_memory_limit_refuses_what_would_fit():
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.run(SMALL, set={"simulation.max_memory": "1MiB"})
+    assert caught.value.path == "simulation.max_memory"
+    assert "set by `simulation.max_memory`" in caught.value.message
+
+
+@pytest.mark.parametrize("seed", [2**63 - 1, 2**63, 2**64 - 1])
+def test_every_64_bit_seed_runs(simulate, seed):
+    report = simulate(SMALL, seed=seed)
+    assert report.summary["seed"] == seed
+
+
+def test_the_largest_seed_runs_from_the_command_line(cli, small_config):
+    done = cli("run", small_config, "--json", "--seed", str(2**64 - 1))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["seed"] == 2**64 - 1

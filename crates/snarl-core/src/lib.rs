@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod flow_control;
 pub mod kernel;
+pub mod memory;
 pub mod nic;
 pub mod observe;
 pub mod packet;

@@ -20,6 +20,7 @@ use crate::cc::FlowKey;
 use crate::config::DcqcnConfig;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::memory::fallible::{collected, filled, with_capacity};
 use crate::packet::{Message, Packet, CNP, NIL};
 use crate::report::Table;
 use crate::routing::hash::qp_number;
@@ -96,68 +97,72 @@ impl Nics {
         queue_capacity: usize,
         qps: u32,
         measure_from: u64,
-    ) -> Nics {
+    ) -> crate::Result<Nics> {
         let hosts = topo.num_hosts();
-        let mut peer = Vec::with_capacity(hosts);
-        let mut capacity = Vec::with_capacity(hosts);
-        let mut rate = Vec::with_capacity(hosts);
-        let mut latency = Vec::with_capacity(hosts);
+        let what = "the NICs";
+        let mut peer = with_capacity(hosts, what)?;
+        let mut rate = with_capacity(hosts, what)?;
+        let mut latency = with_capacity(hosts, what)?;
         for h in 0..hosts {
-            let (far, cap) = match topo.attachment(h) {
-                Endpoint::Switch { switch, port } => {
-                    (port_of(switch as usize, port as usize), switch_input_capacity.map_or(UNLIMITED, |c| c as i64))
-                }
-                Endpoint::Host(other) => (HOST_TARGET | other, UNLIMITED),
-                Endpoint::Unconnected => (NIL, 0),
-            };
-            peer.push(far);
-            capacity.push(cap);
+            peer.push(match topo.attachment(h) {
+                Endpoint::Switch { switch, port } => port_of(switch as usize, port as usize),
+                Endpoint::Host(other) => HOST_TARGET | other,
+                Endpoint::Unconnected => NIL,
+            });
             let link = topo.host_link(h);
             rate.push(link.rate);
             latency.push(link.latency.0);
         }
-        Nics {
+        let capacity = (0..hosts).map(|h| match topo.attachment(h) {
+            Endpoint::Switch { .. } => switch_input_capacity.map_or(UNLIMITED, |c| c as i64),
+            Endpoint::Host(_) => UNLIMITED,
+            Endpoint::Unconnected => 0,
+        });
+        Ok(Nics {
             vcs,
             vc_divisor: StrengthReducedUsize::new(vcs.max(1)),
             mtu,
             queue_capacity,
             qps,
             peer,
-            serializer: rate.iter().map(|&r| SerialTime::new(r)).collect(),
+            serializer: collected(hosts, rate.iter().map(|&r| SerialTime::new(r)), what)?,
             rate,
             latency,
-            link_free_at: vec![0; hosts],
-            next_allowed: vec![0; hosts],
-            wake_at: vec![0; hosts],
-            credits: CreditSender::new(capacity, vcs),
-            pause: PauseState::new(hosts, vcs, measure_from),
-            queue: vec![NIL; hosts * queue_capacity],
-            queue_head: vec![0; hosts],
-            queue_len: vec![0; hosts],
-            epoch: vec![0; hosts],
+            link_free_at: filled(hosts, 0, what)?,
+            next_allowed: filled(hosts, 0, what)?,
+            wake_at: filled(hosts, 0, what)?,
+            credits: CreditSender::new(hosts, capacity, vcs)?,
+            pause: PauseState::new(hosts, vcs, measure_from)?,
+            queue: filled(hosts * queue_capacity, NIL, "the NICs' source queues")?,
+            queue_head: filled(hosts, 0, what)?,
+            queue_len: filled(hosts, 0, what)?,
+            epoch: filled(hosts, 0, what)?,
             scheduler: None,
-        }
+        })
     }
 
     /// Schedules queued messages round robin by flow instead of FIFO.
-    pub fn enable_flow_scheduling(&mut self) {
+    pub fn enable_flow_scheduling(&mut self) -> crate::Result<()> {
         let hosts = self.peer.len();
         if self.scheduler.is_none() {
+            let what = "the NICs' flow scheduler";
             self.scheduler = Some(Box::new(FlowScheduler {
                 dcqcn: None,
-                cnps: vec![VecDeque::new(); hosts],
-                next_position: vec![0; hosts],
-                flow_head: vec![false; hosts * self.queue_capacity],
+                cnps: filled(hosts, VecDeque::new(), what)?,
+                next_position: filled(hosts, 0, what)?,
+                flow_head: filled(hosts * self.queue_capacity, false, what)?,
             }));
         }
+        Ok(())
     }
 
     /// DCQCN at every NIC (with flow scheduling).
-    pub fn enable_dcqcn(&mut self, config: &DcqcnConfig) {
-        self.enable_flow_scheduling();
+    pub fn enable_dcqcn(&mut self, config: &DcqcnConfig) -> crate::Result<()> {
+        self.enable_flow_scheduling()?;
         if let Some(scheduler) = self.scheduler.as_deref_mut() {
             scheduler.dcqcn = Some(Dcqcn::new(config));
         }
+        Ok(())
     }
 
     pub fn rate(&self, host: usize) -> Rate {

@@ -133,13 +133,16 @@ impl std::str::FromStr for Bytes {
             "KB" | "kB" => 1e3,
             "MB" => 1e6,
             "GB" => 1e9,
+            "TB" => 1e12,
             "KiB" => 1024.0,
             "MiB" => 1024.0 * 1024.0,
             "GiB" => 1024.0 * 1024.0 * 1024.0,
+            "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
             _ => {
                 return Err(format!(
-                    "unknown size unit \"{unit}\" in \"{text}\"; expected one of B, KB, KiB, MB, MiB, GB, GiB, phits"
-                ))
+                "unknown size unit \"{unit}\" in \"{text}\"; expected one of B, KB, KiB, MB, MiB, GB, GiB, TB, TiB, \
+                     phits"
+            ))
             }
         };
         whole(value, scale, "a size", text).map(Bytes)
@@ -269,6 +272,7 @@ mod tests {
         assert_eq!("20000cycles".parse::<Time>().unwrap(), Time(20_000_000));
         assert_eq!("4KiB".parse::<Bytes>().unwrap(), Bytes(4096));
         assert_eq!("256phits".parse::<Bytes>().unwrap(), Bytes(256));
+        assert_eq!("2TiB".parse::<Bytes>().unwrap(), Bytes(2 << 40));
         assert_eq!("100Gbps".parse::<Rate>().unwrap(), Rate(100_000_000_000));
         assert_eq!("1phit/cycle".parse::<Rate>().unwrap(), Rate(8_000_000_000));
         assert_eq!("1e3ns".parse::<Time>().unwrap(), Time(1_000_000));

@@ -19,7 +19,7 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
     }
     fill_default_types(&mut doc);
     if let Some(seed) = seed {
-        doc.insert("seed".into(), toml::Value::Integer(seed as i64));
+        doc.insert("seed".into(), super::seed::to_toml(seed));
     }
     let mut config: Config = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let path = e.path().to_string();

@@ -8,6 +8,7 @@
 
 mod load;
 mod schema;
+mod seed;
 mod validate;
 
 pub use load::{load_config, parse_override};

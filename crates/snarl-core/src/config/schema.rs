@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// Seed of every random choice in the run.
-    #[serde(default = "default_seed")]
+    /// Seed of every random choice in the run, any u64 (see `seed.rs` for TOML's limit).
+    #[serde(default = "default_seed", with = "super::seed")]
     pub seed: u64,
     /// Free-form description of the experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -93,6 +93,10 @@ pub struct SimulationConfig {
     /// fabric's slowest hop, see `kernel::WATCHDOG_HOPS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watchdog: Option<Time>,
+    /// Most memory the run may need by its estimate (default: what the machine has
+    /// available); a larger fabric is refused before it is built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_memory: Option<Bytes>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

@@ -2,6 +2,8 @@
 //! counter, in bytes, per (link, VC); a packet may start only if the whole packet fits
 //! in the receiver's buffer (virtual cut-through), so nothing is ever dropped.
 
+use crate::memory::fallible::{collected, with_capacity};
+
 /// Credit counters of many senders, indexed by `link * vcs + vc`.
 pub struct CreditSender {
     credits: Vec<i64>,
@@ -13,10 +15,14 @@ pub struct CreditSender {
 pub const UNLIMITED: i64 = i64::MAX / 4;
 
 impl CreditSender {
-    /// `capacity[link]` is the receiver's per-VC buffer in bytes.
-    pub fn new(capacity: impl IntoIterator<Item = i64>, vcs: usize) -> CreditSender {
-        let capacity: Vec<i64> = capacity.into_iter().flat_map(|c| std::iter::repeat_n(c, vcs)).collect();
-        CreditSender { credits: capacity.clone(), capacity, vcs }
+    /// `capacity[link]` is the receiver's per-VC buffer in bytes, for `links` links.
+    pub fn new(links: usize, capacity: impl IntoIterator<Item = i64>, vcs: usize) -> crate::Result<CreditSender> {
+        let n = links * vcs;
+        let what = "the credit counters";
+        let capacity = collected(n, capacity.into_iter().flat_map(|c| std::iter::repeat_n(c, vcs)), what)?;
+        let mut credits = with_capacity(n, what)?;
+        credits.extend_from_slice(&capacity);
+        Ok(CreditSender { credits, capacity, vcs })
     }
 
     #[inline]
@@ -82,7 +88,7 @@ mod tests {
 
     #[test]
     fn packet_waits_for_whole_buffer_space() {
-        let mut s = CreditSender::new([100, UNLIMITED], 2);
+        let mut s = CreditSender::new(2, [100, UNLIMITED], 2).unwrap();
         assert!(s.can_send(0, 1, 100));
         s.on_send(0, 1, 60);
         assert!(!s.can_send(0, 1, 60));

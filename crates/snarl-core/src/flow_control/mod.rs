@@ -13,3 +13,4 @@ mod returns;
 pub use credit::{CreditSender, UNLIMITED};
 pub use pfc::{PauseState, PfcFrame, PfcReceiver};
 pub use returns::CreditReturns;
+pub(crate) use returns::Ring;

@@ -6,6 +6,9 @@
 //! ([`PauseState`]); what it had already put on the wire lands in the receiver's
 //! headroom above XOFF.
 
+use crate::error::Result;
+use crate::memory::fallible::filled;
+
 /// The sender's view: which priorities of which links are paused, and for how long they
 /// have been (from `measure_from` on).
 pub struct PauseState {
@@ -18,16 +21,16 @@ pub struct PauseState {
 }
 
 impl PauseState {
-    pub fn new(links: usize, vcs: usize, measure_from: u64) -> PauseState {
-        let n = links * vcs;
-        PauseState {
+    pub fn new(links: usize, vcs: usize, measure_from: u64) -> Result<PauseState> {
+        let (n, what) = (links * vcs, "the pause state");
+        Ok(PauseState {
             vcs,
             measure_from,
-            paused: vec![false; n],
-            since: vec![0; n],
-            paused_time: vec![0; n],
-            pauses: vec![0; n],
-        }
+            paused: filled(n, false, what)?,
+            since: filled(n, 0, what)?,
+            paused_time: filled(n, 0, what)?,
+            pauses: filled(n, 0, what)?,
+        })
     }
 
     #[inline]
@@ -92,8 +95,9 @@ impl PfcReceiver {
     }
 
     /// Watches `ports` ingress ports.
-    pub fn resize(&mut self, ports: usize) {
-        self.pausing = vec![false; ports * self.vcs];
+    pub fn resize(&mut self, ports: usize) -> Result<()> {
+        self.pausing = filled(ports * self.vcs, false, "the PFC state")?;
+        Ok(())
     }
 
     /// The ingress queue (port, vc) now holds `bytes`: the frame to send, if any.
@@ -119,7 +123,7 @@ mod tests {
     #[test]
     fn receiver_pauses_at_xoff_and_resumes_at_xon_once_each() {
         let mut r = PfcReceiver::new(vec![500, 300], vec![400, 100]);
-        r.resize(2);
+        r.resize(2).unwrap();
         assert_eq!(r.on_change(0, 0, 499), None);
         assert_eq!(r.on_change(0, 0, 500), Some(PfcFrame::Pause));
         assert_eq!(r.on_change(0, 0, 900), None, "one pause per crossing");
@@ -132,7 +136,7 @@ mod tests {
 
     #[test]
     fn paused_time_counts_from_the_measurement_start() {
-        let mut s = PauseState::new(2, 2, 100);
+        let mut s = PauseState::new(2, 2, 100).unwrap();
         assert!(s.set(1, 1, true, 50));
         assert!(!s.set(1, 1, true, 60), "a repeated pause changes nothing");
         assert!(s.is_paused(1, 1) && !s.is_paused(1, 0) && !s.is_paused(0, 1));

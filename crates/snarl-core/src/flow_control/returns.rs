@@ -4,12 +4,14 @@
 //! credits, and is woken for one only when it is blocked waiting for it.
 
 use super::CreditSender;
+use crate::error::Result;
+use crate::memory::fallible::filled;
 
 /// Returns in flight on one link, oldest first from `head`, with the flag of a sender
 /// waiting for them: one cache line, so a look at a link's credits touches one line.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
-struct Ring {
+pub(crate) struct Ring {
     at: [u64; SLOTS],
     bytes: [u32; SLOTS],
     vc: [u8; SLOTS],
@@ -30,8 +32,8 @@ pub struct CreditReturns {
 const SLOTS: usize = 4;
 
 impl CreditReturns {
-    pub fn new(links: usize) -> CreditReturns {
-        CreditReturns { rings: vec![Ring::default(); links] }
+    pub fn new(links: usize) -> Result<CreditReturns> {
+        Ok(CreditReturns { rings: filled(links, Ring::default(), "the credit-return rings")? })
     }
 
     /// Queues `bytes` of credit for (link, vc) arriving at `at`; `false` if the ring is full.
@@ -133,9 +135,9 @@ mod tests {
     /// A sender of `sent` bytes on a link with a 1000-byte buffer, and its ring full of
     /// returns of 100 bytes arriving at 10, 20, 30, ...
     fn full_ring(sent: u64) -> (CreditSender, CreditReturns) {
-        let mut credits = CreditSender::new([1000], 1);
+        let mut credits = CreditSender::new(1, [1000], 1).unwrap();
         credits.on_send(0, 0, sent);
-        let mut r = CreditReturns::new(1);
+        let mut r = CreditReturns::new(1).unwrap();
         for k in 0..SLOTS as u64 {
             assert!(r.push(0, 10 * (k + 1), 0, 100));
         }
@@ -171,7 +173,7 @@ mod tests {
 
     #[test]
     fn a_blocked_sender_is_reported_once() {
-        let mut r = CreditReturns::new(2);
+        let mut r = CreditReturns::new(2).unwrap();
         assert!(!r.unblock(0), "nobody waits yet");
         assert_eq!(r.block(0), None, "nothing on its way: the next push must wake it");
         assert!(r.push(0, 50, 0, 100));

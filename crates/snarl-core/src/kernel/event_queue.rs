@@ -12,11 +12,13 @@
 //! of buckets times the largest one.
 
 use super::event::Event;
+use crate::error::Result;
+use crate::memory::fallible::filled;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 #[derive(Clone, Copy, Debug)]
-struct Entry {
+pub(crate) struct Entry {
     time: u64,
     seq: u64,
     event: Event,
@@ -88,24 +90,25 @@ pub struct EventQueue {
 impl EventQueue {
     /// Buckets of about `bucket_ps` picoseconds (rounded down to a power of two), and a
     /// wheel of `2^wheel_bits` of them; events beyond the wheel wait in a heap.
-    pub fn new(bucket_ps: u64, wheel_bits: u32) -> EventQueue {
+    pub fn new(bucket_ps: u64, wheel_bits: u32) -> Result<EventQueue> {
         let shift = 63 - bucket_ps.max(1).leading_zeros();
         let wheel_len = 1u64 << wheel_bits.clamp(6, 24);
-        EventQueue {
+        let what = "the event calendar";
+        Ok(EventQueue {
             shift,
             wheel_len,
             cursor: 0,
             current: Vec::new(),
             head: 0,
-            wheel: (0..wheel_len).map(|_| Vec::new()).collect(),
+            wheel: filled(wheel_len as usize, Vec::new(), what)?,
             spare: Vec::new(),
             spare_capacity: 0,
             bucket_average: 0,
-            occupied: vec![0; (wheel_len / 64) as usize],
+            occupied: filled((wheel_len / 64) as usize, 0, what)?,
             overflow: BinaryHeap::new(),
             seq: 0,
             len: 0,
-        }
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -326,7 +329,7 @@ mod tests {
     /// current bucket while it drains: popped in (time, seq) order.
     #[test]
     fn large_unsorted_buckets_pop_in_order() {
-        let mut queue = EventQueue::new(1 << 20, 6);
+        let mut queue = EventQueue::new(1 << 20, 6).unwrap();
         let mut expected = Vec::new();
         for k in 0..100u32 {
             let time = 5_000_000 - (k as u64 % 40) * 1_000;
@@ -351,7 +354,7 @@ mod tests {
     /// buffer without growing it, instead of regrowing a fresh one every cycle.
     #[test]
     fn buffers_of_large_instants_circulate() {
-        let mut queue = EventQueue::new(16, 10);
+        let mut queue = EventQueue::new(16, 10).unwrap();
         let mut grown = Vec::new();
         for cycle in 1..80u64 {
             let at = cycle * 1000;
@@ -375,7 +378,7 @@ mod tests {
     #[test]
     fn matches_reference_order() {
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
-        let mut queue = EventQueue::new(1000, 10);
+        let mut queue = EventQueue::new(1000, 10).unwrap();
         let mut reference = BinaryHeap::new();
         let mut seq = 0u64;
         let mut now = 0u64;

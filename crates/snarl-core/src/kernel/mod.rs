@@ -8,8 +8,9 @@ mod watchdog;
 
 pub use context::Ctx;
 pub use event::{Event, HOST_TARGET};
+pub(crate) use event_queue::Entry;
 pub use event_queue::EventQueue;
-pub use watchdog::StallTracker;
+pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 
 use crate::cc::ecn::Ecn;
 use crate::config::{
@@ -63,6 +64,11 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the fabric, traffic and observers of a validated config.
     pub fn new(config: &Config) -> Result<Simulation> {
+        // Fabrics the topology refuses by their size get that error; those that would not
+        // fit in memory are refused here, before anything is allocated.
+        if topology::within_limits(&config.topology) {
+            crate::memory::check(config)?;
+        }
         let topo = topology::build(&config.topology, &config.links)?;
         if topo.num_hosts() < 2 {
             return Err(Error::Topology("a fabric needs at least two hosts".into()));
@@ -72,7 +78,7 @@ impl Simulation {
         let sim = &config.simulation;
         let params = fabric_params(config, vcs);
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
-        let mut fabric = IoqFabric::new(&topo, params);
+        let mut fabric = IoqFabric::new(&topo, params)?;
         let mut nics = Nics::new(
             &topo,
             |s, p| fabric.global_port(s, p),
@@ -82,7 +88,7 @@ impl Simulation {
             config.nic.source_queue as usize,
             config.nic.qps_per_destination,
             sim.warmup.0,
-        );
+        )?;
         let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
         let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
         // Congestion control: marking draws from a stream of its own, so runs without it
@@ -92,10 +98,10 @@ impl Simulation {
             fabric.set_ecn(Ecn::new(ecn, mix64(config.seed ^ 0x0065_636e)));
         }
         if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
-            nics.enable_flow_scheduling();
+            nics.enable_flow_scheduling()?;
         }
         if let CongestionControlConfig::Dcqcn(dcqcn) = &config.congestion_control {
-            nics.enable_dcqcn(dcqcn);
+            nics.enable_dcqcn(dcqcn)?;
         }
         let work = Workload::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?;
         let end = sim.duration.0;
@@ -106,7 +112,7 @@ impl Simulation {
             switch_link_latency: config.links.switch.latency.0,
             switch_latency: config.switch.latency().0,
         };
-        let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end, ideal);
+        let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end, ideal)?;
         if let Some(ecn) = &ecn {
             stats.queues.set_ecn_thresholds(ecn.kmin.0, ecn.kmax.0);
         }
@@ -114,7 +120,7 @@ impl Simulation {
         stats.congestion_counters = ecn.is_some() || !config.congestion_control.is_none();
         let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
         if stats.congestion_counters || link_events {
-            stats.fabric = FabricSeries::new(window, end, true);
+            stats.fabric = FabricSeries::new(window, end, true)?;
         }
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
         // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
@@ -137,14 +143,14 @@ impl Simulation {
             },
             last_progress: 0,
             events: 0,
-            queue: EventQueue::new(bucket, wheel_bits),
+            queue: EventQueue::new(bucket, wheel_bits)?,
             packets: PacketSlab::new(),
             messages: MessageSlab::new(),
             topo,
             routing,
             fabric,
             nics,
-            host_returns: CreditReturns::new(hosts as usize),
+            host_returns: CreditReturns::new(hosts as usize)?,
             work,
             stats,
             traffic_rng,

@@ -31,6 +31,9 @@ struct Seen {
     since: u64,
 }
 
+/// Bytes the tracker keeps per non-empty queue (the last check's record and the next's).
+pub const BYTES_PER_QUEUE: u64 = 2 * size_of::<Seen>() as u64;
+
 /// Checks per interval: a stall is reported at most a quarter of the interval late.
 pub const CHECKS_PER_INTERVAL: u64 = 4;
 

@@ -3,6 +3,8 @@
 //! onset of an incast, the marks that follow); recorded only in runs that have any of
 //! these mechanisms, so other runs carry no extra table.
 
+use crate::error::Result;
+use crate::memory::fallible::filled;
 use crate::report::{Column, ColumnData, Table};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,9 +28,10 @@ pub struct FabricSeries {
 
 impl FabricSeries {
     /// `enabled = false` records nothing and reports an empty table.
-    pub fn new(window: u64, duration: u64, enabled: bool) -> FabricSeries {
+    pub fn new(window: u64, duration: u64, enabled: bool) -> Result<FabricSeries> {
         let windows = if enabled { duration.div_ceil(window.max(1)) as usize } else { 0 };
-        FabricSeries { window: window.max(1), windows, counts: vec![[0; KINDS]; windows] }
+        let counts = filled(windows, [0; KINDS], "the fabric time series")?;
+        Ok(FabricSeries { window: window.max(1), windows, counts })
     }
 
     #[inline]
@@ -59,7 +62,7 @@ mod tests {
 
     #[test]
     fn events_land_in_their_window() {
-        let mut s = FabricSeries::new(100, 250, true);
+        let mut s = FabricSeries::new(100, 250, true).unwrap();
         s.add(0, FabricEvent::PauseFrame);
         s.add(99, FabricEvent::PauseFrame);
         s.add(100, FabricEvent::EcnMark);
@@ -71,6 +74,6 @@ mod tests {
         assert_eq!(t.column("pause_frames"), Some(&ColumnData::U64(vec![2, 0, 0])));
         assert_eq!(t.column("ecn_marks"), Some(&ColumnData::U64(vec![0, 1, 0])));
         assert_eq!(t.column("packets_dropped"), Some(&ColumnData::U64(vec![0, 0, 1])));
-        assert_eq!(FabricSeries::new(100, 250, false).table(1.0).rows(), 0);
+        assert_eq!(FabricSeries::new(100, 250, false).unwrap().table(1.0).rows(), 0);
     }
 }

@@ -17,6 +17,11 @@ impl Default for Latency {
 }
 
 impl Latency {
+    /// Bytes of one histogram's counts, for the memory estimate.
+    pub fn heap_bytes() -> u64 {
+        (Latency::default().0.distinct_values() * size_of::<u64>()) as u64
+    }
+
     #[inline]
     pub fn record(&mut self, ps: u64) {
         self.0.saturating_record(ps);

@@ -15,6 +15,7 @@ pub use queues::QueueProbes;
 pub use recovery::recovery;
 pub use series::Series;
 
+use crate::error::Result;
 use crate::report::{GroupSummary, PacketCounts, Summary};
 use std::collections::BTreeMap;
 
@@ -78,21 +79,21 @@ pub struct Stats {
 
 impl Stats {
     /// `ideal` describes the fabric at zero load, for FCT slowdowns.
-    pub fn new(groups: usize, measure_from: u64, window: u64, duration: u64, ideal: IdealFct) -> Stats {
-        Stats {
+    pub fn new(groups: usize, measure_from: u64, window: u64, duration: u64, ideal: IdealFct) -> Result<Stats> {
+        Ok(Stats {
             measure_from,
             groups: vec![GroupStats::default(); groups],
-            series: Series::new(groups, window, duration),
+            series: Series::new(groups, window, duration)?,
             counters: Counters::default(),
             pfc: PfcCounters::default(),
             queues: QueueProbes::new(measure_from),
-            fabric: FabricSeries::new(window, duration, false),
+            fabric: FabricSeries::new(window, duration, false)?,
             fct: Fct::new(ideal, groups),
             injected: 0,
             delivered: 0,
             packet_hops: 0,
             congestion_counters: false,
-        }
+        })
     }
 
     #[inline]

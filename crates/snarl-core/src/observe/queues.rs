@@ -23,6 +23,11 @@ pub struct QueueProbes {
     pub probes: Vec<QueueProbe>,
 }
 
+/// Time spent at each occupancy, in bytes up to 1 TiB.
+fn occupancy_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1 << 40, 3).expect("static histogram bounds")
+}
+
 impl QueueProbes {
     pub fn new(measure_from: u64) -> QueueProbes {
         QueueProbes { measure_from, ecn: None, probes: Vec::new() }
@@ -33,9 +38,14 @@ impl QueueProbes {
         self.ecn = Some((kmin, kmax));
     }
 
+    /// Bytes of one probe's histogram, for the memory estimate.
+    pub fn probe_heap_bytes() -> u64 {
+        (occupancy_histogram().distinct_values() * size_of::<u64>()) as u64
+    }
+
     /// Adds a probe; returns its index.
     pub fn add(&mut self, switch: u32, port: u32, priority: u32) -> u16 {
-        let time_at = Histogram::new_with_bounds(1, 1 << 40, 3).expect("static histogram bounds");
+        let time_at = occupancy_histogram();
         self.probes.push(QueueProbe { switch, port, priority, bytes: 0, since: 0, time_at });
         (self.probes.len() - 1) as u16
     }

@@ -1,5 +1,7 @@
 //! Throughput and latency per fixed time window and group: flat arrays sized at build.
 
+use crate::error::Result;
+use crate::memory::fallible::filled;
 use crate::report::{Column, ColumnData, Table};
 use strength_reduce::StrengthReducedU64;
 
@@ -17,19 +19,20 @@ pub struct Series {
 }
 
 impl Series {
-    pub fn new(groups: usize, window: u64, duration: u64) -> Series {
+    pub fn new(groups: usize, window: u64, duration: u64) -> Result<Series> {
         let windows = duration.div_ceil(window.max(1)) as usize;
-        let cells = windows * groups;
-        Series {
+        let cells = windows.saturating_mul(groups);
+        let what = "the time series";
+        Ok(Series {
             groups,
             window: window.max(1),
             per_window: StrengthReducedU64::new(window.max(1)),
             windows,
-            generated: vec![0; cells],
-            delivered: vec![0; cells],
-            latency_sum: vec![0; cells],
-            latency_count: vec![0; cells],
-        }
+            generated: filled(cells, 0, what)?,
+            delivered: filled(cells, 0, what)?,
+            latency_sum: filled(cells, 0, what)?,
+            latency_count: filled(cells, 0, what)?,
+        })
     }
 
     #[inline]
@@ -130,5 +133,18 @@ fn mean(sum: u64, count: u64, ps_per_unit: f64) -> f64 {
         f64::NAN
     } else {
         sum as f64 / count as f64 / ps_per_unit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    #[test]
+    fn impossible_window_counts_are_errors() {
+        // 2^64 windows of 8-byte counters: more than any address space.
+        assert!(matches!(Series::new(1, 1, u64::MAX), Err(Error::Config { .. })));
+        assert_eq!(Series::new(2, 10, 100).unwrap().table(&["a".into(), "b".into()], &[1.0, 1.0], 1.0).rows(), 30);
     }
 }

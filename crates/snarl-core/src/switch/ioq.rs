@@ -33,6 +33,7 @@ use super::shared_memory::SharedMemory;
 use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::memory::fallible::{collected, filled, with_capacity};
 use crate::observe::FabricEvent;
 use crate::packet::{Fifo, NIL};
 use crate::routing::{PortView, Route, RouteQuery, Routing};
@@ -70,7 +71,7 @@ pub struct IoqParams {
 /// it, so that arbitration, which may look at a waiting request many times, need not read
 /// the packet, and finds it in the line it reads the queue from.
 #[derive(Clone, Copy, Debug, Default)]
-struct InputQueue {
+pub(crate) struct InputQueue {
     fifo: Fifo,
     request_size: u32,
     request_vc: u8,
@@ -80,7 +81,7 @@ struct InputQueue {
 /// on the wire until its tail has left): read and written together on every grant and
 /// transmission.
 #[derive(Clone, Copy, Debug, Default)]
-struct OutputQueue {
+pub(crate) struct OutputQueue {
     fifo: Fifo,
     used: u64,
 }
@@ -90,7 +91,7 @@ struct OutputQueue {
 /// input, when it is free to send through the crossbar again.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
-struct Port {
+pub(crate) struct Port {
     link_free_at: u64,
     /// Earliest pending `LinkWake` (0: none).
     wake_at: u64,
@@ -190,7 +191,7 @@ impl PortView for SwitchView<'_> {
 }
 
 impl IoqFabric {
-    pub fn new(topo: &impl Topology, params: IoqParams) -> IoqFabric {
+    pub fn new(topo: &impl Topology, params: IoqParams) -> crate::Result<IoqFabric> {
         let IoqParams {
             vcs,
             input_capacity,
@@ -203,8 +204,9 @@ impl IoqFabric {
         } = params;
         let credit_based = matches!(control, LinkControl::Credit);
         let switches = topo.num_switches();
-        let mut port_base = Vec::with_capacity(switches);
-        let mut radix = Vec::with_capacity(switches);
+        let what = "the switch ports";
+        let mut port_base = with_capacity(switches, what)?;
+        let mut radix = with_capacity(switches, what)?;
         let mut total = 0usize;
         for s in 0..switches {
             port_base.push(total as u32);
@@ -212,9 +214,9 @@ impl IoqFabric {
             radix.push(r as u16);
             total += r;
         }
-        let mut port_state = Vec::with_capacity(total);
-        let mut timings = Vec::with_capacity(total);
-        let mut credit_capacity = Vec::with_capacity(total);
+        let mut port_state = with_capacity(total, what)?;
+        let mut timings = with_capacity(total, what)?;
+        let mut credit_capacity = with_capacity(total, what)?;
         let mut words_total = 0usize;
         for (s, &ports) in radix.iter().enumerate() {
             let words = (ports as usize * vcs).div_ceil(64);
@@ -242,31 +244,32 @@ impl IoqFabric {
         }
         let max_bits = radix.iter().map(|&r| r as usize * vcs).max().unwrap_or(0);
         if let LinkControl::Pfc(receiver) = &mut control {
-            receiver.resize(total);
+            receiver.resize(total)?;
         }
-        IoqFabric {
+        let queues = "the switch queues";
+        Ok(IoqFabric {
             vcs,
             input_capacity,
             output_capacity,
             latency,
             control,
-            memory: SharedMemory::new(total, switches, input_capacity, shared_pool),
-            pause: PauseState::new(total, vcs, measure_from),
-            probe: vec![NO_PROBE; total * vcs],
+            memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
+            pause: PauseState::new(total, vcs, measure_from)?,
+            probe: filled(total * vcs, NO_PROBE, queues)?,
+            timing: LinkTimings::new(total, timings)?,
+            credits: CreditSender::new(total, credit_capacity, vcs)?,
             port_base,
             radix,
             ports: port_state,
-            timing: LinkTimings::new(timings),
-            input: vec![InputQueue::default(); total * vcs],
-            output: vec![OutputQueue::default(); total * vcs],
-            credits: CreditSender::new(credit_capacity, vcs),
-            returns: CreditReturns::new(total),
-            requests: vec![0; words_total],
-            bit_input: (0..max_bits).map(|b| (b / vcs) as u16).collect(),
-            bit_vc: (0..max_bits).map(|b| (b % vcs) as u8).collect(),
+            input: filled(total * vcs, InputQueue::default(), queues)?,
+            output: filled(total * vcs, OutputQueue::default(), queues)?,
+            returns: CreditReturns::new(total)?,
+            requests: filled(words_total, 0, "the switches' request masks")?,
+            bit_input: collected(max_bits, (0..max_bits).map(|b| (b / vcs) as u16), what)?,
+            bit_vc: collected(max_bits, (0..max_bits).map(|b| (b % vcs) as u8), what)?,
             ecn: None,
             watched: false,
-        }
+        })
     }
 
     /// Marks packets at the output queues with `ecn`.

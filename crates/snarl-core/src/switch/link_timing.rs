@@ -4,6 +4,8 @@
 //! that the per-packet path would fetch from memory.
 
 use crate::config::PAUSE_FRAME_BYTES;
+use crate::error::Result;
+use crate::memory::fallible::collected;
 use crate::topology::Link;
 use crate::units::{Rate, SerialTime};
 
@@ -39,21 +41,19 @@ pub struct LinkTimings {
 }
 
 impl LinkTimings {
-    /// Timings of `links`, one per port in port order.
-    pub fn new(links: impl IntoIterator<Item = LinkTiming>) -> LinkTimings {
+    /// Timings of the `ports` ports, in port order.
+    pub fn new(ports: usize, links: impl IntoIterator<Item = LinkTiming>) -> Result<LinkTimings> {
         let mut classes: Vec<LinkTiming> = Vec::new();
-        let class_of = links
-            .into_iter()
-            .map(|timing| {
-                let class = classes.iter().position(|&c| c == timing).unwrap_or_else(|| {
-                    classes.push(timing);
-                    classes.len() - 1
-                });
-                // Link classes come from the config (a few per fabric), far below 2^16.
-                class as u16
-            })
-            .collect();
-        LinkTimings { classes, class_of }
+        let class_of = links.into_iter().map(|timing| {
+            let class = classes.iter().position(|&c| c == timing).unwrap_or_else(|| {
+                classes.push(timing);
+                classes.len() - 1
+            });
+            // Link classes come from the config (a few per fabric), far below 2^16.
+            class as u16
+        });
+        let class_of = collected(ports, class_of, "the link classes of the ports")?;
+        Ok(LinkTimings { classes, class_of })
     }
 
     #[inline]
@@ -83,7 +83,7 @@ mod tests {
         let host = Link { rate: Rate(100_000_000_000), latency: Time::from_ns(25) };
         let global = Link { rate: Rate(200_000_000_000), latency: Time::from_ns(100) };
         let ports = [host, global, host, host, global];
-        let t = LinkTimings::new(ports.iter().map(|&l| LinkTiming::new(l, 2.0)));
+        let t = LinkTimings::new(ports.len(), ports.iter().map(|&l| LinkTiming::new(l, 2.0))).unwrap();
         assert_eq!(t.classes(), 2);
         assert_eq!(t.of(2), t.of(0));
         assert_eq!(t.of(4).latency, 100_000);

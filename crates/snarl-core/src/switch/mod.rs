@@ -9,4 +9,5 @@ mod link_timing;
 mod shared_memory;
 
 pub use arbiter::{Arbiter, RoundRobin};
+pub(crate) use ioq::{InputQueue, OutputQueue, Port};
 pub use ioq::{IoqFabric, IoqParams, LinkControl};

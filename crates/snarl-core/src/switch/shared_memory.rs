@@ -4,6 +4,8 @@
 //! charged when its head arrives, for all its bytes, and released when the crossbar moves
 //! it to its egress queue; without room in the share or the pool it is refused.
 
+use crate::memory::fallible::filled;
+
 pub struct SharedMemory {
     /// What each port's ingress queues may hold before borrowing.
     share: u64,
@@ -17,8 +19,9 @@ pub struct SharedMemory {
 }
 
 impl SharedMemory {
-    pub fn new(ports: usize, switches: usize, share: u64, pool: u64) -> SharedMemory {
-        SharedMemory { share, pool, used: vec![0; ports], lent: vec![0; switches], max_used: 0 }
+    pub fn new(ports: usize, switches: usize, share: u64, pool: u64) -> crate::Result<SharedMemory> {
+        let what = "the shared-buffer accounting";
+        Ok(SharedMemory { share, pool, used: filled(ports, 0, what)?, lent: filled(switches, 0, what)?, max_used: 0 })
     }
 
     /// Charges `bytes` to `port` of `switch`; `false` (nothing charged) if neither the
@@ -90,7 +93,7 @@ mod tests {
     #[test]
     fn ports_borrow_from_the_pool_beyond_their_share_and_give_it_back() {
         // Two switches of two ports each: shares of 100 B, pools of 50 B.
-        let mut m = SharedMemory::new(4, 2, 100, 50);
+        let mut m = SharedMemory::new(4, 2, 100, 50).unwrap();
         assert!(m.admit(0, 0, 100), "the share");
         assert!(m.admit(0, 0, 30), "30 B borrowed");
         assert!(!m.admit(1, 0, 121), "the port's share (100) and what is left of the pool (20) fall short");

@@ -13,6 +13,7 @@
 use super::limits::MAX_PORTS;
 use super::MAX_MINIMAL;
 use crate::error::{Error, Result};
+use crate::memory::fallible::filled;
 use std::fmt;
 use std::ops::Range;
 
@@ -80,7 +81,8 @@ impl GroupDistances {
         }
         debug_assert!(hops.iter().all(|h| (h.port as u64) < MAX_PORTS && (h.offset as usize) < groups));
 
-        let mut t = GroupDistances { groups, size, hops, first, dist: vec![u8::MAX; table as usize], most_minimal: 0 };
+        let dist = filled(table as usize, u8::MAX, "the group distance table")?;
+        let mut t = GroupDistances { groups, size, hops, first, dist, most_minimal: 0 };
         t.search(fabric)?;
         t.most_minimal = t.count_minimal();
         if t.most_minimal > MAX_MINIMAL {

@@ -17,6 +17,7 @@
 use super::limits::{check_nodes, check_ports};
 use super::{Endpoint, Link, LinkClasses, PortRange, Topology, UpDown};
 use crate::error::{Error, Result};
+use crate::memory::fallible::collected;
 use std::ops::Range;
 use strength_reduce::StrengthReducedUsize as Divisor;
 
@@ -113,14 +114,13 @@ impl Xgft {
         }
         let switches = check_nodes(&name, "switches", Some(first))?;
         let mut xgft = Xgft { levels, switches, links, below: Vec::new() };
-        xgft.below = (0..switches)
-            .map(|switch| {
-                let (level, a, _) = xgft.locate(switch);
-                let count = xgft.levels[level].per_hosts_below.get();
-                // Host ids fit in u32 (check_nodes), and so do the ranges below switches.
-                HostsBelow { first: (a * count) as u32, count: count as u32, level: level as u32 }
-            })
-            .collect();
+        let below = (0..switches).map(|switch| {
+            let (level, a, _) = xgft.locate(switch);
+            let count = xgft.levels[level].per_hosts_below.get();
+            // Host ids fit in u32 (check_nodes), and so do the ranges below switches.
+            HostsBelow { first: (a * count) as u32, count: count as u32, level: level as u32 }
+        });
+        xgft.below = collected(switches, below, "the fat-tree's switch table")?;
         Ok(xgft)
     }
 

@@ -13,6 +13,7 @@ pub use process::Process;
 
 use crate::config::{Config, GroupConfig, PatternConfig, TrafficConfig};
 use crate::error::{Error, Result};
+use crate::memory::fallible::{collected, filled};
 use crate::units::{Rate, Time};
 use rand_pcg::Pcg64Mcg;
 
@@ -91,9 +92,10 @@ impl Workload {
     pub fn build(config: &Config, hosts: usize, host_rate: Rate, rng: &mut Pcg64Mcg) -> Result<Workload> {
         let t = &config.traffic;
         let mut builder = Builder { hosts, patterns: Vec::new(), rng };
-        let mut free: Vec<u32> = (0..hosts as u32).collect();
+        let what = "the traffic tables";
+        let mut free = collected(hosts, 0..hosts as u32, what)?;
         let mut groups = Vec::new();
-        let mut host_group = vec![u16::MAX; hosts];
+        let mut host_group = filled(hosts, u16::MAX, what)?;
         let default_sizes = match (&t.size_distribution, t.message_size) {
             (Some(name), _) => Sizes::Distribution(name),
             (None, size) => Sizes::Fixed(size.unwrap_or(config.nic.mtu).0),
@@ -168,13 +170,25 @@ impl Workload {
         if groups.len() > u16::MAX as usize {
             return Err(Error::config("traffic.groups", "too many groups"));
         }
-        // Patterns need every group's members, so they are resolved last.
+        // Patterns need every group's members, so they are resolved last. A group that
+        // may send is refused a pattern that gives it nowhere to send.
+        let may_send: Vec<bool> = (0..groups.len())
+            .map(|g| {
+                groups[g].load > 0.0
+                    || t.phases
+                        .iter()
+                        .any(|p| (p.group == "all" || p.group == groups[g].name) && p.load.is_some_and(|l| l > 0.0))
+            })
+            .collect();
         for i in 0..groups.len() {
-            let pattern_config = t.groups.get(i).map_or(&t.pattern, |g| &g.pattern);
-            groups[i].pattern = builder.pattern(pattern_config, i, &groups)?;
+            let (pattern_config, path) = match t.groups.get(i) {
+                Some(g) => (&g.pattern, format!("traffic.groups.{i}.pattern")),
+                None => (&t.pattern, "traffic.pattern".to_string()),
+            };
+            groups[i].pattern = builder.pattern(pattern_config, i, &groups, &path, may_send[i])?;
         }
         let mut phases = Vec::new();
-        for phase in &t.phases {
+        for (i, phase) in t.phases.iter().enumerate() {
             let targets: Vec<usize> = match phase.group.as_str() {
                 "all" => (0..groups.len()).collect(),
                 name => groups.iter().position(|g| g.name == name).into_iter().collect(),
@@ -182,7 +196,9 @@ impl Workload {
             let mut changes = Vec::new();
             for g in targets {
                 let pattern = match &phase.pattern {
-                    Some(p) => Some(builder.pattern(p, g, &groups)?),
+                    Some(p) => {
+                        Some(builder.pattern(p, g, &groups, &format!("traffic.phases.{i}.pattern"), may_send[g])?)
+                    }
                     None => None,
                 };
                 changes.push(GroupChange { group: g as u16, pattern, load: phase.load, cap: phase.cap });
@@ -247,8 +263,10 @@ impl Builder<'_> {
         Ok(placement::take(free, count, g.placement, self.rng))
     }
 
-    /// Resolves `config` for the senders of group `g`; returns its index.
-    fn pattern(&mut self, config: &PatternConfig, g: usize, groups: &[Group]) -> Result<u32> {
+    /// Resolves `config` (at key `path`) for the senders of group `g`; returns its index.
+    /// If the group may send (`check`), a pattern that leaves it nowhere to send is an
+    /// error (see [`no_destination`]).
+    fn pattern(&mut self, config: &PatternConfig, g: usize, groups: &[Group], path: &str, check: bool) -> Result<u32> {
         let senders = &groups[g].hosts;
         let among = |name: &str| -> Vec<u32> {
             match name {
@@ -260,16 +278,16 @@ impl Builder<'_> {
         let pattern = match config {
             PatternConfig::Uniform { among: a } => Pattern::Uniform { among: among(a) },
             PatternConfig::Permutation { among: a } => {
-                Pattern::Table { dest: pattern::permutation_table(self.hosts, senders, &among(a), self.rng) }
+                Pattern::Table { dest: pattern::permutation_table(self.hosts, senders, &among(a), self.rng)? }
             }
             PatternConfig::Shift { offset, among: a } => {
-                Pattern::Table { dest: pattern::shift_table(self.hosts, senders, &among(a), *offset) }
+                Pattern::Table { dest: pattern::shift_table(self.hosts, senders, &among(a), *offset)? }
             }
             PatternConfig::Hotspot { hotspots, among: a, assign } => {
                 let spots = pattern::choose_hotspots(&among(a), *hotspots as usize, self.rng);
                 match assign {
                     crate::config::HotspotAssign::Partition => {
-                        Pattern::Table { dest: pattern::partition_table(self.hosts, senders, &spots) }
+                        Pattern::Table { dest: pattern::partition_table(self.hosts, senders, &spots)? }
                     }
                     crate::config::HotspotAssign::Random => Pattern::AnyOf { among: spots },
                 }
@@ -277,7 +295,7 @@ impl Builder<'_> {
             PatternConfig::Incast { destination } => {
                 if *destination as usize >= self.hosts {
                     return Err(Error::config(
-                        "traffic.pattern.destination",
+                        format!("{path}.destination"),
                         format!("host {destination} does not exist (the fabric has {} hosts)", self.hosts),
                     ));
                 }
@@ -285,7 +303,36 @@ impl Builder<'_> {
             }
             PatternConfig::Silent {} => Pattern::Silent,
         };
+        if check {
+            if let Some(problem) = no_destination(config, &pattern, &groups[g]) {
+                return Err(Error::config(path, problem));
+            }
+        }
         self.patterns.push(pattern);
         Ok((self.patterns.len() - 1) as u32)
     }
+}
+
+/// What is wrong if `pattern` (resolved from `config`) gives no host of `group` a
+/// destination other than itself. A pattern that leaves only some senders without one is
+/// fine: a hotspot among its own group, say, does not send to itself.
+fn no_destination(config: &PatternConfig, pattern: &Pattern, group: &Group) -> Option<String> {
+    if pattern.is_silent() || group.hosts.iter().any(|&s| pattern.has_destination(s)) || group.hosts.is_empty() {
+        return None;
+    }
+    let why = match (config, pattern) {
+        (PatternConfig::Incast { destination }, _) => format!("the destination, host {destination}, is its only host"),
+        (PatternConfig::Shift { offset, .. }, _) => {
+            format!("shifting by {offset} within `among` brings every sender back to itself (or `among` is empty)")
+        }
+        (PatternConfig::Permutation { .. }, _) => "a permutation needs at least 2 hosts in `among`".to_string(),
+        (_, Pattern::Uniform { among } | Pattern::AnyOf { among }) => {
+            format!("its destinations are {} host(s), none but the sender", among.len())
+        }
+        _ => "every destination is the sender itself".to_string(),
+    };
+    Some(format!(
+        "no host of group `{}` has a destination: {why}; use `type = \"silent\"` for a group that sends nothing",
+        group.name
+    ))
 }

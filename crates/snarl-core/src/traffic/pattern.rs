@@ -1,6 +1,8 @@
 //! Destination patterns, resolved at build time into what the per-message path needs:
 //! a host list to draw from, or a per-source destination table.
 
+use crate::error::Result;
+use crate::memory::fallible::filled;
 use crate::packet::NIL;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
@@ -53,14 +55,31 @@ impl Pattern {
     pub fn is_silent(&self) -> bool {
         matches!(self, Pattern::Silent)
     }
+
+    /// Whether `src` can draw a destination other than itself.
+    pub fn has_destination(&self, src: u32) -> bool {
+        match self {
+            Pattern::Uniform { among } | Pattern::AnyOf { among } => among.iter().any(|&d| d != src),
+            Pattern::Table { dest } => dest.get(src as usize).is_some_and(|&d| d != src && d != NIL),
+            Pattern::Fixed(d) => *d != src,
+            Pattern::Silent => false,
+        }
+    }
+}
+
+const TABLES: &str = "the traffic tables";
+
+/// A destination per host, none yet.
+fn destination_table(hosts: usize) -> Result<Vec<u32>> {
+    filled(hosts, NIL, TABLES)
 }
 
 /// A random permutation of `among` without fixed points, as a per-host table.
-pub fn permutation_table(hosts: usize, senders: &[u32], among: &[u32], rng: &mut Pcg64Mcg) -> Vec<u32> {
-    let mut dest = vec![NIL; hosts];
+pub fn permutation_table(hosts: usize, senders: &[u32], among: &[u32], rng: &mut Pcg64Mcg) -> Result<Vec<u32>> {
+    let mut dest = destination_table(hosts)?;
     let n = among.len();
     if n < 2 {
-        return dest;
+        return Ok(dest);
     }
     // Sattolo's algorithm: a uniformly random cyclic permutation has no fixed point.
     let mut order: Vec<u32> = among.to_vec();
@@ -77,18 +96,18 @@ pub fn permutation_table(hosts: usize, senders: &[u32], among: &[u32], rng: &mut
             dest[s as usize] = among[i % n];
         }
     }
-    dest
+    Ok(dest)
 }
 
 /// Destination = the host `offset` places further in `among` (senders outside `among`
 /// use their own index).
-pub fn shift_table(hosts: usize, senders: &[u32], among: &[u32], offset: i64) -> Vec<u32> {
-    let mut dest = vec![NIL; hosts];
+pub fn shift_table(hosts: usize, senders: &[u32], among: &[u32], offset: i64) -> Result<Vec<u32>> {
+    let mut dest = destination_table(hosts)?;
     let n = among.len() as i64;
     if n == 0 {
-        return dest;
+        return Ok(dest);
     }
-    let mut position = vec![u32::MAX; hosts];
+    let mut position = filled(hosts, u32::MAX, TABLES)?;
     for (i, &h) in among.iter().enumerate() {
         position[h as usize] = i as u32;
     }
@@ -96,7 +115,7 @@ pub fn shift_table(hosts: usize, senders: &[u32], among: &[u32], offset: i64) ->
         let base = if position[s as usize] != u32::MAX { position[s as usize] as i64 } else { s as i64 };
         dest[s as usize] = among[(base + offset).rem_euclid(n) as usize];
     }
-    dest
+    Ok(dest)
 }
 
 /// `k` distinct random members of `among`.
@@ -112,15 +131,15 @@ pub fn choose_hotspots(among: &[u32], k: usize, rng: &mut Pcg64Mcg) -> Vec<u32> 
 }
 
 /// Senders split evenly over the hotspots, each always sending to its own.
-pub fn partition_table(hosts: usize, senders: &[u32], hotspots: &[u32]) -> Vec<u32> {
-    let mut dest = vec![NIL; hosts];
+pub fn partition_table(hosts: usize, senders: &[u32], hotspots: &[u32]) -> Result<Vec<u32>> {
+    let mut dest = destination_table(hosts)?;
     if hotspots.is_empty() {
-        return dest;
+        return Ok(dest);
     }
     for (i, &s) in senders.iter().enumerate() {
         dest[s as usize] = hotspots[i % hotspots.len()];
     }
-    dest
+    Ok(dest)
 }
 
 #[cfg(test)]
@@ -132,7 +151,7 @@ mod tests {
     fn permutation_has_no_fixed_point_and_is_bijective() {
         let mut rng = Pcg64Mcg::seed_from_u64(3);
         let among: Vec<u32> = (0..50).collect();
-        let table = permutation_table(50, &among, &among, &mut rng);
+        let table = permutation_table(50, &among, &among, &mut rng).unwrap();
         let mut seen = [false; 50];
         for (s, &d) in table.iter().enumerate() {
             assert_ne!(s as u32, d);
@@ -156,16 +175,29 @@ mod tests {
     #[test]
     fn shift_wraps_within_set() {
         let among = vec![10, 20, 30, 40];
-        let t = shift_table(41, &among, &among, 1);
+        let t = shift_table(41, &among, &among, 1).unwrap();
         assert_eq!((t[10], t[40]), (20, 10));
-        let t = shift_table(41, &among, &among, -1);
+        let t = shift_table(41, &among, &among, -1).unwrap();
         assert_eq!(t[10], 40);
+    }
+
+    #[test]
+    fn senders_without_destination_are_found() {
+        let mut rng = Pcg64Mcg::seed_from_u64(3);
+        assert!(!Pattern::Uniform { among: vec![4] }.has_destination(4));
+        assert!(Pattern::Uniform { among: vec![4] }.has_destination(5));
+        assert!(!Pattern::Uniform { among: vec![] }.has_destination(5));
+        let one = Pattern::Table { dest: permutation_table(8, &[2, 3], &[2], &mut rng).unwrap() };
+        assert!(!one.has_destination(2) && !one.has_destination(3), "fewer than 2 hosts: no permutation");
+        let shift = Pattern::Table { dest: shift_table(8, &[0, 1, 2, 3], &[0, 1, 2, 3], 4).unwrap() };
+        assert!((0..4).all(|s| !shift.has_destination(s)));
+        assert!(!Pattern::Fixed(3).has_destination(3));
     }
 
     #[test]
     fn partition_spreads_senders() {
         let senders: Vec<u32> = (0..8).collect();
-        let t = partition_table(8, &senders, &[100, 200]);
+        let t = partition_table(8, &senders, &[100, 200]).unwrap();
         assert_eq!(t.iter().filter(|&&d| d == 100).count(), 4);
     }
 }

@@ -52,3 +52,78 @@ fn group_larger_than_fabric() {
     let e = snarl_core::run(&config).unwrap_err();
     assert!(matches!(e, Error::Config { ref path, .. } if path == "traffic.groups.0"), "{e}");
 }
+
+/// A load so small that 1 - p rounds to 1 made the Bernoulli sampler loop forever: any
+/// load in (0, 1] finishes, whether a group's or a phase's, and such a group generates
+/// nothing within the run.
+#[test]
+fn tiny_loads_finish() {
+    let tiny = ["1e-17", "1e-300", "2.2250738585072014e-308"]; // the last is f64::MIN_POSITIVE
+    for process in ["bernoulli", "poisson", "periodic"] {
+        let text = format!(
+            "{SINGLE_SWITCH}
+[[traffic.groups]]
+name = \"a\"
+count = 2
+load = {}
+[[traffic.groups]]
+name = \"b\"
+count = 2
+load = {}
+[[traffic.phases]]
+at = \"50us\"
+group = \"a\"
+load = {}
+[[traffic.phases]]
+at = \"60us\"
+group = \"b\"
+load = {}
+",
+            tiny[0], tiny[1], tiny[2], tiny[0]
+        );
+        let report = crate::common::run(&text, &[("traffic.process", &format!("\"{process}\""))]);
+        for group in ["a", "b"] {
+            assert_eq!(report.summary.groups[group].offered_load, 0.0, "{process}: group {group}");
+        }
+        assert!(report.summary.groups["default"].accepted_load > 0.4, "{process}");
+    }
+}
+
+/// A pattern that gives none of its group's hosts a destination (other than itself) is
+/// refused with its key path instead of sending nothing in silence.
+#[test]
+fn patterns_without_destination_are_refused() {
+    let group = |pattern: &str, count: u32| {
+        format!("{SINGLE_SWITCH}\n[[traffic.groups]]\nname = \"solo\"\ncount = {count}\npattern = {pattern}\n")
+    };
+    let phase =
+        "[[traffic.phases]]\nat = \"50us\"\ngroup = \"solo\"\npattern = { type = \"uniform\", among = \"group\" }\n";
+    let refused = [
+        (group("{ type = \"uniform\", among = \"group\" }", 1), "traffic.groups.0.pattern"),
+        (group("{ type = \"permutation\", among = \"group\" }", 1), "traffic.groups.0.pattern"),
+        (group("{ type = \"shift\", offset = 3, among = \"group\" }", 3), "traffic.groups.0.pattern"),
+        (group("{ type = \"hotspot\", among = \"group\" }", 1), "traffic.groups.0.pattern"),
+        (group("{ type = \"incast\", destination = 0 }", 1), "traffic.groups.0.pattern"),
+        (format!("{}{phase}", group("{ type = \"uniform\" }", 1)), "traffic.phases.0.pattern"),
+        (format!("{SINGLE_SWITCH}\npattern = {{ type = \"shift\", offset = 8 }}\n"), "traffic.pattern"),
+    ];
+    for (text, want) in refused {
+        let config = load_config(&text, &[], None).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        match snarl_core::run(&config) {
+            Err(Error::Config { path, message }) => {
+                assert_eq!(path, want, "{message}");
+                assert!(message.contains("no host of group") && message.contains("silent"), "{message}");
+            }
+            other => panic!("{text}: expected a config error, got {:?}", other.map(|r| r.summary.accepted_load)),
+        }
+    }
+    // A hotspot among its own group does not send to itself, but the others do; a group
+    // that does not send may have any pattern.
+    for text in [
+        group("{ type = \"hotspot\", among = \"group\" }", 3),
+        format!("{}load = 0.0\n", group("{ type = \"uniform\", among = \"group\" }", 1)),
+    ] {
+        let config = load_config(&text, &[], None).unwrap();
+        assert!(snarl_core::run(&config).is_ok(), "{text}");
+    }
+}

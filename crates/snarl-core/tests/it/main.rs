@@ -11,6 +11,11 @@ mod fct;
 mod golden;
 mod lossless_ethernet;
 mod mechanisms;
+mod memory;
 mod pfc;
 mod scenarios;
 mod watchdog;
+
+/// Counts allocations for the memory tests (only in the child processes they start).
+#[global_allocator]
+static ALLOCATOR: memory::Counting = memory::Counting;

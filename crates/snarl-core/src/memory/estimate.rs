@@ -1,0 +1,217 @@
+//! The memory a run needs, estimated from its config alone, before anything is built.
+//!
+//! With H hosts, S switches, P switch ports (summed over the switches), V VCs (or
+//! priorities), G node groups (the configured ones plus `default`), Q the source queue,
+//! W = duration / window time-series windows, B the packets one host's worth of buffer
+//! holds (an IOQ port's per-VC input + output buffer, or a shared-buffer `port_buffer`,
+//! over the smallest packet: the MTU, or a smaller message size or flow-size mean) and ρ
+//! the highest offered load of any group or phase (1 if a pattern is a hotspot or an
+//! incast, which saturate their destinations at any load), the estimate is the sum of
+//!
+//! | part | bytes |
+//! |---|---|
+//! | fabric tables | the topology's own: 12 per XGFT switch, g·A² for a megafly's distances, ... |
+//! | switch ports | P · 138 (port state 64, credit-return ring 64, link class 2, shared memory 8) + S · 14, and 8 per request-mask word (⌈radix · V / 64⌉ per port) |
+//! | switch queues | P · V · 88 (input and output queue 24 each, credits 16, pause state 21, probe slot 2, PFC flag 1) |
+//! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN |
+//! | traffic tables | H · 10 for group membership, and H · 4 per pattern that keeps a host list or a destination table |
+//! | latency histograms | 5 · G + 8 HDR histograms of about 280 KB (3 latency and 2 FCT per group, 8 for the FCT size buckets), and one per queue probe |
+//! | time series | W · G · 32 counters, the report's table of W · (G + 1) rows of 72 bytes, W · 8 for recovery, W · 80 for the fabric series of runs with PFC, drops, ECN or congestion control |
+//! | event calendar | 25 per wheel bucket (2^k of them, k = log2(H / 2) within 10..24), and 32 per event for 4,096 + 2 · H + 16 · (H + P) · ρ events: a generation pending per host and, at saturation, about two events per host and port in bucket buffers that keep up to eight times that room |
+//! | watchdog | 2 · P · V · ρ queues (inputs and outputs, the non-empty ones at saturation) of 48 bytes: the heads seen at the last check and at the next |
+//! | packets in flight | 1.5 · ρ · (H · B packets of 64 bytes + H · Q messages of 48 bytes): at saturation every host keeps about one buffer's worth of packets in flight and a full source queue, in slabs that grow by doubling |
+//!
+//! The last two parts, which scale with the load, dominate fabrics with deep buffers and
+//! small packets (cycle-level configs). Not counted: what grows with the length of the
+//! run rather than the size of the fabric (DCQCN's `rate_series`), a congestion tree that
+//! fills every buffer of the fabric (the credits bound it at P · V · B packets), and the
+//! front end's copies of the report. The integration tests (`tests/it/memory.rs`) compare
+//! the estimate with the peak a counting allocator measures for fat-trees, dragonflies
+//! and HyperX of two sizes each, at loads 0.3 and 1.0: it stays within a factor of two.
+
+use crate::config::{
+    Config, CongestionControlConfig, FlowControlConfig, HotspotAssign, NicScheduling, PatternConfig, SwitchConfig,
+};
+use crate::flow_control::Ring;
+use crate::kernel::Entry;
+use crate::observe::Latency;
+use crate::packet::{Message, Packet};
+use crate::switch::{InputQueue, OutputQueue, Port};
+use crate::topology::{fabric_size, FabricSize};
+use crate::traffic::FlowSizes;
+
+/// The parts of an estimate, in bytes, and the fabric's size.
+#[derive(Clone, Debug)]
+pub struct Estimate {
+    pub fabric: FabricSize,
+    /// (what, bytes), in the order of the table above.
+    pub parts: Vec<(&'static str, u64)>,
+}
+
+impl Estimate {
+    pub fn total(&self) -> u64 {
+        self.parts.iter().fold(0u64, |sum, &(_, bytes)| sum.saturating_add(bytes))
+    }
+
+    /// Bytes of the part named `what` (0 if there is none).
+    pub fn part(&self, what: &str) -> u64 {
+        self.parts.iter().find(|(name, _)| *name == what).map_or(0, |&(_, bytes)| bytes)
+    }
+}
+
+/// Name of the time-series part: a window too narrow is refused at its own key.
+pub const SERIES: &str = "time series";
+
+/// Saturating products and sums of byte counts.
+fn mul(factors: &[u64]) -> u64 {
+    factors.iter().fold(1u64, |acc, &f| acc.saturating_mul(f))
+}
+
+fn sum(terms: &[u64]) -> u64 {
+    terms.iter().fold(0u64, |acc, &t| acc.saturating_add(t))
+}
+
+fn bytes_of<T>() -> u64 {
+    size_of::<T>() as u64
+}
+
+/// The estimate of `config` (validated or not: nothing here can overflow or panic).
+pub fn estimate(config: &Config) -> Estimate {
+    let size = fabric_size(&config.topology);
+    let (h, s, p) = (size.hosts, size.switches(), size.ports());
+    let v = config.switch.vcs() as u64;
+    let q = config.nic.source_queue as u64;
+    let t = &config.traffic;
+    let groups = t.groups.len() as u64 + 1;
+
+    // Per port: its state line, its credit-return ring, its link class, its shared-memory
+    // counter; per switch: the port base, radix and pool counter; the request masks and
+    // the arbiter's bit tables.
+    let port_bytes = bytes_of::<Port>() + bytes_of::<Ring>() + 2 + 8;
+    let switch_ports =
+        sum(&[mul(&[p, port_bytes]), mul(&[s, 14]), mul(&[size.mask_words(v), 8]), mul(&[size.max_radix(), v, 3])]);
+    // Per port and VC: input and output queues, credits (counter and capacity), pause
+    // state (flag, since, paused time, count), probe slot, PFC flag.
+    let queue_bytes = bytes_of::<InputQueue>() + bytes_of::<OutputQueue>() + 16 + 21 + 2 + 1;
+    let switch_queues = mul(&[p, v, queue_bytes]);
+
+    // Per host: link peer, rate, serialiser, latency, three times, queue head and length,
+    // epoch, its credit-return ring; per host and VC credits and pause state (37, rounded
+    // to 40); the source queue's slots.
+    let mut nics =
+        mul(&[h, sum(&[4 + 8 + 8 + 8 + 3 * 8 + 4 + 4 + 4, bytes_of::<Ring>(), mul(&[v, 40]), mul(&[q, 4])])]);
+    let round_robin = config.nic.scheduling == Some(NicScheduling::RoundRobin) || !config.congestion_control.is_none();
+    if round_robin {
+        nics = sum(&[nics, mul(&[h, 4 + 32 + q])]);
+    }
+    if let CongestionControlConfig::Dcqcn(_) = config.congestion_control {
+        nics = sum(&[nics, mul(&[h, q, 64])]);
+    }
+
+    // Group membership (free list, members, host -> group), and one host list or table per
+    // pattern: each group's, and each phase's for every group it changes.
+    let keeps_hosts = |pattern: &PatternConfig| match pattern {
+        PatternConfig::Uniform { .. } | PatternConfig::Permutation { .. } | PatternConfig::Shift { .. } => true,
+        PatternConfig::Hotspot { assign, .. } => *assign == HotspotAssign::Partition,
+        PatternConfig::Incast { .. } | PatternConfig::Silent {} => false,
+    };
+    let mut tables =
+        u64::from(keeps_hosts(&t.pattern)) + t.groups.iter().filter(|g| keeps_hosts(&g.pattern)).count() as u64;
+    for phase in &t.phases {
+        if phase.pattern.as_ref().is_some_and(keeps_hosts) {
+            tables += if phase.group == "all" { groups } else { 1 };
+        }
+    }
+    let traffic = mul(&[h, sum(&[10, mul(&[tables, 4])])]);
+
+    let histograms = sum(&[
+        mul(&[5 * groups + 8, Latency::heap_bytes()]),
+        mul(&[config.observe.queues.len() as u64, crate::observe::QueueProbes::probe_heap_bytes()]),
+    ]);
+
+    let duration = config.simulation.duration.0;
+    let window = config.simulation.window.map_or((duration / 100).max(1), |w| w.0.max(1));
+    let windows = duration.div_ceil(window);
+    let fabric_series = config.effective_ecn().is_some()
+        || !config.congestion_control.is_none()
+        || !matches!(config.flow_control, FlowControlConfig::Credit {});
+    let series = sum(&[
+        mul(&[windows, groups, 32]),
+        mul(&[windows, groups + 1, 72]),
+        mul(&[windows, 8]),
+        if fabric_series { mul(&[windows, 80]) } else { 0 },
+    ]);
+
+    // The wheel's bucket headers and occupancy bits; pending events: a generation per
+    // host, and at saturation about two per host and port, in bucket buffers that keep
+    // up to eight times that room; fewer in proportion at lower loads.
+    let load = peak_load(config);
+    let wheel = 1u64 << (h / 2).max(1024).ilog2().clamp(6, 24);
+    let busy = (mul(&[16, sum(&[h, p])]) as f64 * load) as u64;
+    let calendar = sum(&[mul(&[wheel, 25]), mul(&[sum(&[busy, mul(&[2, h]), 4096]), bytes_of::<Entry>()])]);
+
+    // At saturation, and in proportion at lower loads; slabs grow by doubling: half
+    // again what they hold, on average.
+    let slots = sum(&[mul(&[h, packets_per_host(config), bytes_of::<Packet>()]), mul(&[h, q, bytes_of::<Message>()])]);
+    let in_flight = (sum(&[slots, slots / 2]) as f64 * load) as u64;
+
+    // The watchdog remembers the head of every non-empty queue.
+    let watchdog = (mul(&[2, p, v, crate::kernel::WATCHDOG_BYTES_PER_QUEUE]) as f64 * load) as u64;
+
+    Estimate {
+        parts: vec![
+            ("fabric tables", size.table_bytes),
+            ("switch ports", switch_ports),
+            ("switch queues", switch_queues),
+            ("NICs", nics),
+            ("traffic tables", traffic),
+            ("latency histograms", histograms),
+            (SERIES, series),
+            ("event calendar", calendar),
+            ("watchdog", watchdog),
+            ("packets in flight", in_flight),
+        ],
+        fabric: size,
+    }
+}
+
+/// The highest offered load of any group at any time (phases included), as a fraction
+/// of saturation: 1 if some pattern concentrates traffic (hotspot, incast), which
+/// saturates its destinations at any load.
+fn peak_load(config: &Config) -> f64 {
+    let t = &config.traffic;
+    let concentrates = |p: &PatternConfig| matches!(p, PatternConfig::Hotspot { .. } | PatternConfig::Incast { .. });
+    let patterns = std::iter::once(&t.pattern)
+        .chain(t.groups.iter().map(|g| &g.pattern))
+        .chain(t.phases.iter().filter_map(|p| p.pattern.as_ref()));
+    if patterns.into_iter().any(concentrates) {
+        return 1.0;
+    }
+    let loads = std::iter::once(t.load)
+        .chain(t.groups.iter().filter_map(|g| g.load))
+        .chain(t.phases.iter().filter_map(|p| p.load));
+    loads.fold(0.0f64, f64::max).clamp(0.0, 1.0)
+}
+
+/// B: the packets one host's worth of buffer holds (one VC's input and output buffers of
+/// an IOQ switch port, a shared-buffer port's memory), at the smallest packet size.
+fn packets_per_host(config: &Config) -> u64 {
+    let buffer = match &config.switch {
+        SwitchConfig::Ioq { input_buffer, output_buffer, .. } => input_buffer.0.saturating_add(output_buffer.0),
+        SwitchConfig::SharedBuffer { port_buffer, .. } => port_buffer.0,
+    };
+    let t = &config.traffic;
+    let mean = |name: &str| FlowSizes::built_in(name).map_or(u64::MAX, |d| d.mean().round() as u64);
+    let sizes = std::iter::once((t.message_size, t.size_distribution.as_deref()))
+        .chain(t.groups.iter().map(|g| (g.message_size, g.size_distribution.as_deref())));
+    let smallest = sizes
+        .map(|(size, distribution)| match (size, distribution) {
+            (_, Some(name)) => mean(name),
+            (Some(size), None) => size.0,
+            (None, None) => u64::MAX,
+        })
+        .min()
+        .unwrap_or(u64::MAX);
+    let packet = config.nic.mtu.0.min(smallest).max(1);
+    (buffer / packet).max(1)
+}
