@@ -91,6 +91,29 @@ def run_snarl(*args: str | os.PathLike[str], cwd: Path | None = None, timeout: f
     )
 
 
+def start_snarl(*args: str | os.PathLike[str], **options: Any) -> subprocess.Popen[str]:
+    """Starts `python -m snarl ARGS` with its stderr (text) and stdout piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "snarl", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        **options,
+    )
+
+
+def wait_for_line(stream: Any, start: str) -> str:
+    """Reads lines of `stream` until one starts with `start`, a process's readiness line,
+    and returns it (fails at the end of the stream)."""
+    seen = []
+    for line in stream:
+        if line.startswith(start):
+            return line
+        seen.append(line)
+    raise AssertionError(f"no line starting with {start!r}; the process wrote: {''.join(seen)!r}")
+
+
 @pytest.fixture
 def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Runs the snarl command in tmp_path; a successful run's summary (on stdout with

@@ -7,7 +7,7 @@
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
-3 deadlock; 1 internal error; 130 interrupted (Ctrl-C).
+3 deadlock; 1 internal error; 130 interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -26,6 +28,7 @@ EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
 EXIT_DEADLOCK = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 OUTPUT_FILES = frozenset({"summary.json", "config.toml", "timeseries.parquet", "rates.parquet"})
 """What ``--out`` writes; a directory holding only these may be replaced."""
@@ -38,6 +41,11 @@ class Failure(Exception):
         super().__init__(message)
         self.code = code
         self.one_line = one_line
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: stops the command as Ctrl-C does (cleanly: a sweep keeps its finished
+    points and its table), with exit code 143."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,6 +86,11 @@ def _parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help="print the summary as one JSON object on stdout, and nothing else",
+    )
+    run.add_argument(
+        "--progress",
+        action="store_true",
+        help="report progress on stderr even when it is not a terminal: a line as the simulation starts, then one per tenth done",
     )
     run.add_argument(
         "--out",
@@ -159,7 +172,10 @@ def _seed(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``snarl`` command and returns its exit code."""
+    previous = _stop_handlers()
     try:
+        # Until here, Ctrl-C ends the process at once (snarl._startup): nothing is written.
+        _handle_stop_signals(previous)
         args = _parser().parse_args(argv)
         if args.command is None:
             _parser().print_help(sys.stderr)
@@ -168,6 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Failure as failure:
         _error(str(failure), failure.one_line)
         return failure.code
+    except Terminated:
+        print("snarl: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("snarl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -176,6 +195,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+_stop_signal: int | None = None
+"""The stop signal (SIGINT or SIGTERM) the command has received, if any."""
+
+
+def _stop_handlers() -> dict[int, Any]:
+    """The handlers of the stop signals the command replaces while it runs: none off the
+    main thread (only it handles signals), nor an ignored one (a background job of a
+    script)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    return {number: h for number, h in handlers.items() if h is not None and h is not signal.SIG_IGN}
+
+
+def _handle_stop_signals(numbers: Iterable[int]) -> None:
+    global _stop_signal
+    _stop_signal = None
+    for number in numbers:
+        signal.signal(number, _stop)
+
+
+def _stop(signum: int, frame: object) -> None:
+    """A stop signal raises KeyboardInterrupt (:class:`Terminated` for SIGTERM), which
+    unwinds the command cleanly: a run checks for it as it goes, a sweep writes its
+    table. A second one ends the process at once."""
+    global _stop_signal
+    if _stop_signal is not None:
+        os.write(2, b"snarl: stopped at once\n")
+        os._exit(128 + _stop_signal)
+    _stop_signal = signum
+    _check_stop()
+
+
+def _check_stop() -> None:
+    """Raises the exception of the stop signal received, if any: again, in case the code
+    it interrupted swallowed it (``compile()``, importing a module, can)."""
+    if _stop_signal == signal.SIGTERM:
+        raise Terminated
+    if _stop_signal is not None:
+        raise KeyboardInterrupt
 
 
 def _error(message: str, one_line: bool = True) -> None:
@@ -195,14 +259,17 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None:
         _check_out(args.out)
 
+    name = Path(args.file).name
+    _check_stop()
     try:
         if sys.stderr.isatty():
             from snarl.progress import progress_bar
 
-            with progress_bar(f"simulating {Path(args.file).name}") as update:
-                summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, update)
+            with progress_bar(f"simulating {name}") as update:
+                summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, _checking(update))
         else:
-            summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, None)
+            lines = _progress_lines(name) if args.progress else None
+            summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, _checking(lines))
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
     except _core.DeadlockError as e:
@@ -212,6 +279,7 @@ def _run(args: argparse.Namespace) -> int:
         raise Failure(f"{e} (this is a bug in snarl)", EXIT_INTERNAL) from None
 
     report = Report(summary_json, columns, resolved, rates, fabric)
+    _check_stop()
     if args.out is not None:
         _write_out(report, args.out)
     if args.json:
@@ -220,6 +288,34 @@ def _run(args: argparse.Namespace) -> int:
     else:
         _print_tables(report, args.file)
     return EXIT_OK
+
+
+def _checking(update: Callable[[float], None] | None) -> Callable[[float], None]:
+    """The run's progress callback: checks for a stop signal (the run calls back every
+    ~150 ms), then moves the bar or prints the lines of ``update``, if any."""
+
+    def callback(fraction: float) -> None:
+        _check_stop()
+        if update is not None:
+            update(fraction)
+
+    return callback
+
+
+def _progress_lines(name: str) -> Callable[[float], None]:
+    """Progress for logs: ``snarl: simulating NAME: 0%`` as the simulation starts (the
+    run calls back with 0.0 once the config is loaded and checked), then a line per
+    tenth done."""
+    printed = -1
+
+    def update(fraction: float) -> None:
+        nonlocal printed
+        tenth = min(int(fraction * 10), 10)
+        if tenth > printed:
+            printed = tenth
+            print(f"snarl: simulating {name}: {10 * tenth}%", file=sys.stderr, flush=True)
+
+    return update
 
 
 def _sweep(args: argparse.Namespace) -> int:
@@ -231,6 +327,7 @@ def _sweep(args: argparse.Namespace) -> int:
         total, todo = len(checked.points), len(checked.todo)
 
         def announce(runner: str | None) -> None:
+            _check_stop()
             where = f" on {runner}" if runner else ""
             print(
                 f"snarl sweep: {total} point{'s' if total != 1 else ''}, {total - todo} already done, "
