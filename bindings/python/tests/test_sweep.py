@@ -17,7 +17,15 @@ import pandas as pd
 import pytest
 
 import snarl
-from conftest import SMALL, assert_invariants, run_snarl
+from conftest import (
+    SMALL,
+    assert_invariants,
+    children,
+    run_snarl,
+    start_snarl,
+    wait_ended,
+    wait_for_line,
+)
 
 # The module (the package exports a function of the same name).
 sweep_module = importlib.import_module("snarl.sweep")
@@ -145,7 +153,7 @@ def test_a_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
     # Minimal routing resolves but cannot route a single switch: the run fails.
     path = write_sweep(tmp_path, '[axes]\n"routing.type" = ["updown", "minimal"]\nseed = [1, 2]\n')
     done = run_snarl("sweep", path, "--out", tmp_path / "out", "--processes", "2")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr  # the sweep ran, but not every point
     table = check_sweep_dir(tmp_path / "out", 4)
     failed = table[table["status"] == "failed"]
     assert set(failed["routing.type"]) == {"minimal"} and len(failed) == 2
@@ -155,10 +163,49 @@ def test_a_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert "4 points (2 failed)" in done.stdout
     # Failed points are not run again, unless asked.
     again = run_snarl("sweep", path, "--out", tmp_path / "out", "--processes", "1")
-    assert "4 already done, 0 to run" in again.stderr
+    assert "4 already done, 0 to run" in again.stderr and again.returncode == 4
     retry = run_snarl("sweep", path, "--out", tmp_path / "out", "--processes", "1", "--retry-failed")
-    assert "2 already done, 2 to run" in retry.stderr
+    assert "2 already done, 2 to run" in retry.stderr and retry.returncode == 4
     check_sweep_dir(tmp_path / "out", 4)
+
+
+CRASHES = '[axes]\nseed = [1, 13, 2, 14, 3, 4]\n'
+"""Six points, two of which kill their worker (see `crashing_runs`)."""
+
+
+def test_a_crashing_point_fails_alone_and_records_its_cause(tmp_path, crashing_runs):
+    path = write_sweep(tmp_path, CRASHES)
+    out = tmp_path / "out"
+    done = run_snarl("sweep", path, "--out", out, "--processes", "2", env=crashing_runs)
+    assert done.returncode == 4, done.stderr
+    assert "6 points (2 failed)" in done.stdout
+    table = check_sweep_dir(out, 6)
+    assert sorted(table.loc[table["status"] == "failed", "seed"]) == [13, 14]
+    assert (table.loc[~table["seed"].isin([13, 14]), "status"] == "ok").all(), table[["seed", "status", "error"]]
+    records = {r["values"]["seed"]: r for r in map(json.loads, map(Path.read_text, (out / "points").glob("*.json")))}
+    assert records[13]["crash"] == {"signal": signal.SIGKILL.value, "signal_name": "SIGKILL"}
+    assert "killed by signal 9 (SIGKILL)" in records[13]["error"]
+    assert records[14]["crash"] == {"exit_code": 3}
+    assert "exited with code 3" in records[14]["error"]
+    assert records[1]["crash"] is None
+
+    # Retried, the crashing points crash again, and again alone.
+    ok = {p.name: p.read_bytes() for p in (out / "points").glob("*.json") if json.loads(p.read_text())["status"] == "ok"}
+    retry = run_snarl("sweep", path, "--out", out, "--processes", "2", "--retry-failed", env=crashing_runs)
+    assert retry.returncode == 4, retry.stderr
+    assert "6 points, 4 already done, 2 to run" in retry.stderr
+    table = check_sweep_dir(out, 6)
+    assert sorted(table.loc[table["status"] == "failed", "seed"]) == [13, 14]
+    assert {name: (out / "points" / name).read_bytes() for name in ok} == ok
+
+
+def test_a_crashing_point_fails_alone_on_one_process(tmp_path, crashing_runs):
+    """The worker that replaces a dead one runs the points after it."""
+    path = write_sweep(tmp_path, CRASHES)
+    done = run_snarl("sweep", path, "--out", tmp_path / "out", "--processes", "1", env=crashing_runs)
+    assert done.returncode == 4, done.stderr
+    table = check_sweep_dir(tmp_path / "out", 6)
+    assert sorted(table.loc[table["status"] == "failed", "seed"]) == [13, 14]
 
 
 def test_a_killed_sweep_resumes_without_rerunning_or_duplicating_points(tmp_path):
@@ -291,6 +338,84 @@ def test_an_axis_of_whole_tables(tmp_path):
     check_sweep_dir(tmp_path / "out", 2)
     assert (table["status"] == "ok").all()
     assert sorted(json.loads(v)["type"] for v in table["routing"]) == ["dmodk", "updown"]
+
+
+LONG_POINTS = '[set]\n"simulation.duration" = "80ms"\n[axes]\n"traffic.load" = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]\nseed = [1, 2]\n'
+"""Twelve points of about a second each."""
+
+ENDLESS_POINTS = '[set]\n"simulation.duration" = "10s"\n[axes]\nseed = [1, 2, 3, 4]\n'
+"""Points of minutes each: the sweep is still running when the test is done with it."""
+
+READY = "snarl sweep: "
+"""The start of the line `snarl sweep` writes once its workers are up and the directory
+is its own: its readiness line."""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, waits on pidfds")
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_workers_end_with_the_sweep(tmp_path, stop):
+    path = write_sweep(tmp_path, ENDLESS_POINTS)
+    out = tmp_path / "out"
+    process = start_snarl("sweep", path, "--out", out, "--processes", "2", start_new_session=True)
+    try:
+        wait_for_line(process.stderr, READY)
+        workers = children(process.pid)
+        assert len(workers) >= 2, workers  # two workers (and multiprocessing's resource tracker)
+        process.send_signal(stop)  # to the sweep alone, not to its process group
+        _, stderr = process.communicate(timeout=120)
+        assert wait_ended(workers) == [], "workers outlived their sweep"
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    if stop == signal.SIGTERM:
+        # A clean stop: the table of what is done (nothing yet) is written.
+        assert process.returncode == 143, stderr
+        assert stderr.rstrip().endswith("snarl: terminated")
+        assert len(pd.read_parquet(out / "points.parquet")) == 0
+    else:
+        assert process.returncode == -signal.SIGKILL
+
+
+def test_ctrl_c_as_the_sweep_starts_exits_130_and_resumes(tmp_path):
+    path = write_sweep(tmp_path, LONG_POINTS)
+    out = tmp_path / "out"
+    process = start_snarl("sweep", path, "--out", out, "--processes", "2", start_new_session=True)
+    wait_for_line(process.stderr, READY)
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the workers get it too
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert stderr.rstrip().endswith("snarl: interrupted")
+    assert "Traceback" not in stderr
+    finished = len(list((out / "points").glob("*.json")))
+    assert len(pd.read_parquet(out / "points.parquet")) == finished
+    done = run_snarl("sweep", path, "--out", out, "--processes", "2")
+    assert done.returncode == 0, done.stderr
+    assert f"{finished} already done, {12 - finished} to run" in done.stderr
+    check_sweep_dir(out, 12)
+
+
+def test_a_second_sweep_on_the_same_directory_is_refused_naming_the_first(tmp_path):
+    path = write_sweep(tmp_path, ENDLESS_POINTS)
+    out = tmp_path / "out"
+    first = start_snarl("sweep", path, "--out", out, "--processes", "1", start_new_session=True)
+    try:
+        wait_for_line(first.stderr, READY)
+        second = run_snarl("sweep", path, "--out", out, "--processes", "1")
+        assert second.returncode == 2, second.stderr
+        assert second.stderr.startswith("snarl: error: ") and second.stderr.count("\n") == 1, second.stderr
+        assert f"another snarl sweep (pid {first.pid})" in second.stderr
+        with pytest.raises(snarl.SweepError, match=f"pid {first.pid}"):
+            snarl.sweep(path, out, processes=1)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    # The lock ended with the killed sweep: the file it leaves blocks no other sweep.
+    assert (out / ".lock").read_text().strip() == str(first.pid)
+    short = write_sweep(tmp_path, "[axes]\nseed = [1, 2]\n", name="short.toml")
+    done = run_snarl("sweep", short, "--out", out, "--processes", "1")
+    assert done.returncode == 0, done.stderr
+    check_sweep_dir(out, 2)
 
 
 def test_ctrl_c_stops_the_sweep_keeps_finished_points_and_resumes(tmp_path):

@@ -7,7 +7,9 @@
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
-3 deadlock; 1 internal error; 130 interrupted (Ctrl-C, SIGINT); 143 terminated (SIGTERM).
+3 deadlock; 4 a sweep whose table holds failed points (each recorded with its error;
+``--retry-failed`` runs them again); 1 internal error; 130 interrupted (Ctrl-C, SIGINT);
+143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
 EXIT_DEADLOCK = 3
+EXIT_POINTS_FAILED = 4
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -324,10 +327,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
     try:
         checked = plan(args.file, args.out, retry_failed=args.retry_failed)
-        total, todo = len(checked.points), len(checked.todo)
 
         def announce(runner: str | None) -> None:
+            # Once the runner is up and the directory ours: the sweep's readiness line.
             _check_stop()
+            total, todo = len(checked.points), len(checked.todo)
             where = f" on {runner}" if runner else ""
             print(
                 f"snarl sweep: {total} point{'s' if total != 1 else ''}, {total - todo} already done, "
@@ -348,7 +352,7 @@ def _sweep(args: argparse.Namespace) -> int:
         raise Failure(str(e)) from None
     failed = int((table["status"] != "ok").sum()) if len(table) else 0
     print(f"{len(table)} points ({failed} failed) in {args.out / 'points.parquet'}")
-    return EXIT_OK
+    return EXIT_POINTS_FAILED if failed else EXIT_OK
 
 
 def _plot(args: argparse.Namespace) -> int:
