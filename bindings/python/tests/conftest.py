@@ -185,6 +185,24 @@ def crashing_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(directory), os.environ.get("PYTHONPATH")]))}
 
 
+def without_root_privileges() -> Callable[[], None] | None:
+    """For `preexec_fn`: a process of root that file permissions apply to, as to any user
+    (it loses the capabilities that bypass them); None when not root."""
+    if os.geteuid() != 0:
+        return None
+
+    def drop() -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_capbset_drop = 24
+        for capability in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+            if libc.prctl(pr_capbset_drop, capability) != 0:
+                raise OSError(ctypes.get_errno(), "cannot drop a capability")
+
+    return drop
+
+
 @pytest.fixture
 def cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess[str]]:
     """Runs the snarl command in tmp_path; a successful run's summary (on stdout with

@@ -162,6 +162,30 @@ def test_none_in_a_dict_names_its_key():
     assert caught.value.path == "traffic.load"
 
 
+def test_a_directory_or_a_binary_file_is_a_config_error(tmp_path):
+    (tmp_path / "dir.toml").mkdir()
+    (tmp_path / "binary.toml").write_bytes(b"\xff\xfe\x00garbage")
+    for config, reason in [
+        (tmp_path / "dir.toml", "is a directory"),
+        (str(tmp_path / "dir.toml"), "is a directory"),
+        (str(tmp_path), "is a directory"),
+        (tmp_path / "binary.toml", "not a UTF-8 text file"),
+    ]:
+        with pytest.raises(snarl.ConfigError, match=reason) as caught:
+            snarl.run(config)
+        assert caught.value.path == "<file>"
+
+
+def test_a_set_value_with_a_line_break_is_kept_whole():
+    """Not TOML of two keys, the second of which the core would drop: one string, which
+    the load refuses."""
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.resolve_config(SMALL_DICT, set={"traffic.load": '0.7\nsimulation.duration = "1us"'})
+    assert caught.value.path == "traffic.load"
+    assert overrides_from({"traffic.load": "0.7\nseed = 3"}) == [("traffic.load", '"0.7\\nseed = 3"')]
+    assert toml_value("[1,\n2]") == "[1,\n2]"  # one value over two lines stays a value
+
+
 def test_missing_toml_file_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError):
         snarl.run(str(tmp_path / "nowhere.toml"))

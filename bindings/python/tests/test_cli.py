@@ -155,6 +155,7 @@ BAD_INPUTS = {
     "set without =": (["--set", "traffic.load"], ["--set", "traffic.load", "KEY=VALUE"]),
     "set without key": (["--set", "=0.5"], ["--set"]),
     "bad seed": (["--seed", "minus-one"], ["--seed"]),
+    "set with a line break": (["--set", "traffic.load=0.5\ntraffic.lod=1"], ["--set traffic.load=", "line break"]),
 }
 
 
@@ -315,6 +316,17 @@ def test_progress_lines_for_logs(cli, small_config):
     assert lines[0] == "snarl: simulating small.toml: 0%"
     assert lines[-1] == "snarl: simulating small.toml: 100%"
     assert json.loads(done.stdout)["packets"]["delivered"] > 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
+def test_out_files_follow_the_umask(small_config, tmp_path):
+    from conftest import run_snarl
+
+    done = run_snarl("run", small_config, "--out", tmp_path / "results", preexec_fn=lambda: os.umask(0o002))
+    assert done.returncode == 0, done.stderr
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in (tmp_path / "results").iterdir()}
+    assert modes == {name: oct(0o664) for name in ("config.toml", "summary.json", "timeseries.parquet")}
+    assert oct((tmp_path / "results").stat().st_mode & 0o777) == oct(0o775)
 
 
 BASIC_SCENARIOS = sorted((REPO / "scenarios" / "basics").glob("*.toml"))

@@ -261,3 +261,42 @@ def test_snarl_plot_bad_input(small_sweep, tmp_path):
 def test_sweep_json_keys_order_the_defaults(small_sweep):
     info = json.loads((small_sweep / "sweep.json").read_text())
     assert info["keys"] == ["traffic.load", "traffic.groups.0.cap", "seed"]
+
+
+def corrupt(path: Path) -> None:
+    path.write_bytes(b"\x00 not what it was \xff")
+
+
+def test_corrupted_results_are_one_line_exit_2(small_sweep, cli, small_config, tmp_path):
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(small_sweep, sweep)
+    first, second = (p.stem for p in sorted((sweep / "points").glob("*.json"))[:2])
+    corrupt(sweep / "timeseries" / f"{first}.parquet")
+    corrupt(sweep / "points" / f"{second}.json")
+    assert cli("run", small_config, "--out", "run").returncode == 0
+    corrupt(tmp_path / "run" / "summary.json")
+    broken = tmp_path / "broken"
+    shutil.copytree(small_sweep, broken)
+    corrupt(broken / "points.parquet")
+    cases = [
+        (["plot", "timeseries", sweep, "--point", first], f"{first}.parquet: cannot read it as Parquet"),
+        (["plot", "fct", sweep, "--point", second], f"{second}.json: cannot read it as JSON"),
+        (["plot", "fct", tmp_path / "run"], "summary.json: cannot read it as JSON"),
+        (["plot", "load-curve", broken], "points.parquet: cannot read it as Parquet"),
+        (["report", broken], "points.parquet: cannot read it as Parquet"),
+    ]
+    for args, expected in cases:
+        done = run_snarl(*args, "-o", tmp_path / "figure.png" if args[0] == "plot" else tmp_path / "r.html")
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith("snarl: error: ") and done.stderr.count("\n") == 1, done.stderr
+        assert expected in done.stderr, done.stderr
+
+
+def test_an_output_that_cannot_be_written_is_one_line_exit_2(small_sweep, tmp_path):
+    (tmp_path / "file").write_text("a file, not a directory")
+    for args in (["plot", "load-curve", small_sweep, "-o", tmp_path / "file" / "f.png"], ["report", small_sweep, "-o", tmp_path / "file" / "r.html"]):
+        done = run_snarl(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith(f"snarl: error: -o {tmp_path / 'file'}") and done.stderr.count("\n") == 1, done.stderr

@@ -25,6 +25,7 @@ from conftest import (
     start_snarl,
     wait_ended,
     wait_for_line,
+    without_root_privileges,
 )
 
 # The module (the package exports a function of the same name).
@@ -463,3 +464,80 @@ def test_shipped_sweeps_resolve_every_point():
         if spec.zip:
             expected *= len(next(iter(spec.zip.values())))
         assert len(points) == expected, path.name
+
+
+def test_a_base_that_is_not_utf8_is_refused(tmp_path):
+    path = write_sweep(tmp_path, "[axes]\nseed = [1, 2]\n")
+    (tmp_path / "base.toml").write_bytes(b"\xff\xfe\x00not text")
+    done = run_snarl("sweep", path, "--out", tmp_path / "out")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("snarl: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "base.toml: not a UTF-8 text file" in done.stderr
+    with pytest.raises(snarl.SweepError, match="not a UTF-8 text file"):
+        snarl.sweep(path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_an_existing_out_that_cannot_be_written_is_refused(tmp_path):
+    path = write_sweep(tmp_path, "[axes]\nseed = [1, 2]\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o555)
+    try:
+        done = run_snarl("sweep", path, "--out", out, preexec_fn=without_root_privileges())
+    finally:
+        out.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("snarl: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "cannot write into it" in done.stderr
+    assert list(out.iterdir()) == []
+
+
+def test_a_full_disk_stops_the_sweep_with_one_line_and_it_resumes(tmp_path, monkeypatch, capsys):
+    from snarl import cli
+
+    path = write_sweep(tmp_path, "[axes]\nseed = [1, 2, 3, 4]\n")
+    out = tmp_path / "out"
+    write = sweep_module._write_atomic
+    written = []
+
+    def fill_up(target: Path, data: bytes) -> None:
+        if target.parent.name == "points" and len(written) == 2:
+            raise OSError(28, os.strerror(28), str(target))  # ENOSPC
+        write(target, data)
+        if target.parent.name == "points":
+            written.append(target)
+
+    monkeypatch.setattr(sweep_module, "_write_atomic", fill_up)
+    code = cli.main(["sweep", str(path), "--out", str(out), "--processes", "1"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    error = [line for line in err.splitlines() if line.startswith("snarl: error: ")]
+    assert len(error) == 1 and "No space left on device" in error[0] and "run the same command again" in error[0]
+    assert "Traceback" not in err
+    assert len(list((out / "points").glob("*.json"))) == 2
+    assert not list((out / "points").glob(".*.tmp"))
+
+    monkeypatch.setattr(sweep_module, "_write_atomic", write)
+    done = run_snarl("sweep", path, "--out", out, "--processes", "1")
+    assert done.returncode == 0, done.stderr
+    assert "4 points, 2 already done, 2 to run" in done.stderr
+    check_sweep_dir(out, 4)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
+@pytest.mark.parametrize("mask", [0o022, 0o002])
+def test_sweep_files_follow_the_umask(tmp_path, mask):
+    path = write_sweep(tmp_path, "[axes]\nseed = [1]\n")
+    out = tmp_path / "out"
+    previous = os.umask(mask)
+    try:
+        snarl.sweep(path, out, processes=1)
+    finally:
+        os.umask(previous)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"points.parquet", "sweep.json", ".lock"}
+    assert {p.relative_to(out).as_posix(): oct(p.stat().st_mode & 0o777) for p in files} == {
+        p.relative_to(out).as_posix(): oct(0o666 & ~mask) for p in files
+    }

@@ -48,7 +48,8 @@ def run(
             fraction done (0..1) a few times per second.
 
     Raises:
-        ConfigError: the config is invalid (``.path`` names the key).
+        ConfigError: the config is invalid (``.path`` names the key), or its file cannot
+            be read as UTF-8 text (a directory, binary data; ``.path`` is ``<file>``).
         TopologyError: the fabric cannot be built as described.
         DeadlockError: the run stopped making progress.
         FileNotFoundError: ``config`` names a ``.toml`` file that does not exist.
@@ -101,20 +102,37 @@ def config_text(config: ConfigLike) -> str:
         except _NotAValue as e:
             raise _config_error(e.path, str(e)) from None
     if isinstance(config, os.PathLike):
-        return Path(config).read_text(encoding="utf-8")
+        return read_config_file(Path(config))
     if isinstance(config, str):
         if _looks_like_path(config):
-            return Path(config).read_text(encoding="utf-8")
+            return read_config_file(Path(config))
         return config
     raise TypeError(f"config must be a path, TOML text or a dict, not {type(config).__name__}")
 
 
+def read_config_file(path: Path) -> str:
+    """The text of a config file. Raises ``FileNotFoundError`` if there is none, and a
+    :class:`~snarl.ConfigError` (at ``<file>``, as for invalid TOML) if it cannot be read
+    as UTF-8 text."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        reason = "is a directory, not a TOML file"
+    except UnicodeDecodeError as e:
+        reason = f"not a UTF-8 text file ({e.reason} at byte {e.start})"
+    except OSError as e:
+        reason = f"cannot read: {e.strerror or e}"
+    raise _config_error("<file>", f"{path}: {reason}")
+
+
 def _looks_like_path(text: str) -> bool:
-    """A one-line string is a path if it names a file, or if it ends in ``.toml`` (so a
-    missing file is reported as such, not as bad TOML)."""
+    """A one-line string is a path if it names a file or a directory, or if it ends in
+    ``.toml`` (so a missing file is reported as such, not as bad TOML)."""
     if "\n" in text or "=" in text or "[" in text:
         return False
-    return os.path.isfile(text) or text.strip().endswith(".toml")
+    return os.path.exists(text) or text.strip().endswith(".toml")
 
 
 def overrides_from(values: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -159,12 +177,13 @@ def toml_value(value: Any, key: str = "", top: bool = True) -> str:
 
 
 def _is_toml_value(text: str) -> bool:
-    """Whether ``text`` parses as a TOML value (``0.5``, ``true``, ``[1, 2]``, ``"x"``)."""
+    """Whether ``text`` is one TOML value (``0.5``, ``true``, ``[1, 2]``, ``"x"``) and
+    nothing more: ``"0.5\\nload = 1"`` is a string, or the core would drop its second line."""
     try:
-        _tomllib.loads(f"v = {text}")
+        parsed = _tomllib.loads(f"v = {text}")
     except _tomllib.TOMLDecodeError:
         return False
-    return True
+    return parsed.keys() == {"v"}
 
 
 class _NotAValue(Exception):

@@ -350,6 +350,12 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     except SweepError as e:
         raise Failure(str(e)) from None
+    except OSError as e:
+        # A full disk, say: each point is written whole or not at all, so the sweep resumes.
+        raise Failure(
+            f"--out {args.out}: cannot write the results: {e.strerror or e}; the points recorded so far "
+            "are kept: run the same command again to resume"
+        ) from None
     failed = int((table["status"] != "ok").sum()) if len(table) else 0
     print(f"{len(table)} points ({failed} failed) in {args.out / 'points.parquet'}")
     return EXIT_POINTS_FAILED if failed else EXIT_OK
@@ -372,7 +378,7 @@ def _plot(args: argparse.Namespace) -> int:
         output.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(output)
     except OSError as e:
-        raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
+        raise Failure(f"-o {output}: cannot write: {e.strerror or e}") from None
     print(output)
     return EXIT_OK
 
@@ -380,39 +386,41 @@ def _plot(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     """``snarl report``: the HTML page of a sweep directory."""
     from snarl.html import ReportError, write_report
+    from snarl.plots import PlotError
 
     output = args.output or args.dir[0] / "report.html"
     try:
         write_report(list(args.dir), output)
-    except ReportError as e:
+    except (ReportError, PlotError) as e:
         raise Failure(str(e)) from None
     except OSError as e:
-        raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
+        raise Failure(f"-o {output}: cannot write: {e.strerror or e}") from None
     print(output)
     return EXIT_OK
 
 
 def _parse_override(item: str) -> tuple[str, str]:
-    """Splits ``--set key=value`` at the first ``=``."""
+    """Splits ``--set key=value`` at the first ``=``. A value on several lines is refused:
+    the lines after the first would be read as other keys, or lost."""
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise Failure(f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. --set traffic.load=0.5")
+    if "\n" in value.strip() or "\r" in value.strip():
+        raise Failure(f"--set {key.strip()}=...: the value holds a line break; give it on one line")
     return key.strip(), value.strip()
 
 
 def _read_config(file: str) -> str:
     """The text of the experiment file; any failure to read it is bad input."""
-    path = Path(file)
+    from snarl import ConfigError
+    from snarl.api import read_config_file
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_config_file(Path(file))
     except FileNotFoundError:
         raise Failure(f"{file}: no such file") from None
-    except IsADirectoryError:
-        raise Failure(f"{file}: is a directory, not a TOML file") from None
-    except UnicodeDecodeError as e:
-        raise Failure(f"{file}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise Failure(f"{file}: cannot read: {e.strerror or e}") from None
+    except ConfigError as e:
+        raise Failure(e.message) from None
 
 
 def _check_out(out: Path) -> None:
@@ -435,16 +443,16 @@ def _check_out(out: Path) -> None:
 def _write_out(report: Any, out: Path) -> None:
     """Writes the results into a temporary directory beside ``out``, then renames it
     into place, so ``out`` holds a complete result or nothing new."""
+    from snarl.sweep import umask
+
     parent = out.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent))
     except OSError as e:
-        raise Failure(f"--out {out}: {e.strerror or e}", EXIT_INTERNAL) from None
+        raise Failure(f"--out {out}: {e.strerror or e}") from None
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)
+        staging.chmod(0o777 & ~umask())
         report.write(staging)
         if out.exists():
             previous = staging.with_name(staging.name + ".old")
@@ -455,7 +463,7 @@ def _write_out(report: Any, out: Path) -> None:
             os.rename(staging, out)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
-        raise Failure(f"--out {out}: cannot write the results: {e.strerror or e}", EXIT_INTERNAL) from None
+        raise Failure(f"--out {out}: cannot write the results: {e.strerror or e}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

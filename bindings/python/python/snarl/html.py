@@ -238,11 +238,12 @@ def _versions_table(versions: dict[str, str]) -> str:
 def _section(directory: Path, anchor: str, nested: bool) -> tuple[str, str, list[str]]:
     """``(name, status, HTML parts)`` of one sweep; headings one level lower when the
     page holds several sweeps."""
-    import pandas as pd
+    from snarl import plots
 
-    if not (directory / "points.parquet").is_file():
-        raise ReportError(f"{directory}: no points.parquet (not a sweep directory: run `snarl sweep` first)")
-    points = pd.read_parquet(directory / "points.parquet")
+    try:
+        points = plots.load_points(directory)
+    except plots.PlotError as e:
+        raise ReportError(str(e)) from None
     try:
         info = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -350,6 +351,8 @@ def _time_unit(points: pd.DataFrame) -> str:
 def write_report(directory: str | os.PathLike[str] | list[str | os.PathLike[str]], output: str | os.PathLike[str]) -> Path:
     """Writes the report of the sweep in ``directory`` (or of each of a list of sweep
     directories, one section each) to ``output``, atomically."""
+    from snarl.sweep import umask
+
     directories = directory if isinstance(directory, (list, tuple)) else [directory]
     page = render(*directories)
     output = Path(output)
@@ -358,7 +361,7 @@ def write_report(directory: str | os.PathLike[str] | list[str | os.PathLike[str]
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(page)
-        os.chmod(temp, 0o644)
+        os.chmod(temp, 0o666 & ~umask())
         os.replace(temp, output)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

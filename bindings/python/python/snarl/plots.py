@@ -566,6 +566,31 @@ def flow_rates(
 # ----------------------------------------------------------------------------- directories
 
 
+def read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file of a results directory; :class:`PlotError` if it cannot be read
+    (truncated, overwritten, not Parquet)."""
+    import pandas as pd
+    from pyarrow import ArrowException
+
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError, ArrowException) as e:
+        raise PlotError(f"{path}: cannot read it as Parquet: {e}") from None
+
+
+def _read_text(path: Path, parse: Callable[[str], Any], what: str) -> Any:
+    """A text file of a results directory parsed by ``parse``; :class:`PlotError` if it
+    cannot be read or parsed."""
+    try:
+        return parse(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise PlotError(f"{path}: cannot read it as {what}: {e}") from None
+
+
+def _read_json(path: Path) -> Any:
+    return _read_text(path, json.loads, "JSON")
+
+
 def _sweep_info(directory: Path) -> dict[str, Any]:
     try:
         return json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
@@ -603,12 +628,10 @@ def _read_toml(text: str) -> dict[str, Any]:
 def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]], str, str]:
     """``(timeseries, phases, time unit, title)`` of a run directory or of one point of a
     sweep directory (by default its first successful point)."""
-    import pandas as pd
-
     if (directory / "timeseries.parquet").is_file() and not (directory / "points.parquet").is_file():
-        series = pd.read_parquet(directory / "timeseries.parquet")
-        config = _read_toml((directory / "config.toml").read_text(encoding="utf-8")) if (directory / "config.toml").is_file() else {}
-        summary = json.loads((directory / "summary.json").read_text(encoding="utf-8")) if (directory / "summary.json").is_file() else {}
+        series = read_parquet(directory / "timeseries.parquet")
+        config = _read_text(directory / "config.toml", _read_toml, "TOML") if (directory / "config.toml").is_file() else {}
+        summary = _read_json(directory / "summary.json") if (directory / "summary.json").is_file() else {}
         return series, phases_of(config), summary.get("time_unit", "ns"), directory.name
     point = _sweep_point(directory, point)
     path = directory / "timeseries" / f"{point}.parquet"
@@ -617,13 +640,13 @@ def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.Data
     record = _point_record(directory, point)
     config = _read_toml(record["config"]) if record.get("config") else {}
     unit = (record.get("summary") or {}).get("time_unit", "ns")
-    return pd.read_parquet(path), phases_of(config), unit, _point_title(record, point)
+    return read_parquet(path), phases_of(config), unit, _point_title(record, point)
 
 
 def _sweep_point(directory: Path, point: str | None) -> str:
     """The id of the point of a sweep directory that ``point`` (a unique prefix) names,
     or of its first successful point."""
-    points = _load_points(directory)
+    points = load_points(directory)
     if point is None:
         ok = _ok(points)
         if ok.empty:
@@ -637,7 +660,10 @@ def _sweep_point(directory: Path, point: str | None) -> str:
 
 def _point_record(directory: Path, point: str) -> dict[str, Any]:
     path = directory / "points" / f"{point}.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    record = _read_json(path) if path.is_file() else {}
+    if not isinstance(record, dict):
+        raise PlotError(f"{path}: not the record of a point")
+    return record
 
 
 def _point_title(record: Mapping[str, Any], point: str) -> str:
@@ -653,22 +679,20 @@ def _point_title(record: Mapping[str, Any], point: str) -> str:
 def point_fabric(directory: Path, point: str | None = None) -> pd.DataFrame:
     """The fabric events per window of a run directory or of one point of a sweep
     directory (by default its first successful point)."""
-    import pandas as pd
-
     if not (directory / "points.parquet").is_file():
         path = directory / "fabric.parquet"
     else:
         path = directory / "fabric" / f"{_sweep_point(directory, point)}.parquet"
     if not path.is_file():
         raise PlotError(f"{directory}: no fabric events (only runs with PFC, tail drop, ECN or congestion control have them)")
-    return pd.read_parquet(path)
+    return read_parquet(path)
 
 
 def point_summary(directory: Path, point: str | None = None) -> tuple[dict[str, Any], str]:
     """``(summary, title)`` of a run directory or of one point of a sweep directory (by
     default its first successful point)."""
     if (directory / "summary.json").is_file() and not (directory / "points.parquet").is_file():
-        return json.loads((directory / "summary.json").read_text(encoding="utf-8")), directory.name
+        return _read_json(directory / "summary.json"), directory.name
     point = _sweep_point(directory, point)
     record = _point_record(directory, point)
     if not record.get("summary"):
@@ -676,13 +700,15 @@ def point_summary(directory: Path, point: str | None = None) -> tuple[dict[str, 
     return record["summary"], _point_title(record, point)
 
 
-def _load_points(directory: Path) -> pd.DataFrame:
-    import pandas as pd
-
+def load_points(directory: Path) -> pd.DataFrame:
+    """The table of a sweep directory; :class:`PlotError` if there is none, or if it is
+    not one."""
     path = directory / "points.parquet"
     if not path.is_file():
         raise PlotError(f"{directory}: no points.parquet (not a sweep directory: run `snarl sweep` first)")
-    return pd.read_parquet(path)
+    points = read_parquet(path)
+    _require(points, "point_id", "status")
+    return points
 
 
 def plot_directory(
@@ -706,17 +732,15 @@ def plot_directory(
         series, phases, unit, title = point_timeseries(directory, point)
         return congestion_over_time(series, point_fabric(directory, point), phases=phases, groups=groups, unit=unit, title=title)
     if kind == "rates":
-        import pandas as pd
-
         path = directory / "rates.parquet"
         if not path.is_file():
             raise PlotError(f"{directory}: no rates.parquet (runs with congestion_control.rate_series = true write one)")
         summary, title = point_summary(directory, point)
-        return flow_rates(pd.read_parquet(path), unit=summary.get("time_unit", "ns"), title=title)
+        return flow_rates(read_parquet(path), unit=summary.get("time_unit", "ns"), title=title)
     if kind == "fct":
         summary, title = point_summary(directory, point)
         return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)
-    points = _load_points(directory)
+    points = load_points(directory)
     keys = swept_keys(directory, points)
     if kind == "load-curve":
         hue = hue_columns(hue) or default_hue(keys, points)
@@ -744,8 +768,6 @@ def plot_directory(
 def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: list[str], groups: Sequence[str] | None, unit: str) -> Figure:
     """CDF of a time-series column over the measured windows of every successful point,
     one curve per value of ``hue``."""
-    import pandas as pd
-
     group = (groups or ["all"])[0]
     name_of = hue_labeller(ok, hue)
     curves: dict[Any, list[Any]] = {}
@@ -753,7 +775,7 @@ def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: list[str
         path = directory / "timeseries" / f"{row['point_id']}.parquet"
         if not path.is_file():
             continue
-        series = pd.read_parquet(path)
+        series = read_parquet(path)
         if value not in series.columns:
             raise PlotError(f"no column {value!r} in the points or the time series")
         start = row.get("measure_from", 0.0)

@@ -229,7 +229,10 @@ def resolve_points(spec: SweepSpec) -> list[Point]:
     from snarl import SnarlError
     from snarl.api import config_text, resolve_config
 
-    base_text = config_text(spec.base)
+    try:
+        base_text = config_text(spec.base)
+    except (SnarlError, OSError) as e:  # binary data, say: its message names the file
+        raise SweepError(f"base experiment: {getattr(e, 'message', None) or e}") from None
     points = []
     ids: dict[str, dict[str, Any]] = {}
     for values in spec.points():
@@ -561,9 +564,11 @@ def _check_reachable(address: str) -> None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Writes ``data`` to a temporary file beside ``path``, then renames it into place."""
+    """Writes ``data`` to a temporary file beside ``path``, then renames it into place,
+    with the mode a new file gets under the umask (the temporary file's is 0600)."""
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~umask())
         with os.fdopen(fd, "wb") as file:
             file.write(data)
             file.flush()
@@ -575,6 +580,13 @@ def _write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def umask() -> int:
+    """The process's umask (reading it means setting it: set it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def read_records(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
@@ -603,6 +615,8 @@ def _check_out(out: Path) -> None:
         return
     if not out.is_dir():
         raise SweepError(f"--out {out}: exists and is not a directory")
+    if not os.access(out, os.R_OK | os.W_OK | os.X_OK):
+        raise SweepError(f"--out {out}: cannot write into it (permission denied)")
     if any(p.name != LOCK for p in out.iterdir()) and not (out / SWEEP_FILE).is_file():
         raise SweepError(f"--out {out}: the directory holds files but no {SWEEP_FILE}; give a new or empty directory")
 
@@ -982,6 +996,8 @@ def sweep(
         SweepError: the sweep file, a point, or ``out`` is invalid, the scheduler cannot
             be reached, or another sweep is writing ``out``; nothing has run and nothing
             is written.
+        OSError: a result could not be written (e.g. the disk is full); the points
+            recorded before are kept, and the sweep resumes when run again.
         KeyboardInterrupt: the sweep was interrupted (Ctrl-C); likewise resumable.
     """
     return execute(plan(spec_or_path, out, retry_failed), workers, scheduler, processes, progress)
