@@ -186,6 +186,24 @@ def test_a_set_value_with_a_line_break_is_kept_whole():
     assert toml_value("[1,\n2]") == "[1,\n2]"  # one value over two lines stays a value
 
 
+def test_numpy_values_are_numbers_and_lists(simulate):
+    import numpy as np
+
+    plain = simulate(SMALL_DICT, seed=3, set={"traffic.load": 0.4, "topology.hosts": 4})
+    numpy = simulate(
+        SMALL_DICT | {"topology": {"type": "single_switch", "hosts": np.int64(8)}},
+        seed=np.int64(3),
+        set={"traffic.load": np.float64(0.4), "topology.hosts": np.int64(4)},
+    )
+    assert numpy.config_toml == plain.config_toml
+    assert numpy.summary | {"wall_seconds": 0} == plain.summary | {"wall_seconds": 0}
+    assert snarl.resolve_config(SMALL_DICT, seed=np.uint64(3), set={"traffic.load": np.float32(0.5)}) == (
+        snarl.resolve_config(SMALL_DICT, seed=3, set={"traffic.load": 0.5})
+    )
+    assert toml_value(np.array([[1, 2], [3, 4]])) == "[[1, 2], [3, 4]]"
+    assert toml_value(np.bool_(True)) == "true"
+
+
 def test_missing_toml_file_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError):
         snarl.run(str(tmp_path / "nowhere.toml"))

@@ -541,3 +541,21 @@ def test_sweep_files_follow_the_umask(tmp_path, mask):
     assert {p.relative_to(out).as_posix(): oct(p.stat().st_mode & 0o777) for p in files} == {
         p.relative_to(out).as_posix(): oct(0o666 & ~mask) for p in files
     }
+
+
+def test_numpy_axes_give_the_points_of_plain_values(tmp_path, monkeypatch):
+    import numpy as np
+
+    (tmp_path / "base.toml").write_text(SMALL)
+    monkeypatch.chdir(tmp_path)
+    plain = {"base": "base.toml", "axes": {"traffic.load": [0.2, 0.4], "seed": [1, 2]}, "set": {"topology.hosts": 4}}
+    numpy = {
+        "base": "base.toml",
+        "axes": {"traffic.load": list(np.linspace(0.2, 0.4, 2)), "seed": np.array([1, 2])},
+        "set": {"topology.hosts": np.int64(4)},
+    }
+    expected = snarl.sweep(plain, "plain", processes=np.int64(2))
+    table = snarl.sweep(numpy, "numpy", processes=2)
+    pd.testing.assert_frame_equal(comparable(table), comparable(expected))
+    info = json.loads((tmp_path / "numpy" / "sweep.json").read_text())
+    assert info["spec"]["axes"] == {"traffic.load": [0.2, 0.4], "seed": [1, 2]}

@@ -49,6 +49,7 @@ import concurrent.futures
 import hashlib
 import itertools
 import json
+import numbers
 import os
 import platform
 import signal
@@ -149,7 +150,7 @@ def load_spec(spec: SpecLike) -> SweepSpec:
         return spec
     source: Path | None = None
     if isinstance(spec, Mapping):
-        data = dict(spec)
+        data = {key: _plain_values(value) for key, value in spec.items()}
         root = Path.cwd()
     elif isinstance(spec, (str, os.PathLike)):
         source = Path(spec)
@@ -218,6 +219,19 @@ def load_spec(spec: SpecLike) -> SweepSpec:
         description=data.get("description"),
         source=source,
     )
+
+
+def _plain_values(value: Any) -> Any:
+    """numpy scalars and arrays, at any depth of a dict spec, as Python values: the points
+    and their ids are then those of the same spec written with plain numbers."""
+    from snarl.api import plain_value
+
+    value = plain_value(value)
+    if isinstance(value, Mapping):
+        return {key: _plain_values(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_values(item) for item in value]
+    return value
 
 
 def resolve_points(spec: SweepSpec) -> list[Point]:
@@ -757,9 +771,7 @@ def execute(
     """
     if workers is not None and scheduler is not None:
         raise SweepError("give either workers (a new local Dask cluster) or scheduler (an existing one), not both")
-    for name, value in (("workers", workers), ("processes", processes)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise SweepError(f"{name} must be a positive integer, found {value!r}")
+    workers, processes = _count("workers", workers), _count("processes", processes)
 
     out = plan.out
     runner: _Runner | None = None
@@ -795,6 +807,15 @@ def execute(
     import pandas as pd
 
     return pd.read_parquet(out / TABLE)
+
+
+def _count(name: str, value: object) -> int | None:
+    """None, or a positive integer (an int or a numpy integer) as an int."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise SweepError(f"{name} must be a positive integer, found {value!r}")
+    return int(value)
 
 
 def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[int, int, int], object]) -> None:
@@ -987,6 +1008,9 @@ def sweep(
         processes: local worker processes when neither ``workers`` nor ``scheduler``
             is given (default: one per CPU).
         retry_failed: run again the points recorded as failed.
+
+    Numbers and lists in a dict spec may be numpy scalars and arrays (an axis of
+    ``np.linspace(0.1, 1.0, 10)``): they are taken as the Python values they hold.
 
     A point whose run fails, or whose worker process dies running it, is recorded as
     failed (its record tells the error, or the signal or exit code of the worker) and the
