@@ -138,6 +138,12 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--value", help="column shown (heatmap, cdf)")
     plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
     plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")
+    plot.add_argument(
+        "--where",
+        action="append",
+        metavar="KEY=VALUE",
+        help="keep the points of a sweep with this value of a column, e.g. --where traffic.load=0.5 (repeatable)",
+    )
     plot.set_defaults(handler=_plot)
 
     report = commands.add_parser(
@@ -370,7 +376,8 @@ def _plot(args: argparse.Namespace) -> int:
         raise Failure(f"-o {output}: the figure must be a .png, .svg or .pdf file")
     try:
         fig = plot_directory(
-            args.kind, args.dir, x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point, groups=args.group
+            args.kind, args.dir, x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point,
+            groups=args.group, where=args.where,
         )
     except PlotError as e:
         raise Failure(str(e)) from None
