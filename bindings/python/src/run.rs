@@ -11,14 +11,16 @@ use std::time::{Duration, Instant};
 /// `(summary_json, timeseries, resolved_toml, rates, fabric)`: tables as dicts of columns.
 type RunOutput<'py> = (String, Bound<'py, PyDict>, String, Bound<'py, PyDict>, Bound<'py, PyDict>);
 
-/// Least wall time between two visits to Python during a run.
-const CHECK_EVERY: Duration = Duration::from_millis(150);
+/// Least wall time between two calls of the progress callback during a run. Signals are
+/// checked at every visit of the core (every ~100 ms), whether or not the callback is due.
+const PROGRESS_EVERY: Duration = Duration::from_millis(150);
 
 /// Simulates a config and returns `(summary_json, timeseries, resolved_toml, rates, fabric)`.
 ///
 /// `text` is TOML or a JSON object, `overrides` `(dotted.key, value)` pairs, `seed`
-/// replaces the config's seed. `progress(fraction_done)` is called at most every
-/// ~150 ms of wall time and once with 1.0 at the end. `timeseries` maps each column name
+/// replaces the config's seed. `progress(fraction_done)` is called with 0.0 once the
+/// config is loaded and checked (as the simulation starts), at most every ~150 ms of wall
+/// time after that, and once with 1.0 at the end. `timeseries` maps each column name
 /// to a numpy array (numbers) or a list of str; `rates` (per-flow congestion-control
 /// rates, empty unless recorded) and `fabric` (flow- and congestion-control events per
 /// window, empty in runs without them) likewise. Ctrl-C (or an exception raised by
@@ -34,20 +36,28 @@ pub fn run<'py>(
 ) -> PyResult<RunOutput<'py>> {
     let config = config::load(py, text, &overrides, seed)?;
     let resolved = config.to_toml();
+    // A Ctrl-C while the config loaded stops here, before the run.
+    py.check_signals()?;
+    if let Some(callback) = &progress {
+        callback.call1(py, (0.0,))?;
+    }
 
     let (result, python_error) = py.allow_threads(|| {
         let mut python_error: Option<PyErr> = None;
-        let mut last_visit = Instant::now();
+        let mut last_progress = Instant::now();
         let mut visit = |fraction: f64| -> bool {
             // The end (1.0) is reported below, once, after the run.
-            if fraction >= 1.0 || last_visit.elapsed() < CHECK_EVERY {
+            if fraction >= 1.0 {
                 return true;
             }
-            last_visit = Instant::now();
+            let progress_due = last_progress.elapsed() >= PROGRESS_EVERY;
+            if progress_due {
+                last_progress = Instant::now();
+            }
             Python::with_gil(|py| {
                 let outcome = py.check_signals().and_then(|()| match &progress {
-                    Some(callback) => callback.call1(py, (fraction,)).map(drop),
-                    None => Ok(()),
+                    Some(callback) if progress_due => callback.call1(py, (fraction,)).map(drop),
+                    _ => Ok(()),
                 });
                 match outcome {
                     Ok(()) => true,

@@ -79,8 +79,11 @@ def simulate() -> Callable[..., snarl.Report]:
     return run
 
 
-def run_snarl(*args: str | os.PathLike[str], cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Runs `python -m snarl ARGS` and returns the finished process (text output)."""
+def run_snarl(
+    *args: str | os.PathLike[str], cwd: Path | None = None, timeout: float = 300, **options: Any
+) -> subprocess.CompletedProcess[str]:
+    """Runs `python -m snarl ARGS` and returns the finished process (text output);
+    `options` go to `subprocess.run` (env, preexec_fn, ...)."""
     return subprocess.run(
         [sys.executable, "-m", "snarl", *map(str, args)],
         capture_output=True,
@@ -88,7 +91,116 @@ def run_snarl(*args: str | os.PathLike[str], cwd: Path | None = None, timeout: f
         cwd=cwd,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
+        **options,
     )
+
+
+def start_snarl(*args: str | os.PathLike[str], **options: Any) -> subprocess.Popen[str]:
+    """Starts `python -m snarl ARGS` with its stderr (text) and stdout piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "snarl", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        **options,
+    )
+
+
+def wait_for_line(stream: Any, start: str) -> str:
+    """Reads lines of `stream` until one starts with `start`, a process's readiness line,
+    and returns it (fails at the end of the stream)."""
+    seen = []
+    for line in stream:
+        if line.startswith(start):
+            return line
+        seen.append(line)
+    raise AssertionError(f"no line starting with {start!r}; the process wrote: {''.join(seen)!r}")
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux: from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # ended meanwhile
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def wait_ended(pids: list[int], timeout: float = 120) -> list[int]:
+    """Waits until each process has ended (exited or died; a zombie whose new parent
+    does not reap it has ended); returns those still running after `timeout`."""
+    import select
+
+    running = []
+    for pid in pids:
+        try:
+            handle = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            if not select.select([handle], [], [], timeout)[0]:
+                running.append(pid)
+        finally:
+            os.close(handle)
+    return running
+
+
+CRASHING_RUNS = """\
+import os
+import re
+import signal
+
+import snarl
+
+_run = snarl.run
+
+
+# The run of a point dies as a segfault or an abort would take its worker down: seed 13
+# by SIGKILL, seed 14 by os._exit(3).
+def run(config, *args, **kwargs):
+    if isinstance(config, str) and re.search(r"^seed = 13$", config, re.M):
+        os.kill(os.getpid(), signal.SIGKILL)
+    if isinstance(config, str) and re.search(r"^seed = 14$", config, re.M):
+        os._exit(3)
+    return _run(config, *args, **kwargs)
+
+
+snarl.run = run
+"""
+
+
+@pytest.fixture
+def crashing_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of a snarl process whose runs of seeds 13 and 14 kill their
+    process: a sitecustomize module, which every Python process of that environment
+    (workers included) imports first."""
+    directory = tmp_path_factory.mktemp("crashing-runs")
+    (directory / "sitecustomize.py").write_text(CRASHING_RUNS, encoding="utf-8")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(directory), os.environ.get("PYTHONPATH")]))}
+
+
+def without_root_privileges() -> Callable[[], None] | None:
+    """For `preexec_fn`: a process of root that file permissions apply to, as to any user
+    (it loses the capabilities that bypass them); None when not root."""
+    if os.geteuid() != 0:
+        return None
+
+    def drop() -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_capbset_drop = 24
+        for capability in (1, 2, 3):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+            if libc.prctl(pr_capbset_drop, capability) != 0:
+                raise OSError(ctypes.get_errno(), "cannot drop a capability")
+
+    return drop
 
 
 @pytest.fixture

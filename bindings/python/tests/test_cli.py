@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import REPO, SMALL, assert_invariants
+from conftest import REPO, SMALL, assert_invariants, start_snarl, wait_for_line
 
 SUMMARY_KEYS = {
     "accepted_load",
@@ -155,6 +155,7 @@ BAD_INPUTS = {
     "set without =": (["--set", "traffic.load"], ["--set", "traffic.load", "KEY=VALUE"]),
     "set without key": (["--set", "=0.5"], ["--set"]),
     "bad seed": (["--seed", "minus-one"], ["--seed"]),
+    "set with a line break": (["--set", "traffic.load=0.5\ntraffic.lod=1"], ["--set traffic.load=", "line break"]),
 }
 
 
@@ -258,33 +259,74 @@ def test_interrupted_run_exits_130(monkeypatch, capsys, small_config, tmp_path):
     assert not (tmp_path / "never").exists()
 
 
+LONG = SMALL.replace('duration = "20us"', 'duration = "10s"').replace("hosts = 8", "hosts = 64")
+"""A run of minutes."""
+
+STARTED = "snarl: simulating "
+"""The start of the line `snarl run --progress` writes as the simulation starts: its
+readiness line."""
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_stops_a_long_run(write_config, tmp_path):
-    """SIGINT reaches Python while the run holds no GIL: the run stops promptly."""
-    path = write_config(SMALL.replace('duration = "20us"', 'duration = "10s"').replace("hosts = 8", "hosts = 64"))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "snarl", "run", str(path), "--json", "--out", str(tmp_path / "never")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
+@pytest.mark.parametrize(("stop", "code", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_stops_a_long_run(write_config, tmp_path, stop, code, word):
+    """The signal reaches Python while the run holds no GIL: the run stops."""
+    path = write_config(LONG)
+    process = start_snarl("run", path, "--json", "--progress", "--out", tmp_path / "never")
     try:
-        time.sleep(2.0)  # interpreter start-up and config loading are well done by now
-        assert process.poll() is None, process.communicate()
-        sent = time.monotonic()
+        assert wait_for_line(process.stderr, STARTED).rstrip().endswith(": 0%")
+        process.send_signal(stop)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == code, err
+    assert out == ""
+    assert err == f"snarl: {word}\n"
+    assert not (tmp_path / "never").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".never")]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_while_snarl_starts_exits_130(write_config, tmp_path):
+    """A Ctrl-C while the package is still being imported (its compiled core is
+    loaded, much else is not) stops the command with one line, not a traceback."""
+    path = write_config(LONG)
+    process = start_snarl("run", path, "--json", "--out", tmp_path / "never")
+    try:
+        maps = Path(f"/proc/{process.pid}/maps")
+        while process.poll() is None and "snarl/_core" not in maps.read_text():
+            time.sleep(0.001)  # polls the readiness condition: the core is mapped
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
-        stopped_after = time.monotonic() - sent
+        out, err = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     assert process.returncode == 130, err
-    assert out == ""
-    assert "interrupted" in err
-    assert stopped_after < 5.0
+    assert (out, err) == ("", "snarl: interrupted\n")
     assert not (tmp_path / "never").exists()
+
+
+def test_progress_lines_for_logs(cli, small_config):
+    done = cli("run", small_config, "--json", "--progress")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "snarl: simulating small.toml: 0%"
+    assert lines[-1] == "snarl: simulating small.toml: 100%"
+    assert json.loads(done.stdout)["packets"]["delivered"] > 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
+def test_out_files_follow_the_umask(small_config, tmp_path):
+    from conftest import run_snarl
+
+    done = run_snarl("run", small_config, "--out", tmp_path / "results", preexec_fn=lambda: os.umask(0o002))
+    assert done.returncode == 0, done.stderr
+    modes = {p.name: oct(p.stat().st_mode & 0o777) for p in (tmp_path / "results").iterdir()}
+    assert modes == {name: oct(0o664) for name in ("config.toml", "summary.json", "timeseries.parquet")}
+    assert oct((tmp_path / "results").stat().st_mode & 0o777) == oct(0o775)
 
 
 BASIC_SCENARIOS = sorted((REPO / "scenarios" / "basics").glob("*.toml"))

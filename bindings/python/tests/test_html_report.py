@@ -121,3 +121,70 @@ def test_one_report_of_several_sweeps(small_sweep, tmp_path):
     dom, console = render(output, tmp_path / "profile")
     assert f'data-loaded="{len(sources)}"' in dom
     assert console == []
+
+
+def report_figures(directory: Path, monkeypatch) -> dict[str, list]:
+    """The figures of the report of `directory`, by title."""
+    from snarl import html as report_html
+
+    made: list = []
+    monkeypatch.setattr(report_html, "_png", lambda fig: made.append(fig) or "data:,")
+    titles = [title for title, _, uri in report_html._figures(directory, *_points_and_keys(directory)) if uri]
+    figures: dict[str, list] = {}
+    for title, fig in zip(titles, made):
+        figures.setdefault(title, []).append(fig)
+    return figures
+
+
+def _points_and_keys(directory: Path):
+    import pandas as pd
+
+    points = pd.read_parquet(directory / "points.parquet")
+    keys = json.loads((directory / "sweep.json").read_text())["keys"]
+    return points, keys
+
+
+def test_distribution_of_throughput_pools_the_windows_of_the_points(small_sweep, monkeypatch):
+    import pandas as pd
+
+    (fig,) = report_figures(small_sweep, monkeypatch)["Distribution of throughput over time"]
+    pooled = sum(len(line.get_xdata()) - 1 for line in fig.axes[0].lines)  # a step line repeats its first value
+    windows = 0
+    for series in (small_sweep / "timeseries").glob("*.parquet"):
+        frame = pd.read_parquet(series)
+        windows += int((frame["group"] == "all").sum())  # no warm-up: every window is measured
+    assert pooled == windows > 8  # not one value per point
+
+
+def test_report_heatmaps_have_a_panel_per_value_of_the_other_keys(tmp_path, monkeypatch):
+    from conftest import SWEEP_BASE
+
+    import snarl
+
+    (tmp_path / "base.toml").write_text(SWEEP_BASE)
+    (tmp_path / "sweep.toml").write_text(
+        'base = "base.toml"\n[axes]\n"traffic.load" = [0.3, 0.6]\n"traffic.groups.0.cap" = [1.0, 0.5]\n'
+        '"traffic.groups.0.load" = [0.5, 1.0]\n"traffic.process" = ["bernoulli", "poisson"]\n'
+    )
+    snarl.sweep(tmp_path / "sweep.toml", tmp_path / "out", processes=2)
+    figures = report_figures(tmp_path / "out", monkeypatch)
+    heatmaps = [title for title in figures if title.startswith("Accepted load of")]
+    assert heatmaps, list(figures)
+    for title in heatmaps:
+        (fig,) = figures[title]
+        panels = [ax.get_title() for ax in fig.axes if ax.texts]
+        assert panels == ["traffic.process = bernoulli", "traffic.process = poisson"], (title, panels)
+
+
+def test_group_names_with_dots_are_whole_in_the_report(tmp_path):
+    from conftest import SWEEP_BASE
+
+    import snarl
+    from snarl.html import render
+
+    (tmp_path / "base.toml").write_text(SWEEP_BASE.replace('"hot"', '"hot.spot"'))
+    (tmp_path / "sweep.toml").write_text('base = "base.toml"\n[axes]\n"traffic.load" = [0.3, 0.6]\n"traffic.groups.0.cap" = [1.0, 0.5]\n')
+    snarl.sweep(tmp_path / "sweep.toml", tmp_path / "out", processes=2)
+    page = html.unescape(render(tmp_path / "out"))
+    assert "Group hot.spot: accepted vs offered load" in page
+    assert ">groups.hot.spot.accepted_load</th>" in page

@@ -261,3 +261,98 @@ def test_snarl_plot_bad_input(small_sweep, tmp_path):
 def test_sweep_json_keys_order_the_defaults(small_sweep):
     info = json.loads((small_sweep / "sweep.json").read_text())
     assert info["keys"] == ["traffic.load", "traffic.groups.0.cap", "seed"]
+
+
+def test_group_names_may_hold_dots():
+    assert plots.label("groups.hot.spot.latency.p99", "ns") == "p99 packet latency of hot.spot (ns)"
+    assert plots.label("groups.hot.spot.accepted_load") == "accepted load of hot.spot (fraction of link capacity)"
+    assert plots.label("groups.a.b.packets.delivered") == "packets delivered of a.b"
+    assert plots.group_figure("groups.hot.spot.accepted_load") == ("hot.spot", ["accepted_load"])
+
+
+@pytest.fixture
+def mixed_sweep(tmp_path) -> Path:
+    """A sweep directory whose routing is swept but on no heatmap axis: a cell averaged
+    over it would read 0.587 where its two runs gave 0.968 and 0.205."""
+    rows = []
+    for routing, accepted in (("minimal", 0.968), ("ugal", 0.205)):
+        for load in (0.5, 1.0):
+            for cap in (0.5, 1.0):
+                rows.append({
+                    "point_id": f"{routing}-{load}-{cap}", "traffic.load": load, "traffic.groups.0.cap": cap,
+                    "routing.type": routing, "status": "ok", "accepted_load": accepted if (load, cap) == (1.0, 1.0) else 0.5,
+                })
+    pd.DataFrame(rows).to_parquet(tmp_path / "points.parquet")
+    keys = ["traffic.load", "traffic.groups.0.cap", "routing.type"]
+    (tmp_path / "sweep.json").write_text(json.dumps({"keys": keys}))
+    return tmp_path
+
+
+def cell_texts(ax) -> list[str]:
+    return sorted(t.get_text() for t in ax.texts)
+
+
+def test_heatmap_has_a_panel_per_value_of_the_keys_off_its_axes(mixed_sweep):
+    fig = plots.plot_directory("heatmap", mixed_sweep, x="traffic.load", y="traffic.groups.0.cap")
+    panels = [ax for ax in fig.axes if ax.texts]
+    assert [ax.get_title() for ax in panels] == ["routing.type = minimal", "routing.type = ugal"]
+    assert "0.968" in cell_texts(panels[0]) and "0.205" in cell_texts(panels[1])
+    assert not any("0.587" in cell_texts(ax) for ax in panels)
+    # One colour scale for both panels.
+    assert {ax.images[0].get_clim() for ax in panels} == {(0.205, 0.968)}
+    fig = plots.plot_directory("heatmap", mixed_sweep, x="traffic.load", y="traffic.groups.0.cap", where=["routing.type=ugal"])
+    assert [cell_texts(ax) for ax in fig.axes if ax.texts] == [["0.205", "0.5", "0.5", "0.5"]]
+
+
+def test_snarl_plot_heatmap_where(mixed_sweep, tmp_path):
+    done = run_snarl("plot", "heatmap", mixed_sweep, "-o", tmp_path / "h.png", "--where", "routing.type=minimal")
+    assert done.returncode == 0, done.stderr
+    assert_png(tmp_path / "h.png", min_bytes=5_000)
+    done = run_snarl("plot", "heatmap", mixed_sweep, "-o", tmp_path / "h.png", "--where", "routing.type=dmodk")
+    assert done.returncode == 2
+    assert "no point has routing.type = dmodk (it has minimal, ugal)" in done.stderr
+
+
+def test_a_heatmap_with_too_many_panels_is_refused():
+    rows = [{"x": x, "y": y, "k": k, "status": "ok", "accepted_load": 0.5} for x in (1, 2) for y in (1, 2) for k in range(plots.MAX_PANELS + 1)]
+    with pytest.raises(plots.PlotError, match="needs 13 panels, one per value of k"):
+        plots.heatmap(pd.DataFrame(rows), x="x", y="y", facet="k")
+
+
+def corrupt(path: Path) -> None:
+    path.write_bytes(b"\x00 not what it was \xff")
+
+
+def test_corrupted_results_are_one_line_exit_2(small_sweep, cli, small_config, tmp_path):
+    import shutil
+
+    sweep = tmp_path / "sweep"
+    shutil.copytree(small_sweep, sweep)
+    first, second = (p.stem for p in sorted((sweep / "points").glob("*.json"))[:2])
+    corrupt(sweep / "timeseries" / f"{first}.parquet")
+    corrupt(sweep / "points" / f"{second}.json")
+    assert cli("run", small_config, "--out", "run").returncode == 0
+    corrupt(tmp_path / "run" / "summary.json")
+    broken = tmp_path / "broken"
+    shutil.copytree(small_sweep, broken)
+    corrupt(broken / "points.parquet")
+    cases = [
+        (["plot", "timeseries", sweep, "--point", first], f"{first}.parquet: cannot read it as Parquet"),
+        (["plot", "fct", sweep, "--point", second], f"{second}.json: cannot read it as JSON"),
+        (["plot", "fct", tmp_path / "run"], "summary.json: cannot read it as JSON"),
+        (["plot", "load-curve", broken], "points.parquet: cannot read it as Parquet"),
+        (["report", broken], "points.parquet: cannot read it as Parquet"),
+    ]
+    for args, expected in cases:
+        done = run_snarl(*args, "-o", tmp_path / "figure.png" if args[0] == "plot" else tmp_path / "r.html")
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith("snarl: error: ") and done.stderr.count("\n") == 1, done.stderr
+        assert expected in done.stderr, done.stderr
+
+
+def test_an_output_that_cannot_be_written_is_one_line_exit_2(small_sweep, tmp_path):
+    (tmp_path / "file").write_text("a file, not a directory")
+    for args in (["plot", "load-curve", small_sweep, "-o", tmp_path / "file" / "f.png"], ["report", small_sweep, "-o", tmp_path / "file" / "r.html"]):
+        done = run_snarl(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith(f"snarl: error: -o {tmp_path / 'file'}") and done.stderr.count("\n") == 1, done.stderr

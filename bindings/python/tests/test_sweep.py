@@ -17,7 +17,16 @@ import pandas as pd
 import pytest
 
 import snarl
-from conftest import SMALL, assert_invariants, run_snarl
+from conftest import (
+    SMALL,
+    assert_invariants,
+    children,
+    run_snarl,
+    start_snarl,
+    wait_ended,
+    wait_for_line,
+    without_root_privileges,
+)
 
 # The module (the package exports a function of the same name).
 sweep_module = importlib.import_module("snarl.sweep")
@@ -145,7 +154,7 @@ def test_a_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
     # Minimal routing resolves but cannot route a single switch: the run fails.
     path = write_sweep(tmp_path, '[axes]\n"routing.type" = ["updown", "minimal"]\nseed = [1, 2]\n')
     done = run_snarl("sweep", path, "--out", tmp_path / "out", "--processes", "2")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 4, done.stderr  # the sweep ran, but not every point
     table = check_sweep_dir(tmp_path / "out", 4)
     failed = table[table["status"] == "failed"]
     assert set(failed["routing.type"]) == {"minimal"} and len(failed) == 2
@@ -155,10 +164,49 @@ def test_a_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
     assert "4 points (2 failed)" in done.stdout
     # Failed points are not run again, unless asked.
     again = run_snarl("sweep", path, "--out", tmp_path / "out", "--processes", "1")
-    assert "4 already done, 0 to run" in again.stderr
+    assert "4 already done, 0 to run" in again.stderr and again.returncode == 4
     retry = run_snarl("sweep", path, "--out", tmp_path / "out", "--processes", "1", "--retry-failed")
-    assert "2 already done, 2 to run" in retry.stderr
+    assert "2 already done, 2 to run" in retry.stderr and retry.returncode == 4
     check_sweep_dir(tmp_path / "out", 4)
+
+
+CRASHES = '[axes]\nseed = [1, 13, 2, 14, 3, 4]\n'
+"""Six points, two of which kill their worker (see `crashing_runs`)."""
+
+
+def test_a_crashing_point_fails_alone_and_records_its_cause(tmp_path, crashing_runs):
+    path = write_sweep(tmp_path, CRASHES)
+    out = tmp_path / "out"
+    done = run_snarl("sweep", path, "--out", out, "--processes", "2", env=crashing_runs)
+    assert done.returncode == 4, done.stderr
+    assert "6 points (2 failed)" in done.stdout
+    table = check_sweep_dir(out, 6)
+    assert sorted(table.loc[table["status"] == "failed", "seed"]) == [13, 14]
+    assert (table.loc[~table["seed"].isin([13, 14]), "status"] == "ok").all(), table[["seed", "status", "error"]]
+    records = {r["values"]["seed"]: r for r in map(json.loads, map(Path.read_text, (out / "points").glob("*.json")))}
+    assert records[13]["crash"] == {"signal": signal.SIGKILL.value, "signal_name": "SIGKILL"}
+    assert "killed by signal 9 (SIGKILL)" in records[13]["error"]
+    assert records[14]["crash"] == {"exit_code": 3}
+    assert "exited with code 3" in records[14]["error"]
+    assert records[1]["crash"] is None
+
+    # Retried, the crashing points crash again, and again alone.
+    ok = {p.name: p.read_bytes() for p in (out / "points").glob("*.json") if json.loads(p.read_text())["status"] == "ok"}
+    retry = run_snarl("sweep", path, "--out", out, "--processes", "2", "--retry-failed", env=crashing_runs)
+    assert retry.returncode == 4, retry.stderr
+    assert "6 points, 4 already done, 2 to run" in retry.stderr
+    table = check_sweep_dir(out, 6)
+    assert sorted(table.loc[table["status"] == "failed", "seed"]) == [13, 14]
+    assert {name: (out / "points" / name).read_bytes() for name in ok} == ok
+
+
+def test_a_crashing_point_fails_alone_on_one_process(tmp_path, crashing_runs):
+    """The worker that replaces a dead one runs the points after it."""
+    path = write_sweep(tmp_path, CRASHES)
+    done = run_snarl("sweep", path, "--out", tmp_path / "out", "--processes", "1", env=crashing_runs)
+    assert done.returncode == 4, done.stderr
+    table = check_sweep_dir(tmp_path / "out", 6)
+    assert sorted(table.loc[table["status"] == "failed", "seed"]) == [13, 14]
 
 
 def test_a_killed_sweep_resumes_without_rerunning_or_duplicating_points(tmp_path):
@@ -293,6 +341,84 @@ def test_an_axis_of_whole_tables(tmp_path):
     assert sorted(json.loads(v)["type"] for v in table["routing"]) == ["dmodk", "updown"]
 
 
+LONG_POINTS = '[set]\n"simulation.duration" = "80ms"\n[axes]\n"traffic.load" = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0]\nseed = [1, 2]\n'
+"""Twelve points of about a second each."""
+
+ENDLESS_POINTS = '[set]\n"simulation.duration" = "10s"\n[axes]\nseed = [1, 2, 3, 4]\n'
+"""Points of minutes each: the sweep is still running when the test is done with it."""
+
+READY = "snarl sweep: "
+"""The start of the line `snarl sweep` writes once its workers are up and the directory
+is its own: its readiness line."""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, waits on pidfds")
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_workers_end_with_the_sweep(tmp_path, stop):
+    path = write_sweep(tmp_path, ENDLESS_POINTS)
+    out = tmp_path / "out"
+    process = start_snarl("sweep", path, "--out", out, "--processes", "2", start_new_session=True)
+    try:
+        wait_for_line(process.stderr, READY)
+        workers = children(process.pid)
+        assert len(workers) >= 2, workers  # two workers (and multiprocessing's resource tracker)
+        process.send_signal(stop)  # to the sweep alone, not to its process group
+        _, stderr = process.communicate(timeout=120)
+        assert wait_ended(workers) == [], "workers outlived their sweep"
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    if stop == signal.SIGTERM:
+        # A clean stop: the table of what is done (nothing yet) is written.
+        assert process.returncode == 143, stderr
+        assert stderr.rstrip().endswith("snarl: terminated")
+        assert len(pd.read_parquet(out / "points.parquet")) == 0
+    else:
+        assert process.returncode == -signal.SIGKILL
+
+
+def test_ctrl_c_as_the_sweep_starts_exits_130_and_resumes(tmp_path):
+    path = write_sweep(tmp_path, LONG_POINTS)
+    out = tmp_path / "out"
+    process = start_snarl("sweep", path, "--out", out, "--processes", "2", start_new_session=True)
+    wait_for_line(process.stderr, READY)
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the workers get it too
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert stderr.rstrip().endswith("snarl: interrupted")
+    assert "Traceback" not in stderr
+    finished = len(list((out / "points").glob("*.json")))
+    assert len(pd.read_parquet(out / "points.parquet")) == finished
+    done = run_snarl("sweep", path, "--out", out, "--processes", "2")
+    assert done.returncode == 0, done.stderr
+    assert f"{finished} already done, {12 - finished} to run" in done.stderr
+    check_sweep_dir(out, 12)
+
+
+def test_a_second_sweep_on_the_same_directory_is_refused_naming_the_first(tmp_path):
+    path = write_sweep(tmp_path, ENDLESS_POINTS)
+    out = tmp_path / "out"
+    first = start_snarl("sweep", path, "--out", out, "--processes", "1", start_new_session=True)
+    try:
+        wait_for_line(first.stderr, READY)
+        second = run_snarl("sweep", path, "--out", out, "--processes", "1")
+        assert second.returncode == 2, second.stderr
+        assert second.stderr.startswith("snarl: error: ") and second.stderr.count("\n") == 1, second.stderr
+        assert f"another snarl sweep (pid {first.pid})" in second.stderr
+        with pytest.raises(snarl.SweepError, match=f"pid {first.pid}"):
+            snarl.sweep(path, out, processes=1)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    # The lock ended with the killed sweep: the file it leaves blocks no other sweep.
+    assert (out / ".lock").read_text().strip() == str(first.pid)
+    short = write_sweep(tmp_path, "[axes]\nseed = [1, 2]\n", name="short.toml")
+    done = run_snarl("sweep", short, "--out", out, "--processes", "1")
+    assert done.returncode == 0, done.stderr
+    check_sweep_dir(out, 2)
+
+
 def test_ctrl_c_stops_the_sweep_keeps_finished_points_and_resumes(tmp_path):
     path = write_sweep(
         tmp_path,
@@ -338,3 +464,98 @@ def test_shipped_sweeps_resolve_every_point():
         if spec.zip:
             expected *= len(next(iter(spec.zip.values())))
         assert len(points) == expected, path.name
+
+
+def test_a_base_that_is_not_utf8_is_refused(tmp_path):
+    path = write_sweep(tmp_path, "[axes]\nseed = [1, 2]\n")
+    (tmp_path / "base.toml").write_bytes(b"\xff\xfe\x00not text")
+    done = run_snarl("sweep", path, "--out", tmp_path / "out")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("snarl: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "base.toml: not a UTF-8 text file" in done.stderr
+    with pytest.raises(snarl.SweepError, match="not a UTF-8 text file"):
+        snarl.sweep(path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_an_existing_out_that_cannot_be_written_is_refused(tmp_path):
+    path = write_sweep(tmp_path, "[axes]\nseed = [1, 2]\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o555)
+    try:
+        done = run_snarl("sweep", path, "--out", out, preexec_fn=without_root_privileges())
+    finally:
+        out.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("snarl: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "cannot write into it" in done.stderr
+    assert list(out.iterdir()) == []
+
+
+def test_a_full_disk_stops_the_sweep_with_one_line_and_it_resumes(tmp_path, monkeypatch, capsys):
+    from snarl import cli
+
+    path = write_sweep(tmp_path, "[axes]\nseed = [1, 2, 3, 4]\n")
+    out = tmp_path / "out"
+    write = sweep_module._write_atomic
+    written = []
+
+    def fill_up(target: Path, data: bytes) -> None:
+        if target.parent.name == "points" and len(written) == 2:
+            raise OSError(28, os.strerror(28), str(target))  # ENOSPC
+        write(target, data)
+        if target.parent.name == "points":
+            written.append(target)
+
+    monkeypatch.setattr(sweep_module, "_write_atomic", fill_up)
+    code = cli.main(["sweep", str(path), "--out", str(out), "--processes", "1"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    error = [line for line in err.splitlines() if line.startswith("snarl: error: ")]
+    assert len(error) == 1 and "No space left on device" in error[0] and "run the same command again" in error[0]
+    assert "Traceback" not in err
+    assert len(list((out / "points").glob("*.json"))) == 2
+    assert not list((out / "points").glob(".*.tmp"))
+
+    monkeypatch.setattr(sweep_module, "_write_atomic", write)
+    done = run_snarl("sweep", path, "--out", out, "--processes", "1")
+    assert done.returncode == 0, done.stderr
+    assert "4 points, 2 already done, 2 to run" in done.stderr
+    check_sweep_dir(out, 4)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
+@pytest.mark.parametrize("mask", [0o022, 0o002])
+def test_sweep_files_follow_the_umask(tmp_path, mask):
+    path = write_sweep(tmp_path, "[axes]\nseed = [1]\n")
+    out = tmp_path / "out"
+    previous = os.umask(mask)
+    try:
+        snarl.sweep(path, out, processes=1)
+    finally:
+        os.umask(previous)
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"points.parquet", "sweep.json", ".lock"}
+    assert {p.relative_to(out).as_posix(): oct(p.stat().st_mode & 0o777) for p in files} == {
+        p.relative_to(out).as_posix(): oct(0o666 & ~mask) for p in files
+    }
+
+
+def test_numpy_axes_give_the_points_of_plain_values(tmp_path, monkeypatch):
+    import numpy as np
+
+    (tmp_path / "base.toml").write_text(SMALL)
+    monkeypatch.chdir(tmp_path)
+    plain = {"base": "base.toml", "axes": {"traffic.load": [0.2, 0.4], "seed": [1, 2]}, "set": {"topology.hosts": 4}}
+    numpy = {
+        "base": "base.toml",
+        "axes": {"traffic.load": list(np.linspace(0.2, 0.4, 2)), "seed": np.array([1, 2])},
+        "set": {"topology.hosts": np.int64(4)},
+    }
+    expected = snarl.sweep(plain, "plain", processes=np.int64(2))
+    table = snarl.sweep(numpy, "numpy", processes=2)
+    pd.testing.assert_frame_equal(comparable(table), comparable(expected))
+    info = json.loads((tmp_path / "numpy" / "sweep.json").read_text())
+    assert info["spec"]["axes"] == {"traffic.load": [0.2, 0.4], "seed": [1, 2]}

@@ -21,18 +21,23 @@ cannot run as described raises :class:`SweepError` before any point runs.
 :mod:`snarl.plots`.
 """
 
-from snarl._core import (
+# First, so that the `snarl` command stops cleanly on Ctrl-C while the rest is imported.
+from snarl._startup import guard_command_start_up
+
+guard_command_start_up()
+
+from snarl._core import (  # noqa: E402
     ConfigError,
     DeadlockError,
     InternalError,
     SnarlError,
     TopologyError,
 )
-from snarl._core import __version__ as __version__
-from snarl.api import resolve_config, run
-from snarl.report import Report
-from snarl.sweep import SweepError
-from snarl.sweep import sweep as sweep
+from snarl._core import __version__ as __version__  # noqa: E402
+from snarl.api import resolve_config, run  # noqa: E402
+from snarl.report import Report  # noqa: E402
+from snarl.sweep import SweepError  # noqa: E402
+from snarl.sweep import sweep as sweep  # noqa: E402
 
 __all__ = [
     "ConfigError",

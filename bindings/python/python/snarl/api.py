@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -47,8 +48,13 @@ def run(
         progress: ``True`` draws a progress bar on stderr; a callable receives the
             fraction done (0..1) a few times per second.
 
+    Numbers and lists may be numpy scalars and arrays (``np.float64(0.5)``,
+    ``np.linspace(...)``), here and in ``config``: they are taken as the Python values
+    they hold.
+
     Raises:
-        ConfigError: the config is invalid (``.path`` names the key).
+        ConfigError: the config is invalid (``.path`` names the key), or its file cannot
+            be read as UTF-8 text (a directory, binary data; ``.path`` is ``<file>``).
         TopologyError: the fabric cannot be built as described.
         DeadlockError: the run stopped making progress.
         FileNotFoundError: ``config`` names a ``.toml`` file that does not exist.
@@ -56,7 +62,7 @@ def run(
     """
     text = config_text(config)
     overrides = overrides_from(set)
-    _check_seed(seed)
+    seed = _check_seed(seed)
     if progress is True:
         from snarl.progress import progress_bar
 
@@ -78,18 +84,21 @@ def resolve_config(
     Every default is written out, so the text describes the experiment completely.
     Raises :class:`~snarl.ConfigError` for an invalid config.
     """
-    _check_seed(seed)
+    seed = _check_seed(seed)
     return _core.resolve_config(config_text(config), overrides_from(set), seed)
 
 
-def _check_seed(seed: object) -> None:
-    """A seed is None or an int in [0, 2^64)."""
+def _check_seed(seed: object) -> int | None:
+    """A seed is None or an integer (an int or a numpy integer) in [0, 2^64); returns it
+    as an int."""
     if seed is None:
-        return
-    if isinstance(seed, bool) or not isinstance(seed, int):
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an int or None, not {type(seed).__name__}")
+    seed = int(seed)
     if not 0 <= seed < 2**64:
         raise _config_error("seed", f"must be an integer in [0, 2^64), found {seed}")
+    return seed
 
 
 def config_text(config: ConfigLike) -> str:
@@ -101,20 +110,37 @@ def config_text(config: ConfigLike) -> str:
         except _NotAValue as e:
             raise _config_error(e.path, str(e)) from None
     if isinstance(config, os.PathLike):
-        return Path(config).read_text(encoding="utf-8")
+        return read_config_file(Path(config))
     if isinstance(config, str):
         if _looks_like_path(config):
-            return Path(config).read_text(encoding="utf-8")
+            return read_config_file(Path(config))
         return config
     raise TypeError(f"config must be a path, TOML text or a dict, not {type(config).__name__}")
 
 
+def read_config_file(path: Path) -> str:
+    """The text of a config file. Raises ``FileNotFoundError`` if there is none, and a
+    :class:`~snarl.ConfigError` (at ``<file>``, as for invalid TOML) if it cannot be read
+    as UTF-8 text."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        reason = "is a directory, not a TOML file"
+    except UnicodeDecodeError as e:
+        reason = f"not a UTF-8 text file ({e.reason} at byte {e.start})"
+    except OSError as e:
+        reason = f"cannot read: {e.strerror or e}"
+    raise _config_error("<file>", f"{path}: {reason}")
+
+
 def _looks_like_path(text: str) -> bool:
-    """A one-line string is a path if it names a file, or if it ends in ``.toml`` (so a
-    missing file is reported as such, not as bad TOML)."""
+    """A one-line string is a path if it names a file or a directory, or if it ends in
+    ``.toml`` (so a missing file is reported as such, not as bad TOML)."""
     if "\n" in text or "=" in text or "[" in text:
         return False
-    return os.path.isfile(text) or text.strip().endswith(".toml")
+    return os.path.exists(text) or text.strip().endswith(".toml")
 
 
 def overrides_from(values: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -131,7 +157,9 @@ def toml_value(value: Any, key: str = "", top: bool = True) -> str:
 
     A string that is already a TOML value (``"0.5"``, ``"[1, 2]"``) is passed on as
     TOML; any other string is quoted. Inside lists and tables strings are always quoted.
+    numpy scalars and arrays are written as the Python values they hold.
     """
+    value = plain_value(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -159,12 +187,21 @@ def toml_value(value: Any, key: str = "", top: bool = True) -> str:
 
 
 def _is_toml_value(text: str) -> bool:
-    """Whether ``text`` parses as a TOML value (``0.5``, ``true``, ``[1, 2]``, ``"x"``)."""
+    """Whether ``text`` is one TOML value (``0.5``, ``true``, ``[1, 2]``, ``"x"``) and
+    nothing more: ``"0.5\\nload = 1"`` is a string, or the core would drop its second line."""
     try:
-        _tomllib.loads(f"v = {text}")
+        parsed = _tomllib.loads(f"v = {text}")
     except _tomllib.TOMLDecodeError:
         return False
-    return True
+    return parsed.keys() == {"v"}
+
+
+def plain_value(value: Any) -> Any:
+    """A numpy scalar or array as the Python value(s) it holds (``np.float64(0.5)`` ->
+    ``0.5``, an array -> a list); any other value as it is."""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    return value
 
 
 class _NotAValue(Exception):
@@ -176,7 +213,9 @@ class _NotAValue(Exception):
 
 
 def _plain(value: Any, path: str) -> Any:
-    """A dict config as plain JSON-able data (paths as str, tuples as lists)."""
+    """A dict config as plain JSON-able data (paths as str, tuples as lists, numpy values
+    as Python values)."""
+    value = plain_value(value)
     if isinstance(value, Mapping):
         return {str(k): _plain(v, f"{path}.{k}" if path else str(k)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -7,7 +7,9 @@
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
-3 deadlock; 1 internal error; 130 interrupted (Ctrl-C).
+3 deadlock; 4 a sweep whose table holds failed points (each recorded with its error;
+``--retry-failed`` runs them again); 1 internal error; 130 interrupted (Ctrl-C, SIGINT);
+143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -25,7 +29,9 @@ EXIT_OK = 0
 EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
 EXIT_DEADLOCK = 3
+EXIT_POINTS_FAILED = 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 OUTPUT_FILES = frozenset({"summary.json", "config.toml", "timeseries.parquet", "rates.parquet"})
 """What ``--out`` writes; a directory holding only these may be replaced."""
@@ -38,6 +44,11 @@ class Failure(Exception):
         super().__init__(message)
         self.code = code
         self.one_line = one_line
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: stops the command as Ctrl-C does (cleanly: a sweep keeps its finished
+    points and its table), with exit code 143."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -78,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help="print the summary as one JSON object on stdout, and nothing else",
+    )
+    run.add_argument(
+        "--progress",
+        action="store_true",
+        help="report progress on stderr even when it is not a terminal: a line as the simulation starts, then one per tenth done",
     )
     run.add_argument(
         "--out",
@@ -122,6 +138,12 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--value", help="column shown (heatmap, cdf)")
     plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
     plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")
+    plot.add_argument(
+        "--where",
+        action="append",
+        metavar="KEY=VALUE",
+        help="keep the points of a sweep with this value of a column, e.g. --where traffic.load=0.5 (repeatable)",
+    )
     plot.set_defaults(handler=_plot)
 
     report = commands.add_parser(
@@ -159,7 +181,10 @@ def _seed(text: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the ``snarl`` command and returns its exit code."""
+    previous = _stop_handlers()
     try:
+        # Until here, Ctrl-C ends the process at once (snarl._startup): nothing is written.
+        _handle_stop_signals(previous)
         args = _parser().parse_args(argv)
         if args.command is None:
             _parser().print_help(sys.stderr)
@@ -168,6 +193,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Failure as failure:
         _error(str(failure), failure.one_line)
         return failure.code
+    except Terminated:
+        print("snarl: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("snarl: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -176,6 +204,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+_stop_signal: int | None = None
+"""The stop signal (SIGINT or SIGTERM) the command has received, if any."""
+
+
+def _stop_handlers() -> dict[int, Any]:
+    """The handlers of the stop signals the command replaces while it runs: none off the
+    main thread (only it handles signals), nor an ignored one (a background job of a
+    script)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    return {number: h for number, h in handlers.items() if h is not None and h is not signal.SIG_IGN}
+
+
+def _handle_stop_signals(numbers: Iterable[int]) -> None:
+    global _stop_signal
+    _stop_signal = None
+    for number in numbers:
+        signal.signal(number, _stop)
+
+
+def _stop(signum: int, frame: object) -> None:
+    """A stop signal raises KeyboardInterrupt (:class:`Terminated` for SIGTERM), which
+    unwinds the command cleanly: a run checks for it as it goes, a sweep writes its
+    table. A second one ends the process at once."""
+    global _stop_signal
+    if _stop_signal is not None:
+        os.write(2, b"snarl: stopped at once\n")
+        os._exit(128 + _stop_signal)
+    _stop_signal = signum
+    _check_stop()
+
+
+def _check_stop() -> None:
+    """Raises the exception of the stop signal received, if any: again, in case the code
+    it interrupted swallowed it (``compile()``, importing a module, can)."""
+    if _stop_signal == signal.SIGTERM:
+        raise Terminated
+    if _stop_signal is not None:
+        raise KeyboardInterrupt
 
 
 def _error(message: str, one_line: bool = True) -> None:
@@ -195,14 +268,17 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None:
         _check_out(args.out)
 
+    name = Path(args.file).name
+    _check_stop()
     try:
         if sys.stderr.isatty():
             from snarl.progress import progress_bar
 
-            with progress_bar(f"simulating {Path(args.file).name}") as update:
-                summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, update)
+            with progress_bar(f"simulating {name}") as update:
+                summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, _checking(update))
         else:
-            summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, None)
+            lines = _progress_lines(name) if args.progress else None
+            summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, _checking(lines))
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
     except _core.DeadlockError as e:
@@ -212,6 +288,7 @@ def _run(args: argparse.Namespace) -> int:
         raise Failure(f"{e} (this is a bug in snarl)", EXIT_INTERNAL) from None
 
     report = Report(summary_json, columns, resolved, rates, fabric)
+    _check_stop()
     if args.out is not None:
         _write_out(report, args.out)
     if args.json:
@@ -222,15 +299,45 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _checking(update: Callable[[float], None] | None) -> Callable[[float], None]:
+    """The run's progress callback: checks for a stop signal (the run calls back every
+    ~150 ms), then moves the bar or prints the lines of ``update``, if any."""
+
+    def callback(fraction: float) -> None:
+        _check_stop()
+        if update is not None:
+            update(fraction)
+
+    return callback
+
+
+def _progress_lines(name: str) -> Callable[[float], None]:
+    """Progress for logs: ``snarl: simulating NAME: 0%`` as the simulation starts (the
+    run calls back with 0.0 once the config is loaded and checked), then a line per
+    tenth done."""
+    printed = -1
+
+    def update(fraction: float) -> None:
+        nonlocal printed
+        tenth = min(int(fraction * 10), 10)
+        if tenth > printed:
+            printed = tenth
+            print(f"snarl: simulating {name}: {10 * tenth}%", file=sys.stderr, flush=True)
+
+    return update
+
+
 def _sweep(args: argparse.Namespace) -> int:
     """``snarl sweep``: check the whole sweep, then run the missing points."""
     from snarl.sweep import SweepError, execute, plan
 
     try:
         checked = plan(args.file, args.out, retry_failed=args.retry_failed)
-        total, todo = len(checked.points), len(checked.todo)
 
         def announce(runner: str | None) -> None:
+            # Once the runner is up and the directory ours: the sweep's readiness line.
+            _check_stop()
+            total, todo = len(checked.points), len(checked.todo)
             where = f" on {runner}" if runner else ""
             print(
                 f"snarl sweep: {total} point{'s' if total != 1 else ''}, {total - todo} already done, "
@@ -249,9 +356,15 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     except SweepError as e:
         raise Failure(str(e)) from None
+    except OSError as e:
+        # A full disk, say: each point is written whole or not at all, so the sweep resumes.
+        raise Failure(
+            f"--out {args.out}: cannot write the results: {e.strerror or e}; the points recorded so far "
+            "are kept: run the same command again to resume"
+        ) from None
     failed = int((table["status"] != "ok").sum()) if len(table) else 0
     print(f"{len(table)} points ({failed} failed) in {args.out / 'points.parquet'}")
-    return EXIT_OK
+    return EXIT_POINTS_FAILED if failed else EXIT_OK
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -263,7 +376,8 @@ def _plot(args: argparse.Namespace) -> int:
         raise Failure(f"-o {output}: the figure must be a .png, .svg or .pdf file")
     try:
         fig = plot_directory(
-            args.kind, args.dir, x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point, groups=args.group
+            args.kind, args.dir, x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point,
+            groups=args.group, where=args.where,
         )
     except PlotError as e:
         raise Failure(str(e)) from None
@@ -271,7 +385,7 @@ def _plot(args: argparse.Namespace) -> int:
         output.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(output)
     except OSError as e:
-        raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
+        raise Failure(f"-o {output}: cannot write: {e.strerror or e}") from None
     print(output)
     return EXIT_OK
 
@@ -279,39 +393,41 @@ def _plot(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     """``snarl report``: the HTML page of a sweep directory."""
     from snarl.html import ReportError, write_report
+    from snarl.plots import PlotError
 
     output = args.output or args.dir[0] / "report.html"
     try:
         write_report(list(args.dir), output)
-    except ReportError as e:
+    except (ReportError, PlotError) as e:
         raise Failure(str(e)) from None
     except OSError as e:
-        raise Failure(f"-o {output}: cannot write: {e.strerror or e}", EXIT_INTERNAL) from None
+        raise Failure(f"-o {output}: cannot write: {e.strerror or e}") from None
     print(output)
     return EXIT_OK
 
 
 def _parse_override(item: str) -> tuple[str, str]:
-    """Splits ``--set key=value`` at the first ``=``."""
+    """Splits ``--set key=value`` at the first ``=``. A value on several lines is refused:
+    the lines after the first would be read as other keys, or lost."""
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise Failure(f"--set {item!r}: expected KEY=VALUE with a dotted key, e.g. --set traffic.load=0.5")
+    if "\n" in value.strip() or "\r" in value.strip():
+        raise Failure(f"--set {key.strip()}=...: the value holds a line break; give it on one line")
     return key.strip(), value.strip()
 
 
 def _read_config(file: str) -> str:
     """The text of the experiment file; any failure to read it is bad input."""
-    path = Path(file)
+    from snarl import ConfigError
+    from snarl.api import read_config_file
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_config_file(Path(file))
     except FileNotFoundError:
         raise Failure(f"{file}: no such file") from None
-    except IsADirectoryError:
-        raise Failure(f"{file}: is a directory, not a TOML file") from None
-    except UnicodeDecodeError as e:
-        raise Failure(f"{file}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise Failure(f"{file}: cannot read: {e.strerror or e}") from None
+    except ConfigError as e:
+        raise Failure(e.message) from None
 
 
 def _check_out(out: Path) -> None:
@@ -334,16 +450,16 @@ def _check_out(out: Path) -> None:
 def _write_out(report: Any, out: Path) -> None:
     """Writes the results into a temporary directory beside ``out``, then renames it
     into place, so ``out`` holds a complete result or nothing new."""
+    from snarl.sweep import umask
+
     parent = out.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=parent))
     except OSError as e:
-        raise Failure(f"--out {out}: {e.strerror or e}", EXIT_INTERNAL) from None
+        raise Failure(f"--out {out}: {e.strerror or e}") from None
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)
+        staging.chmod(0o777 & ~umask())
         report.write(staging)
         if out.exists():
             previous = staging.with_name(staging.name + ".old")
@@ -354,7 +470,7 @@ def _write_out(report: Any, out: Path) -> None:
             os.rename(staging, out)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
-        raise Failure(f"--out {out}: cannot write the results: {e.strerror or e}", EXIT_INTERNAL) from None
+        raise Failure(f"--out {out}: cannot write the results: {e.strerror or e}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -111,7 +111,7 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
         group_columns = sorted(c for c in ok.columns if c.startswith("groups.") and c.endswith(".accepted_load"))
         if len(group_columns) > 1 and hue:
             for column in group_columns:
-                group = column.split(".")[1]
+                group = plots.group_figure(column)[0]
                 offered = f"groups.{group}.offered_load"
                 if offered in ok.columns:
                     add(
@@ -136,12 +136,15 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
         values = [c for c in cells.columns if c.startswith("groups.") and c.endswith(".accepted_load")]
         if len(values) < 2:
             values = ["accepted_load"]
+        # The other keys get a panel per value: never averaged together in a cell.
+        facets = varying[2:]
+        panels = f"; one panel per value of {', '.join(facets)}" if facets else ""
         for value in values:
-            who = f"group {value.split('.')[1]}" if value.startswith("groups.") else "all hosts"
+            who = f"group {plots.group_figure(value)[0]}" if value.startswith("groups.") else "all hosts"
             add(
                 f"Accepted load of {who} over {varying[0]} and {varying[1]}{where}",
-                "Mean of each cell (over seeds and the keys not shown).",
-                lambda v=value: plots.heatmap(cells, x=varying[0], y=varying[1], value=v),
+                f"Mean of each cell over seeds{panels}.",
+                lambda v=value: plots.heatmap(cells, x=varying[0], y=varying[1], value=v, facet=facets),
             )
     for point_id in _timeseries_points(ok, keys, hue):
         if (directory / "fabric" / f"{point_id}.parquet").is_file():
@@ -161,7 +164,7 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
         "Distribution of throughput over time",
         "Accepted load of all hosts per measured time window, pooled over the points"
         + (f" of each value of {', '.join(hue)}." if hue else "."),
-        lambda: plots.plot_directory("cdf", directory, hue=hue),
+        lambda: plots.window_cdf(directory, ok, "accepted_load", hue),
     )
     return figures
 
@@ -203,9 +206,11 @@ def _cell(value: Any) -> tuple[str, bool]:
 
 def _points_table(points: pd.DataFrame, keys: list[str]) -> str:
     """The table of points: id, swept keys, status, the main figures per group, error."""
+    from snarl import plots
+
     columns = ["point_id", *keys, "status", "offered_load", "accepted_load", "latency.mean", "latency.p99"]
     groups = sorted(
-        {c.split(".")[1] for c in points.columns if c.startswith("groups.") and c.endswith(".accepted_load")}
+        {plots.group_figure(c)[0] for c in points.columns if c.startswith("groups.") and c.endswith(".accepted_load")}
     )
     if len(groups) > 1:
         columns += [f"groups.{g}.accepted_load" for g in groups]
@@ -238,11 +243,12 @@ def _versions_table(versions: dict[str, str]) -> str:
 def _section(directory: Path, anchor: str, nested: bool) -> tuple[str, str, list[str]]:
     """``(name, status, HTML parts)`` of one sweep; headings one level lower when the
     page holds several sweeps."""
-    import pandas as pd
+    from snarl import plots
 
-    if not (directory / "points.parquet").is_file():
-        raise ReportError(f"{directory}: no points.parquet (not a sweep directory: run `snarl sweep` first)")
-    points = pd.read_parquet(directory / "points.parquet")
+    try:
+        points = plots.load_points(directory)
+    except plots.PlotError as e:
+        raise ReportError(str(e)) from None
     try:
         info = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -350,6 +356,8 @@ def _time_unit(points: pd.DataFrame) -> str:
 def write_report(directory: str | os.PathLike[str] | list[str | os.PathLike[str]], output: str | os.PathLike[str]) -> Path:
     """Writes the report of the sweep in ``directory`` (or of each of a list of sweep
     directories, one section each) to ``output``, atomically."""
+    from snarl.sweep import umask
+
     directories = directory if isinstance(directory, (list, tuple)) else [directory]
     page = render(*directories)
     output = Path(output)
@@ -358,7 +366,7 @@ def write_report(directory: str | os.PathLike[str] | list[str | os.PathLike[str]
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(page)
-        os.chmod(temp, 0o644)
+        os.chmod(temp, 0o666 & ~umask())
         os.replace(temp, output)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

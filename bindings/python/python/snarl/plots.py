@@ -7,7 +7,8 @@ Figures are built without pyplot (no GUI, no global state): save them with
   value of a ``hue`` column;
 - :func:`throughput_over_time`: accepted load per time window and group, with the
   phases of the timeline marked;
-- :func:`heatmap`: a value over two swept keys, annotated cells;
+- :func:`heatmap`: a value over two swept keys, annotated cells, a panel per value of
+  the keys it is given to facet by;
 - :func:`cdf`: empirical cumulative distributions;
 - :func:`fct_slowdown`: FCT slowdown percentiles (p50, p95, p99) by flow-size bucket;
 - :func:`congestion_over_time`: throughput per group above, and below the pause frames,
@@ -40,6 +41,10 @@ TITLE_WIDTH = 90
 """Characters of a plot title per line."""
 FIGSIZE = (6.4, 4.2)
 DPI = 150
+MAX_PANELS = 12
+"""Panels of a heatmap faceted by the keys off its axes, at most."""
+MAX_WIDTH = 16.0
+"""Inches of panels side by side, at most."""
 
 _FIGURES = {
     "offered_load": ("offered load", LOAD),
@@ -73,10 +78,7 @@ def label(column: str, unit: str = "ns") -> str:
     ``accepted_load`` -> ``accepted load (fraction of link capacity)``,
     ``groups.uniform.latency.p99`` -> ``p99 packet latency of uniform (ns)``,
     ``traffic.groups.0.cap`` -> ``traffic.groups.0.cap (fraction of link capacity)``."""
-    parts = column.split(".")
-    group = None
-    if len(parts) > 2 and parts[0] == "groups":
-        group, parts = parts[1], parts[2:]
+    group, parts = group_figure(column)
     if len(parts) >= 2 and parts[0] == "recovery":
         parts = parts[1:]
     text: str | None = None
@@ -98,6 +100,18 @@ def label(column: str, unit: str = "ns") -> str:
     if units:
         return f"{text} ({units.format(unit=unit)})"
     return text
+
+
+def group_figure(column: str) -> tuple[str | None, list[str]]:
+    """``groups.<name>.<figure>`` -> ``(name, figure parts)``, where the name may hold
+    dots (``groups.hot.spot.latency.p99`` -> ``("hot.spot", ["latency", "p99"])``): the
+    figure is what the end of the column names. Any other column: ``(None, its parts)``."""
+    parts = column.split(".")
+    if len(parts) < 3 or parts[0] != "groups":
+        return None, parts
+    if len(parts) >= 4 and (parts[-2] in _LATENCIES and parts[-1] in _STATS or parts[-2] in ("packets", "fct", "slowdown")):
+        return ".".join(parts[1:-2]), parts[-2:]
+    return ".".join(parts[1:-1]), parts[-1:]
 
 
 def _new_figure(figsize: tuple[float, float] = FIGSIZE) -> Figure:
@@ -368,36 +382,64 @@ def heatmap(
     fmt: str = ".3g",
     cmap: str = "viridis",
     title: str | None = None,
+    facet: str | Sequence[str] | None = None,
 ) -> Figure:
-    """``value`` (mean over the rows of each cell, e.g. over seeds) over two swept keys,
-    every cell annotated with its number."""
+    """``value`` over two swept keys, every cell annotated with its number: the mean over
+    the rows of the cell, e.g. over seeds.
+
+    ``facet`` (a column, or several) draws one panel per value (or combination), on one
+    colour scale: give it every other key the rows vary, or their values are averaged
+    together in the cells.
+    """
     import numpy as np
 
     points = _ok(points)
-    _require(points, x, y, value)
+    facets = hue_columns(facet)
+    _require(points, x, y, value, *facets)
     if points.empty:
         raise PlotError("no successful point to plot")
     unit = _unit(points, unit)
     points = _numeric(points, value)
-    table = points.pivot_table(index=y, columns=x, values=value, aggfunc="mean", sort=True)
-    data = table.to_numpy(dtype=float)
-    fig = _new_figure((max(6.4, 1.1 * data.shape[1] + 3.2), max(4.2, 0.7 * data.shape[0] + 1.8)))
-    ax = fig.add_subplot()
-    image = ax.imshow(data, cmap=cmap, aspect="auto", origin="lower")
-    finite = data[np.isfinite(data)]
-    middle = (finite.min() + finite.max()) / 2 if finite.size else 0.0
-    for (i, j), number in np.ndenumerate(data):
-        if math.isfinite(number):
-            color = "black" if number > middle else "white"
-            ax.text(j, i, format(number, fmt), ha="center", va="center", color=color, fontsize=9)
-    ax.set_xticks(range(data.shape[1]), [_value_text(v) for v in table.columns])
-    ax.set_yticks(range(data.shape[0]), [_value_text(v) for v in table.index])
-    ax.set_xlabel(label(x, unit))
-    ax.set_ylabel(label(y, unit))
-    colorbar = fig.colorbar(image, ax=ax)
+    panels = list(points.groupby(facets, sort=True, dropna=False)) if facets else [(None, points)]
+    if len(panels) > MAX_PANELS:
+        raise PlotError(
+            f"a heatmap over {x} and {y} needs {len(panels)} panels, one per value of {', '.join(facets)}: "
+            "choose fewer (--where KEY=VALUE) or other axes (--x, --y)"
+        )
+    tables = [(key, rows.pivot_table(index=y, columns=x, values=value, aggfunc="mean", sort=True)) for key, rows in panels]
+    finite = np.concatenate([t.to_numpy(dtype=float).ravel() for _, t in tables])
+    finite = finite[np.isfinite(finite)]
+    low, high = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
+    cells_x = max(t.shape[1] for _, t in tables)
+    cells_y = max(t.shape[0] for _, t in tables)
+    width, height = max(5.2, 1.1 * cells_x + 2.0), max(3.6, 0.7 * cells_y + 1.6)
+    columns = max(1, min(len(tables), 3, int(MAX_WIDTH // width)))  # wide panels go one above the other
+    rows = -(-len(tables) // columns)
+    fig = _new_figure((columns * width + 1.2, rows * height + (0.4 if title else 0.0)))
+    grid = fig.subplots(rows, columns, squeeze=False)
+    name_of = hue_labeller(points, facets)
+    image = None
+    for index, (ax, (key, table)) in enumerate(zip(grid.flat, tables)):
+        data = table.to_numpy(dtype=float)
+        image = ax.imshow(data, cmap=cmap, aspect="auto", origin="lower", vmin=low, vmax=high)
+        for (i, j), number in np.ndenumerate(data):
+            if math.isfinite(number):
+                color = "black" if number > (low + high) / 2 else "white"
+                ax.text(j, i, format(number, fmt), ha="center", va="center", color=color, fontsize=9)
+        ax.set_xticks(range(data.shape[1]), [_value_text(v) for v in table.columns])
+        ax.set_yticks(range(data.shape[0]), [_value_text(v) for v in table.index])
+        if index // columns == rows - 1 or index + columns >= len(tables):
+            ax.set_xlabel(label(x, unit))
+        if index % columns == 0:
+            ax.set_ylabel(label(y, unit))
+        if facets:
+            ax.set_title(name_of(key), fontsize="medium")
+    for ax in grid.flat[len(tables):]:
+        fig.delaxes(ax)
+    colorbar = fig.colorbar(image, ax=list(grid.flat[: len(tables)]))
     colorbar.set_label(label(value, unit))
     if title:
-        ax.set_title(title)
+        (fig.suptitle if facets else grid[0, 0].set_title)(title)
     return fig
 
 
@@ -566,6 +608,31 @@ def flow_rates(
 # ----------------------------------------------------------------------------- directories
 
 
+def read_parquet(path: Path) -> pd.DataFrame:
+    """A Parquet file of a results directory; :class:`PlotError` if it cannot be read
+    (truncated, overwritten, not Parquet)."""
+    import pandas as pd
+    from pyarrow import ArrowException
+
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError, ArrowException) as e:
+        raise PlotError(f"{path}: cannot read it as Parquet: {e}") from None
+
+
+def _read_text(path: Path, parse: Callable[[str], Any], what: str) -> Any:
+    """A text file of a results directory parsed by ``parse``; :class:`PlotError` if it
+    cannot be read or parsed."""
+    try:
+        return parse(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise PlotError(f"{path}: cannot read it as {what}: {e}") from None
+
+
+def _read_json(path: Path) -> Any:
+    return _read_text(path, json.loads, "JSON")
+
+
 def _sweep_info(directory: Path) -> dict[str, Any]:
     try:
         return json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
@@ -603,12 +670,10 @@ def _read_toml(text: str) -> dict[str, Any]:
 def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]], str, str]:
     """``(timeseries, phases, time unit, title)`` of a run directory or of one point of a
     sweep directory (by default its first successful point)."""
-    import pandas as pd
-
     if (directory / "timeseries.parquet").is_file() and not (directory / "points.parquet").is_file():
-        series = pd.read_parquet(directory / "timeseries.parquet")
-        config = _read_toml((directory / "config.toml").read_text(encoding="utf-8")) if (directory / "config.toml").is_file() else {}
-        summary = json.loads((directory / "summary.json").read_text(encoding="utf-8")) if (directory / "summary.json").is_file() else {}
+        series = read_parquet(directory / "timeseries.parquet")
+        config = _read_text(directory / "config.toml", _read_toml, "TOML") if (directory / "config.toml").is_file() else {}
+        summary = _read_json(directory / "summary.json") if (directory / "summary.json").is_file() else {}
         return series, phases_of(config), summary.get("time_unit", "ns"), directory.name
     point = _sweep_point(directory, point)
     path = directory / "timeseries" / f"{point}.parquet"
@@ -617,13 +682,13 @@ def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.Data
     record = _point_record(directory, point)
     config = _read_toml(record["config"]) if record.get("config") else {}
     unit = (record.get("summary") or {}).get("time_unit", "ns")
-    return pd.read_parquet(path), phases_of(config), unit, _point_title(record, point)
+    return read_parquet(path), phases_of(config), unit, _point_title(record, point)
 
 
 def _sweep_point(directory: Path, point: str | None) -> str:
     """The id of the point of a sweep directory that ``point`` (a unique prefix) names,
     or of its first successful point."""
-    points = _load_points(directory)
+    points = load_points(directory)
     if point is None:
         ok = _ok(points)
         if ok.empty:
@@ -637,7 +702,10 @@ def _sweep_point(directory: Path, point: str | None) -> str:
 
 def _point_record(directory: Path, point: str) -> dict[str, Any]:
     path = directory / "points" / f"{point}.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    record = _read_json(path) if path.is_file() else {}
+    if not isinstance(record, dict):
+        raise PlotError(f"{path}: not the record of a point")
+    return record
 
 
 def _point_title(record: Mapping[str, Any], point: str) -> str:
@@ -653,22 +721,20 @@ def _point_title(record: Mapping[str, Any], point: str) -> str:
 def point_fabric(directory: Path, point: str | None = None) -> pd.DataFrame:
     """The fabric events per window of a run directory or of one point of a sweep
     directory (by default its first successful point)."""
-    import pandas as pd
-
     if not (directory / "points.parquet").is_file():
         path = directory / "fabric.parquet"
     else:
         path = directory / "fabric" / f"{_sweep_point(directory, point)}.parquet"
     if not path.is_file():
         raise PlotError(f"{directory}: no fabric events (only runs with PFC, tail drop, ECN or congestion control have them)")
-    return pd.read_parquet(path)
+    return read_parquet(path)
 
 
 def point_summary(directory: Path, point: str | None = None) -> tuple[dict[str, Any], str]:
     """``(summary, title)`` of a run directory or of one point of a sweep directory (by
     default its first successful point)."""
     if (directory / "summary.json").is_file() and not (directory / "points.parquet").is_file():
-        return json.loads((directory / "summary.json").read_text(encoding="utf-8")), directory.name
+        return _read_json(directory / "summary.json"), directory.name
     point = _sweep_point(directory, point)
     record = _point_record(directory, point)
     if not record.get("summary"):
@@ -676,13 +742,15 @@ def point_summary(directory: Path, point: str | None = None) -> tuple[dict[str, 
     return record["summary"], _point_title(record, point)
 
 
-def _load_points(directory: Path) -> pd.DataFrame:
-    import pandas as pd
-
+def load_points(directory: Path) -> pd.DataFrame:
+    """The table of a sweep directory; :class:`PlotError` if there is none, or if it is
+    not one."""
     path = directory / "points.parquet"
     if not path.is_file():
         raise PlotError(f"{directory}: no points.parquet (not a sweep directory: run `snarl sweep` first)")
-    return pd.read_parquet(path)
+    points = read_parquet(path)
+    _require(points, "point_id", "status")
+    return points
 
 
 def plot_directory(
@@ -694,8 +762,13 @@ def plot_directory(
     value: str | None = None,
     point: str | None = None,
     groups: Sequence[str] | None = None,
+    where: Sequence[str] | None = None,
 ) -> Figure:
-    """The figure ``snarl plot KIND DIR`` draws, with sensible defaults from the sweep."""
+    """The figure ``snarl plot KIND DIR`` draws, with sensible defaults from the sweep.
+
+    ``where`` (``["traffic.load=0.5", ...]``) keeps the points of a sweep that have those
+    values. A heatmap has one panel per value of the swept keys (but seeds) that are not
+    on its axes."""
     directory = Path(directory)
     if not directory.is_dir():
         raise PlotError(f"{directory}: no such directory")
@@ -706,17 +779,15 @@ def plot_directory(
         series, phases, unit, title = point_timeseries(directory, point)
         return congestion_over_time(series, point_fabric(directory, point), phases=phases, groups=groups, unit=unit, title=title)
     if kind == "rates":
-        import pandas as pd
-
         path = directory / "rates.parquet"
         if not path.is_file():
             raise PlotError(f"{directory}: no rates.parquet (runs with congestion_control.rate_series = true write one)")
         summary, title = point_summary(directory, point)
-        return flow_rates(pd.read_parquet(path), unit=summary.get("time_unit", "ns"), title=title)
+        return flow_rates(read_parquet(path), unit=summary.get("time_unit", "ns"), title=title)
     if kind == "fct":
         summary, title = point_summary(directory, point)
         return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)
-    points = _load_points(directory)
+    points = where_rows(load_points(directory), where)
     keys = swept_keys(directory, points)
     if kind == "load-curve":
         hue = hue_columns(hue) or default_hue(keys, points)
@@ -727,7 +798,8 @@ def plot_directory(
         y = y or (varying[1] if len(varying) > 1 else None)
         if x is None or y is None:
             raise PlotError("a heatmap needs two swept keys: give --x and --y")
-        return heatmap(points, x=x, y=y, value=value or "accepted_load")
+        facets = [k for k in varying if k not in (x, y)]
+        return heatmap(points, x=x, y=y, value=value or "accepted_load", facet=facets)
     if kind == "cdf":
         value = value or "accepted_load"
         hue = hue_columns(hue) or default_hue(keys, points)
@@ -737,15 +809,45 @@ def plot_directory(
             name_of = hue_labeller(ok, hue)
             curves = {name_of(v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
             return cdf(curves, xlabel=label(value, unit), legend_title=None)
-        return _timeseries_cdf(directory, ok, value, hue, groups, unit)
+        return window_cdf(directory, ok, value, hue, groups, unit)
     raise PlotError(f"unknown plot {kind!r}: expected one of {', '.join(KINDS)}")
 
 
-def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: list[str], groups: Sequence[str] | None, unit: str) -> Figure:
-    """CDF of a time-series column over the measured windows of every successful point,
-    one curve per value of ``hue``."""
-    import pandas as pd
+def where_rows(points: pd.DataFrame, where: Sequence[str] | None) -> pd.DataFrame:
+    """The rows of ``points`` whose columns hold the given values (``KEY=VALUE``, the
+    value as a legend writes it or as a number)."""
+    for condition in where or []:
+        key, sep, text = (part.strip() for part in condition.partition("="))
+        if not sep or not key:
+            raise PlotError(f"--where {condition!r}: expected KEY=VALUE, e.g. --where traffic.load=0.5")
+        _require(points, key)
+        kept = points[points[key].map(lambda v, t=text: _is_value(v, t))]
+        if kept.empty:
+            values = ", ".join(sorted({_value_text(v) for v in points[key]}))
+            raise PlotError(f"--where {condition}: no point has {key} = {text} (it has {values})")
+        points = kept
+    return points
 
+
+def _is_value(value: Any, text: str) -> bool:
+    """Whether ``text`` names ``value``: as written, as a legend writes it, or as the
+    same number."""
+    if text in (str(value), _value_text(value)):
+        return True
+    try:
+        return float(value) == float(text)
+    except (TypeError, ValueError):
+        return False
+
+
+def window_cdf(
+    directory: Path, ok: pd.DataFrame, value: str = "accepted_load", hue: Sequence[str] = (),
+    groups: Sequence[str] | None = None, unit: str = "ns",
+) -> Figure:
+    """CDF of a time-series column over the measured windows (from ``measure_from`` on)
+    of every point of ``ok`` (rows of the sweep's table), one curve per value of
+    ``hue``."""
+    hue = list(hue)
     group = (groups or ["all"])[0]
     name_of = hue_labeller(ok, hue)
     curves: dict[Any, list[Any]] = {}
@@ -753,7 +855,7 @@ def _timeseries_cdf(directory: Path, ok: pd.DataFrame, value: str, hue: list[str
         path = directory / "timeseries" / f"{row['point_id']}.parquet"
         if not path.is_file():
             continue
-        series = pd.read_parquet(path)
+        series = read_parquet(path)
         if value not in series.columns:
             raise PlotError(f"no column {value!r} in the points or the time series")
         start = row.get("measure_from", 0.0)

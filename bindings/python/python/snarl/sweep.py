@@ -21,7 +21,9 @@ hex digits of the SHA-256 of its fully resolved config, so the same experiment a
 gets the same id. Results go to a directory:
 
 ``points/<id>.json``
-    one record per finished point (written atomically as soon as the point ends);
+    one record per finished point (written atomically as soon as the point ends; a
+    failed point's has its ``error``, and ``crash``, the signal or exit code of its
+    worker process, if that died);
 ``timeseries/<id>.parquet``
     the point's time series;
 ``fabric/<id>.parquet``
@@ -35,17 +37,23 @@ gets the same id. Results go to a directory:
     the spec and the versions of snarl, Python and the libraries.
 
 Running a sweep again in the same directory computes only the points without a record,
-so an interrupted sweep resumes where it stopped and never runs a point twice.
+so an interrupted sweep resumes where it stopped and never runs a point twice. One sweep
+at a time writes a directory: it holds the lock of ``.lock`` (which names its pid) while
+it runs; another one is refused.
 """
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import hashlib
 import itertools
 import json
+import numbers
 import os
 import platform
+import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -72,6 +80,8 @@ RECORDS = "points"
 TIMESERIES = "timeseries"
 FABRIC = "fabric"
 TABLE = "points.parquet"
+LOCK = ".lock"
+"""Held by the sweep that writes the directory (see :func:`_lock`)."""
 
 
 class SweepError(ValueError):
@@ -140,7 +150,7 @@ def load_spec(spec: SpecLike) -> SweepSpec:
         return spec
     source: Path | None = None
     if isinstance(spec, Mapping):
-        data = dict(spec)
+        data = {key: _plain_values(value) for key, value in spec.items()}
         root = Path.cwd()
     elif isinstance(spec, (str, os.PathLike)):
         source = Path(spec)
@@ -211,6 +221,19 @@ def load_spec(spec: SpecLike) -> SweepSpec:
     )
 
 
+def _plain_values(value: Any) -> Any:
+    """numpy scalars and arrays, at any depth of a dict spec, as Python values: the points
+    and their ids are then those of the same spec written with plain numbers."""
+    from snarl.api import plain_value
+
+    value = plain_value(value)
+    if isinstance(value, Mapping):
+        return {key: _plain_values(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_values(item) for item in value]
+    return value
+
+
 def resolve_points(spec: SweepSpec) -> list[Point]:
     """Validates every point with :func:`snarl.resolve_config` and gives each its id.
 
@@ -220,7 +243,10 @@ def resolve_points(spec: SweepSpec) -> list[Point]:
     from snarl import SnarlError
     from snarl.api import config_text, resolve_config
 
-    base_text = config_text(spec.base)
+    try:
+        base_text = config_text(spec.base)
+    except (SnarlError, OSError) as e:  # binary data, say: its message names the file
+        raise SweepError(f"base experiment: {getattr(e, 'message', None) or e}") from None
     points = []
     ids: dict[str, dict[str, Any]] = {}
     for values in spec.points():
@@ -311,24 +337,168 @@ class _Runner:
 
 
 class _ProcessRunner(_Runner):
-    """Local worker processes (``spawn``: safe whatever threads the parent has)."""
+    """Local worker processes (``spawn``: safe whatever threads the parent has), each
+    running one point at a time.
+
+    A worker that dies (a signal, ``os._exit``) fails the point it was running, with the
+    cause, and is replaced: its neighbours run on, as they do on Dask, whose nannies
+    restart a lost worker and reschedule its tasks. (A ``ProcessPoolExecutor`` breaks
+    instead, failing every pending point.) Workers end with the sweep, even a killed one.
+    """
 
     def __init__(self, processes: int) -> None:
         import multiprocessing
+        from multiprocessing import resource_tracker
 
         self.description = f"{processes} local process{'es' if processes != 1 else ''}"
-        self.pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=processes, mp_context=multiprocessing.get_context("spawn")
-        )
+        self.context = multiprocessing.get_context("spawn")
+        # Started by the first worker otherwise, multiprocessing's resource tracker would
+        # unblock the signals _start blocks, as it starts.
+        resource_tracker.ensure_running()
+        self.queue: collections.deque[tuple[concurrent.futures.Future[Any], str]] = collections.deque()
+        self.workers = [self._start() for _ in range(processes)]
+
+    def _start(self) -> _Worker:
+        here, there = self.context.Pipe()
+        process = self.context.Process(target=_serve, args=(there, os.getpid()), daemon=True, name="snarl-worker")
+        # The worker inherits these signals blocked, from its first instruction on: a
+        # Ctrl-C (or a SIGTERM) of the process group is the parent's to handle, and the
+        # parent ends its workers. (Here they wait until unblocked: none is lost.)
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        there.close()
+        return _Worker(process, here)
 
     def submit(self, config: str) -> Any:
-        return self.pool.submit(run_point, config)
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self.queue.append((future, config))
+        return future
 
     def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
-        return concurrent.futures.as_completed(list(futures))
+        from multiprocessing.connection import wait
+
+        pending = set(futures)
+        while pending:
+            self._dispatch()
+            busy = [w for w in self.workers if w.future is not None]
+            if not busy:
+                raise RuntimeError("futures of another runner were given")
+            ready = set(wait([w.connection for w in busy] + [w.process.sentinel for w in busy]))
+            for worker in busy:
+                if worker.connection in ready or worker.process.sentinel in ready:
+                    future = self._collect(worker)
+                    pending.discard(future)
+                    yield future
+
+    def _dispatch(self) -> None:
+        """Hands queued points to idle workers, replacing those that died idle."""
+        for index in range(len(self.workers)):
+            while self.queue and self.workers[index].future is None:
+                worker = self.workers[index]
+                if not worker.process.is_alive():
+                    worker = self.workers[index] = self._replace(worker)
+                future, config = self.queue.popleft()
+                try:
+                    worker.connection.send(config)
+                except OSError:  # it died just now: the point goes to its replacement
+                    self.queue.appendleft((future, config))
+                    self.workers[index] = self._replace(worker)
+                    continue
+                worker.future = future
+
+    def _collect(self, worker: _Worker) -> concurrent.futures.Future[Any]:
+        """The future of a worker's point, with its result, or its crash if the worker
+        died running it (the worker is then replaced)."""
+        future = worker.future
+        assert future is not None
+        worker.future = None
+        try:
+            future.set_result(worker.connection.recv())
+        except (EOFError, OSError):
+            future.set_result(_crash_result(self._end(worker)))
+            self.workers[self.workers.index(worker)] = self._start()
+        return future
+
+    def _replace(self, worker: _Worker) -> _Worker:
+        self._end(worker)
+        return self._start()
+
+    @staticmethod
+    def _end(worker: _Worker, kill: bool = False) -> int:
+        """Ends a worker (an idle one reads the end of its pipe and exits; a dead one is
+        reaped) and returns its exit code."""
+        if kill:
+            worker.process.kill()
+        worker.connection.close()
+        worker.process.join()
+        return worker.process.exitcode if worker.process.exitcode is not None else 0
 
     def close(self, cancel: bool = False) -> None:
-        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+        for worker in self.workers:
+            self._end(worker, kill=cancel or worker.future is not None)
+        self.workers = []
+
+
+@dataclass
+class _Worker:
+    """A local worker process, the parent's end of its pipe, and the point it runs."""
+
+    process: Any
+    connection: Any
+    future: concurrent.futures.Future[Any] | None = None
+
+
+_PARENT_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+"""Signals a worker leaves to its parent (they stay blocked in the worker)."""
+
+
+def _serve(connection: Any, parent: int) -> None:
+    """A worker process: runs the resolved configs it receives, sends back each result,
+    and ends at the end of its pipe, when killed, or when its parent dies."""
+    _end_with_parent(parent)
+    while True:
+        try:
+            config = connection.recv()
+        except EOFError:
+            return
+        connection.send(run_point(config))
+
+
+def _end_with_parent(parent: int) -> None:
+    """Has Linux kill this process when its parent dies, of whatever (SIGKILL included),
+    so that no worker outlives its sweep; elsewhere a worker ends when its pipe does."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the request
+        os._exit(1)
+
+
+def _crash_result(exit_code: int) -> dict[str, Any]:
+    """The failure of a point whose worker died: the signal that killed it, or its exit
+    code."""
+    if exit_code < 0:
+        try:
+            name = signal.Signals(-exit_code).name
+        except ValueError:
+            name = f"signal {-exit_code}"
+        crash: dict[str, Any] = {"signal": -exit_code, "signal_name": name}
+        cause = f"was killed by signal {-exit_code} ({name})"
+    else:
+        crash = {"exit_code": exit_code}
+        cause = f"exited with code {exit_code}"
+    return {
+        "status": "failed",
+        "error": f"WorkerCrash: the worker process running this point {cause}",
+        "crash": crash,
+        "summary": None,
+        "timeseries": None,
+    }
 
 
 class _DaskRunner(_Runner):
@@ -408,9 +578,11 @@ def _check_reachable(address: str) -> None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Writes ``data`` to a temporary file beside ``path``, then renames it into place."""
+    """Writes ``data`` to a temporary file beside ``path``, then renames it into place,
+    with the mode a new file gets under the umask (the temporary file's is 0600)."""
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~umask())
         with os.fdopen(fd, "wb") as file:
             file.write(data)
             file.flush()
@@ -422,6 +594,13 @@ def _write_atomic(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def umask() -> int:
+    """The process's umask (reading it means setting it: set it back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def read_records(out: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
@@ -450,7 +629,9 @@ def _check_out(out: Path) -> None:
         return
     if not out.is_dir():
         raise SweepError(f"--out {out}: exists and is not a directory")
-    if any(out.iterdir()) and not (out / SWEEP_FILE).is_file():
+    if not os.access(out, os.R_OK | os.W_OK | os.X_OK):
+        raise SweepError(f"--out {out}: cannot write into it (permission denied)")
+    if any(p.name != LOCK for p in out.iterdir()) and not (out / SWEEP_FILE).is_file():
         raise SweepError(f"--out {out}: the directory holds files but no {SWEEP_FILE}; give a new or empty directory")
 
 
@@ -542,12 +723,22 @@ class Plan:
     spec: SweepSpec
     points: list[Point]
     out: Path
-    done: dict[str, dict[str, Any]]
+    done: dict[str, dict[str, Any]] = field(default_factory=dict)
+    retry_failed: bool = False
+    """Whether points recorded as failed run again."""
 
     @property
     def todo(self) -> list[Point]:
         """The points without a record."""
         return [p for p in self.points if p.id not in self.done]
+
+    def refresh(self) -> None:
+        """Reads which points are done from the records in the output directory."""
+        ids = {p.id for p in self.points}
+        done = {k: v for k, v in read_records(self.out).items() if k in ids}
+        if self.retry_failed:
+            done = {k: v for k, v in done.items() if v.get("status") == "ok"}
+        self.done = done
 
 
 def plan(spec: SpecLike, out: str | os.PathLike[str], retry_failed: bool = False) -> Plan:
@@ -556,12 +747,9 @@ def plan(spec: SpecLike, out: str | os.PathLike[str], retry_failed: bool = False
     parsed = load_spec(spec)
     out = Path(out)
     _check_out(out)
-    points = resolve_points(parsed)
-    ids = {p.id for p in points}
-    done = {k: v for k, v in read_records(out).items() if k in ids}
-    if retry_failed:
-        done = {k: v for k, v in done.items() if v.get("status") == "ok"}
-    return Plan(parsed, points, out, done)
+    checked = Plan(parsed, resolve_points(parsed), out, retry_failed=retry_failed)
+    checked.refresh()
+    return checked
 
 
 def execute(
@@ -578,36 +766,61 @@ def execute(
     address of a running Dask scheduler; otherwise ``processes`` local processes
     (default: one per CPU). ``progress``: ``True`` draws a bar on stderr; a callable gets
     ``(done, failed, total)`` after each point. ``on_start`` is called with a description
-    of the runner (``None`` if nothing is left to run) once it is up, before any file is
-    written.
+    of the runner (``None`` if nothing is left to run) once it is up and the directory is
+    this sweep's (locked, with its ``sweep.json``), before any point runs.
     """
     if workers is not None and scheduler is not None:
         raise SweepError("give either workers (a new local Dask cluster) or scheduler (an existing one), not both")
-    for name, value in (("workers", workers), ("processes", processes)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise SweepError(f"{name} must be a positive integer, found {value!r}")
+    workers, processes = _count("workers", workers), _count("processes", processes)
 
-    todo = plan.todo
     out = plan.out
     runner: _Runner | None = None
-    if todo:
+    if plan.todo:
         if scheduler is not None:
             runner = _DaskRunner(address=scheduler)
         elif workers is not None:
             runner = _DaskRunner(workers=workers)
         else:
-            runner = _ProcessRunner(min(processes or os.cpu_count() or 1, len(todo)))
+            runner = _ProcessRunner(min(processes or os.cpu_count() or 1, len(plan.todo)))
+    lock: int | None = None
+    described = finished = False
+    try:
+        lock = _lock(out)
+        plan.refresh()  # another sweep may have finished points before the lock was ours
+        _prepare_out(out)
+        _write_sweep_json(plan, runner)
+        described = True
+        if on_start is not None:
+            on_start(runner.description if runner else None)
+        _run_points(plan, runner, progress)
+        finished = True
+    finally:
+        if runner is not None:
+            runner.close(cancel=not finished)
+        try:
+            if described:
+                # Whatever happened, the table holds every point recorded so far.
+                write_table(out, build_table(plan.points, read_records(out), plan.spec.keys))
+        finally:
+            if lock is not None:
+                os.close(lock)
+    import pandas as pd
 
-    if on_start is not None:
-        on_start(runner.description if runner else None)
-    (out / RECORDS).mkdir(parents=True, exist_ok=True)
-    (out / TIMESERIES).mkdir(exist_ok=True)
-    (out / FABRIC).mkdir(exist_ok=True)
-    folders = (RECORDS, TIMESERIES, FABRIC)
-    for leftover in [path for folder in folders for path in (out / folder).glob(".*.tmp")]:
-        leftover.unlink(missing_ok=True)  # from a sweep killed while writing
-    _write_sweep_json(plan, runner)
+    return pd.read_parquet(out / TABLE)
 
+
+def _count(name: str, value: object) -> int | None:
+    """None, or a positive integer (an int or a numpy integer) as an int."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise SweepError(f"{name} must be a positive integer, found {value!r}")
+    return int(value)
+
+
+def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[int, int, int], object]) -> None:
+    """Runs the points not yet done on ``runner`` and writes each as it finishes."""
+    out = plan.out
     done = dict(plan.done)
     failed = sum(1 for r in done.values() if r.get("status") != "ok")
     total = len(plan.points)
@@ -615,7 +828,7 @@ def execute(
     try:
         if runner is not None:
             futures = {}
-            for point in todo:
+            for point in plan.todo:
                 futures[runner.submit(point.config)] = point
             for future in runner.as_completed(futures):
                 point = futures[future]
@@ -630,13 +843,44 @@ def execute(
                 report.update(len(done), failed)
     finally:
         report.close()
-        if runner is not None:
-            runner.close(cancel=len(done) < total)
-        # Whatever happened, the table holds every point recorded so far.
-        write_table(out, build_table(plan.points, read_records(out), plan.spec.keys))
-    import pandas as pd
 
-    return pd.read_parquet(out / TABLE)
+
+def _prepare_out(out: Path) -> None:
+    """The folders of a results directory, without the temporary files of a sweep killed
+    while writing."""
+    folders = (RECORDS, TIMESERIES, FABRIC)
+    for folder in folders:
+        (out / folder).mkdir(exist_ok=True)
+    for leftover in [path for folder in folders for path in (out / folder).glob(".*.tmp")]:
+        leftover.unlink(missing_ok=True)
+
+
+def _lock(out: Path) -> int:
+    """Creates ``out`` if need be and takes its lock, so that one sweep at a time writes
+    it; returns the open lock file, which holds the lock until it is closed.
+
+    The lock is ``flock``'s: it ends with its process however that ends, so the lock file
+    of a dead sweep blocks nothing. The file holds the holder's pid, for the message of
+    the sweep that finds the directory taken."""
+    import fcntl
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        lock = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as e:
+        raise SweepError(f"--out {out}: cannot write into it: {e.strerror or e}") from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(lock, 32, 0).decode("ascii", "replace").strip() or "unknown"
+        os.close(lock)
+        raise SweepError(
+            f"--out {out}: another snarl sweep (pid {holder}) is writing this directory; "
+            "run this one again once it has ended"
+        ) from None
+    os.ftruncate(lock, 0)
+    os.pwrite(lock, f"{os.getpid()}\n".encode("ascii"), 0)
+    return lock
 
 
 def _write_point(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str, Any]:
@@ -651,6 +895,7 @@ def _write_point(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str
         "values": point.values,
         "status": result["status"],
         "error": result.get("error"),
+        "crash": result.get("crash"),
         "wall_seconds": result.get("wall_seconds"),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "summary": summary,
@@ -764,9 +1009,20 @@ def sweep(
             is given (default: one per CPU).
         retry_failed: run again the points recorded as failed.
 
+    Numbers and lists in a dict spec may be numpy scalars and arrays (an axis of
+    ``np.linspace(0.1, 1.0, 10)``): they are taken as the Python values they hold.
+
+    A point whose run fails, or whose worker process dies running it, is recorded as
+    failed (its record tells the error, or the signal or exit code of the worker) and the
+    sweep goes on: only that point fails.
+
     Raises:
-        SweepError: the sweep file, a point, or ``out`` is invalid, or the scheduler
-            cannot be reached; nothing has run and nothing is written.
+        SweepError: the sweep file, a point, or ``out`` is invalid, the scheduler cannot
+            be reached, or another sweep is writing ``out``; nothing has run and nothing
+            is written.
+        OSError: a result could not be written (e.g. the disk is full); the points
+            recorded before are kept, and the sweep resumes when run again.
+        KeyboardInterrupt: the sweep was interrupted (Ctrl-C); likewise resumable.
     """
     return execute(plan(spec_or_path, out, retry_failed), workers, scheduler, processes, progress)
 
