@@ -313,7 +313,7 @@ impl Simulation {
     fn find_deadlock(&mut self) -> Result<()> {
         let packets = &self.packets;
         let heads = self.fabric.queue_heads().map(|(queue, packet)| (queue, packet, packets[packet].injected));
-        self.stalls.observe(self.now, heads);
+        self.stalls.observe(heads);
         let interval = self.show_time(self.stalls.interval());
         let in_flight = self.stats.packet_counts().in_flight;
         let now = self.show_time(self.now);
