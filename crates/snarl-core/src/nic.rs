@@ -20,7 +20,7 @@ use crate::cc::FlowKey;
 use crate::config::DcqcnConfig;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
-use crate::memory::fallible::{collected, filled, with_capacity};
+use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::packet::{Message, Packet, CNP, NIL};
 use crate::report::Table;
 use crate::routing::hash::qp_number;
@@ -128,15 +128,15 @@ impl Nics {
             serializer: collected(hosts, rate.iter().map(|&r| SerialTime::new(r)), what)?,
             rate,
             latency,
-            link_free_at: filled(hosts, 0, what)?,
-            next_allowed: filled(hosts, 0, what)?,
-            wake_at: filled(hosts, 0, what)?,
+            link_free_at: zeroed(hosts, what)?,
+            next_allowed: zeroed(hosts, what)?,
+            wake_at: zeroed(hosts, what)?,
             credits: CreditSender::new(hosts, capacity, vcs)?,
             pause: PauseState::new(hosts, vcs, measure_from)?,
             queue: filled(hosts * queue_capacity, NIL, "the NICs' source queues")?,
-            queue_head: filled(hosts, 0, what)?,
-            queue_len: filled(hosts, 0, what)?,
-            epoch: filled(hosts, 0, what)?,
+            queue_head: zeroed(hosts, what)?,
+            queue_len: zeroed(hosts, what)?,
+            epoch: zeroed(hosts, what)?,
             scheduler: None,
         })
     }
@@ -149,8 +149,8 @@ impl Nics {
             self.scheduler = Some(Box::new(FlowScheduler {
                 dcqcn: None,
                 cnps: filled(hosts, VecDeque::new(), what)?,
-                next_position: filled(hosts, 0, what)?,
-                flow_head: filled(hosts * self.queue_capacity, false, what)?,
+                next_position: zeroed(hosts, what)?,
+                flow_head: zeroed(hosts * self.queue_capacity, what)?,
             }));
         }
         Ok(())

@@ -7,7 +7,7 @@
 //! headroom above XOFF.
 
 use crate::error::Result;
-use crate::memory::fallible::filled;
+use crate::memory::fallible::zeroed;
 
 /// The sender's view: which priorities of which links are paused, and for how long they
 /// have been (from `measure_from` on).
@@ -26,10 +26,10 @@ impl PauseState {
         Ok(PauseState {
             vcs,
             measure_from,
-            paused: filled(n, false, what)?,
-            since: filled(n, 0, what)?,
-            paused_time: filled(n, 0, what)?,
-            pauses: filled(n, 0, what)?,
+            paused: zeroed(n, what)?,
+            since: zeroed(n, what)?,
+            paused_time: zeroed(n, what)?,
+            pauses: zeroed(n, what)?,
         })
     }
 
@@ -96,7 +96,7 @@ impl PfcReceiver {
 
     /// Watches `ports` ingress ports.
     pub fn resize(&mut self, ports: usize) -> Result<()> {
-        self.pausing = filled(ports * self.vcs, false, "the PFC state")?;
+        self.pausing = zeroed(ports * self.vcs, "the PFC state")?;
         Ok(())
     }
 

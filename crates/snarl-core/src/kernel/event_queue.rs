@@ -13,7 +13,7 @@
 
 use super::event::Event;
 use crate::error::Result;
-use crate::memory::fallible::filled;
+use crate::memory::fallible::{filled, zeroed};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -104,7 +104,7 @@ impl EventQueue {
             spare: Vec::new(),
             spare_capacity: 0,
             bucket_average: 0,
-            occupied: filled((wheel_len / 64) as usize, 0, what)?,
+            occupied: zeroed((wheel_len / 64) as usize, what)?,
             overflow: BinaryHeap::new(),
             seq: 0,
             len: 0,

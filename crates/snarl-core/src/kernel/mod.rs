@@ -302,6 +302,9 @@ impl Simulation {
 
     /// The periodic watchdog check; the next one follows a quarter interval later.
     fn check_progress(&mut self) -> Result<()> {
+        let packets = &self.packets;
+        let heads = self.fabric.queue_heads().map(|(queue, packet)| (queue, packet, packets[packet].injected));
+        self.stalls.observe(heads);
         self.find_deadlock()?;
         self.queue.push(self.now + self.stalls.period(), Event::Watchdog);
         Ok(())
@@ -310,10 +313,7 @@ impl Simulation {
     /// Fails if no packet moved anywhere for the watchdog interval while packets are in
     /// flight, or if switch queues whose heads did not move for that long wait on each
     /// other in a cycle (a deadlock that traffic elsewhere does not end).
-    fn find_deadlock(&mut self) -> Result<()> {
-        let packets = &self.packets;
-        let heads = self.fabric.queue_heads().map(|(queue, packet)| (queue, packet, packets[packet].injected));
-        self.stalls.observe(heads);
+    fn find_deadlock(&self) -> Result<()> {
         let interval = self.show_time(self.stalls.interval());
         let in_flight = self.stats.packet_counts().in_flight;
         let now = self.show_time(self.now);
@@ -324,7 +324,10 @@ impl Simulation {
                 blocked.join("; ")
             )));
         }
-        let stalled: Vec<u32> = self.stalls.stalled(self.now).into_iter().map(|(q, _)| q).collect();
+        // Between checks a head may have moved: only those still in place count.
+        let packets = &self.packets;
+        let head = |q: u32| self.fabric.queue_head(q).map(|p| (p, packets[p].injected));
+        let stalled: Vec<u32> = self.stalls.stalled(self.now, head).into_iter().map(|(q, _)| q).collect();
         let Some(deadlock) = watchdog::find_cycles(&stalled, |q| self.fabric.waits_for(&self.packets, q)) else {
             return Ok(());
         };
@@ -378,7 +381,8 @@ impl Simulation {
     }
 
     fn finish(mut self, wall_seconds: f64) -> Result<Report> {
-        // A stall whose interval ran out after the last periodic check is caught here.
+        // A stall whose interval ran out after the last periodic check is caught here
+        // (from the queues the last check saw: a head seen first now has not stalled).
         self.now = self.end;
         self.find_deadlock()?;
         self.check_invariants()?;

@@ -88,13 +88,20 @@ impl StallTracker {
     }
 
     /// Queues whose head has not moved for at least the interval at `now`, with the time
-    /// since they have been stalled, longest first.
-    pub fn stalled(&self, now: u64) -> Vec<(u32, u64)> {
+    /// since they have been stalled, longest first. `head(q)` is the packet now at the
+    /// head of queue q and its injection time, if any: a queue whose head left since the
+    /// last check is not stalled.
+    pub fn stalled(&self, now: u64, head: impl Fn(u32) -> Option<(u32, u64)>) -> Vec<(u32, u64)> {
         let mut stalled: Vec<(u32, u64)> = self
             .seen
             .iter()
-            .map(|s| (s.queue, self.stalled_for(s, now)))
-            .filter(|&(_, stall)| stall >= self.interval)
+            .map(|s| (s, self.stalled_for(s, now)))
+            .filter(|&(s, stall)| {
+                stall >= self.interval
+                    && head(s.queue)
+                        .is_some_and(|(packet, injected)| packet == s.packet && injected as u32 == s.injected)
+            })
+            .map(|(s, stall)| (s.queue, stall))
             .collect();
         stalled.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         stalled
@@ -170,9 +177,12 @@ mod tests {
         t.observe([(3, 7, 1), (5, 10, 4)]);
         t.observe([(3, 7, 1), (5, 10, 4)]);
         t.observe([(3, 7, 1), (5, 10, 4)]);
-        assert!(t.stalled(100).is_empty());
+        assert!(t.stalled(100, |q| [(3, (7, 1)), (5, (10, 4))].iter().find(|e| e.0 == q).map(|e| e.1)).is_empty());
         t.observe([(3, 7, 1), (5, 10, 4)]);
-        assert_eq!(t.stalled(125), vec![(3, 100)]);
+        let now_at = |q: u32| [(3, (7, 1)), (5, (10, 4))].iter().find(|e| e.0 == q).map(|e| e.1);
+        assert_eq!(t.stalled(125, now_at), vec![(3, 100)]);
+        // Had the head of queue 3 left after the last check, it would not be stalled.
+        assert!(t.stalled(125, |q| if q == 3 { None } else { now_at(q) }).is_empty());
     }
 
     #[test]
@@ -182,7 +192,7 @@ mod tests {
         for _ in 0..4 {
             t.observe([(3, 7, 60)]);
         }
-        assert!(t.stalled(125).is_empty());
+        assert!(t.stalled(125, |_| Some((7, 60))).is_empty());
     }
 
     #[test]
@@ -193,7 +203,7 @@ mod tests {
         for _ in 0..3 {
             t.observe([(1, 4, 0), (3, 7, 1)]);
         }
-        assert_eq!(t.stalled(125), vec![(1, 100)]);
+        assert_eq!(t.stalled(125, |q| Some(if q == 1 { (4, 0) } else { (7, 1) })), vec![(1, 100)]);
     }
 
     #[test]

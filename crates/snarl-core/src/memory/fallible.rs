@@ -28,10 +28,39 @@ pub fn with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
 
 /// `vec![value; n]`, or an error naming `what`.
 pub fn filled<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>> {
-    // The probe allocation is freed at once: `vec!` then gets zero-filled vectors from
-    // the allocator's zeroed pages, which stay out of the resident set until written.
-    drop(with_capacity::<T>(n, what)?);
-    Ok(vec![value; n])
+    let mut v = with_capacity(n, what)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// Numbers and flags whose all-zero bytes are the value zero (or false).
+pub trait Zero: Copy {}
+impl Zero for bool {}
+impl Zero for u8 {}
+impl Zero for u16 {}
+impl Zero for u32 {}
+impl Zero for u64 {}
+impl Zero for i64 {}
+
+/// `n` zeros, or an error naming `what`. They come from the allocator's zeroed memory:
+/// large tables are fresh pages that stay out of the resident set until written, as
+/// `vec![0; n]`'s do (a fabric's pause counters in a credit-based run, say, never are).
+pub fn zeroed<T: Zero>(n: usize, what: &str) -> Result<Vec<T>> {
+    let fail = || out_of_memory(what, n as u128 * size_of::<T>() as u128);
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| fail())?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size; the memory is zeroed, which is a valid
+    // value of every `Zero` type, and is handed to a Vec with the layout it was
+    // allocated with (capacity and length n of T, by the global allocator).
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout) as *mut T;
+        if ptr.is_null() {
+            return Err(fail());
+        }
+        Ok(Vec::from_raw_parts(ptr, n, n))
+    }
 }
 
 /// The `n` items of `items` collected, or an error naming `what`.
@@ -57,6 +86,10 @@ mod tests {
         }
         assert!(with_capacity::<u32>(usize::MAX / 2, "x").is_err());
         assert_eq!(filled(3, 7u16, "x").unwrap(), vec![7, 7, 7]);
+        assert!(zeroed::<u64>(usize::MAX / 4, "x").is_err());
+        assert_eq!(zeroed::<u64>(3, "x").unwrap(), vec![0, 0, 0]);
+        assert_eq!(zeroed::<bool>(2, "x").unwrap(), vec![false, false]);
+        assert!(zeroed::<u32>(0, "x").unwrap().is_empty());
         assert_eq!(collected(2, 0..5, "x").unwrap(), vec![0, 1]);
     }
 }

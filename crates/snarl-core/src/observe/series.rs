@@ -1,7 +1,7 @@
 //! Throughput and latency per fixed time window and group: flat arrays sized at build.
 
 use crate::error::Result;
-use crate::memory::fallible::filled;
+use crate::memory::fallible::zeroed;
 use crate::report::{Column, ColumnData, Table};
 use strength_reduce::StrengthReducedU64;
 
@@ -28,10 +28,10 @@ impl Series {
             window: window.max(1),
             per_window: StrengthReducedU64::new(window.max(1)),
             windows,
-            generated: filled(cells, 0, what)?,
-            delivered: filled(cells, 0, what)?,
-            latency_sum: filled(cells, 0, what)?,
-            latency_count: filled(cells, 0, what)?,
+            generated: zeroed(cells, what)?,
+            delivered: zeroed(cells, what)?,
+            latency_sum: zeroed(cells, what)?,
+            latency_count: zeroed(cells, what)?,
         })
     }
 

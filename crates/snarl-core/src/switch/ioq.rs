@@ -33,7 +33,7 @@ use super::shared_memory::SharedMemory;
 use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
-use crate::memory::fallible::{collected, filled, with_capacity};
+use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::FabricEvent;
 use crate::packet::{Fifo, NIL};
 use crate::routing::{PortView, Route, RouteQuery, Routing};
@@ -264,7 +264,7 @@ impl IoqFabric {
             input: filled(total * vcs, InputQueue::default(), queues)?,
             output: filled(total * vcs, OutputQueue::default(), queues)?,
             returns: CreditReturns::new(total)?,
-            requests: filled(words_total, 0, "the switches' request masks")?,
+            requests: zeroed(words_total, "the switches' request masks")?,
             bit_input: collected(max_bits, (0..max_bits).map(|b| (b / vcs) as u16), what)?,
             bit_vc: collected(max_bits, (0..max_bits).map(|b| (b % vcs) as u8), what)?,
             ecn: None,

@@ -4,7 +4,7 @@
 //! charged when its head arrives, for all its bytes, and released when the crossbar moves
 //! it to its egress queue; without room in the share or the pool it is refused.
 
-use crate::memory::fallible::filled;
+use crate::memory::fallible::zeroed;
 
 pub struct SharedMemory {
     /// What each port's ingress queues may hold before borrowing.
@@ -21,7 +21,7 @@ pub struct SharedMemory {
 impl SharedMemory {
     pub fn new(ports: usize, switches: usize, share: u64, pool: u64) -> crate::Result<SharedMemory> {
         let what = "the shared-buffer accounting";
-        Ok(SharedMemory { share, pool, used: filled(ports, 0, what)?, lent: filled(switches, 0, what)?, max_used: 0 })
+        Ok(SharedMemory { share, pool, used: zeroed(ports, what)?, lent: zeroed(switches, what)?, max_used: 0 })
     }
 
     /// Charges `bytes` to `port` of `switch`; `false` (nothing charged) if neither the

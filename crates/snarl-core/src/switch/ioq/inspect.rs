@@ -37,6 +37,13 @@ impl IoqFabric {
         }
     }
 
+    /// The packet at the head of queue `queue` (numbered as by `queue_heads`), if any.
+    pub fn queue_head(&self, queue: u32) -> Option<u32> {
+        let (inputs, q) = (self.input.len(), queue as usize);
+        let head = if q < inputs { self.input[q].fifo.head } else { self.output[q - inputs].fifo.head };
+        (head != NIL).then_some(head)
+    }
+
     /// Number of packets in queue `queue` (numbered as by `queue_heads`).
     pub fn queue_len(&self, packets: &PacketSlab, queue: u32) -> u32 {
         let inputs = self.input.len();
