@@ -3,7 +3,6 @@
 //! and without throttling, and adaptive routing against an adversarial pattern.
 
 use crate::common::*;
-use snarl_core::{load_config, Error};
 
 fn scenario(name: &str) -> String {
     scenario_file(&format!("endpoint-congestion/{name}"))
@@ -69,41 +68,6 @@ fn adaptive_routing_beats_minimal_on_the_adversarial_dragonfly_pattern() {
     ];
     let ugal_g = run(&text, &o).summary.accepted_load;
     assert!(ugal_g >= 0.4, "ugal-g {ugal_g}");
-}
-
-/// Without hop-class VCs, minimal routing on a unidirectional ring deadlocks; the
-/// watchdog stops the run and names the blocked queues.
-#[test]
-fn watchdog_reports_a_deadlock() {
-    let text = r#"
-        [simulation]
-        duration = "2ms"
-        watchdog = "20us"
-        [topology]
-        type = "torus"
-        sides = [8]
-        hosts_per_switch = 1
-        [switch]
-        vcs = 1
-        input_buffer = "4KiB"
-        output_buffer = "4KiB"
-        [routing]
-        type = "minimal"
-        deadlock_avoidance = false
-        [traffic]
-        load = 1.0
-        pattern = { type = "shift", offset = 3 }
-    "#;
-    let config = load_config(text, &[], None).unwrap();
-    match snarl_core::run(&config) {
-        Err(Error::Deadlock(message)) => {
-            assert!(message.contains("no packet moved") && message.contains("switch"), "{message}");
-        }
-        other => panic!("expected a deadlock, got {:?}", other.map(|r| r.summary.accepted_load)),
-    }
-    // The same fabric with hop-class VCs runs to the end.
-    let safe = text.replace("vcs = 1", "vcs = 4").replace("deadlock_avoidance = false", "");
-    run(&safe, &[]);
 }
 
 /// UGAL at full load for 100,000 cycles: hop-class VCs keep every direct fabric free of

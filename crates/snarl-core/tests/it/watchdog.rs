@@ -74,6 +74,15 @@ fn a_deadlock_of_part_of_the_fabric_is_caught_while_the_rest_moves() {
 }
 
 #[test]
+fn a_deadlock_of_the_whole_fabric_names_the_blocked_queues_and_hop_class_vcs_prevent_it() {
+    let clockwise_only = [("traffic.groups.1.load", "0")];
+    let message = deadlock(RING, &clockwise_only);
+    assert!(message.contains("no packet moved") && message.contains("switch"), "{message}");
+    let safe = RING.replace("vcs = 1", "vcs = 4").replace("deadlock_avoidance = false", "");
+    run(&safe, &clockwise_only);
+}
+
+#[test]
 fn a_deadlock_in_a_run_shorter_than_the_old_one_millisecond_watchdog_is_caught() {
     // Cycle units: the default interval is 500 hops of 8 + 1 + 1 cycles = 5,000 cycles.
     let cycles = [
