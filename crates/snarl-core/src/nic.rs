@@ -481,21 +481,6 @@ impl Nics {
         self.scheduler.as_ref().and_then(|scheduler| scheduler.dcqcn.as_ref()).and_then(|d| d.rates_table(ps_per_unit))
     }
 
-    /// Current rate of a flow in bits/s: its line rate unless congestion control throttles it.
-    pub fn flow_rate(&self, src: u32, dst: u32, qp: u32) -> f64 {
-        let key = FlowKey { src, dst, qp };
-        self.scheduler
-            .as_ref()
-            .and_then(|scheduler| scheduler.dcqcn.as_ref())
-            .and_then(|d| d.rate(&key))
-            .unwrap_or(self.rate[src as usize].0 as f64)
-    }
-
-    /// Flows whose rate congestion control currently limits.
-    pub fn throttled_flows(&self) -> usize {
-        self.scheduler.as_ref().and_then(|scheduler| scheduler.dcqcn.as_ref()).map_or(0, |d| d.throttled_flows())
-    }
-
     pub fn wake_event(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {
         if self.wake_at[host as usize] == ctx.now {
             self.wake_at[host as usize] = 0;
@@ -564,10 +549,5 @@ impl Nics {
             }
         }
         Ok(())
-    }
-
-    /// Messages waiting in source queues.
-    pub fn queued_messages(&self) -> u64 {
-        self.queue_len.iter().map(|&l| l as u64).sum()
     }
 }

@@ -201,16 +201,6 @@ impl Dcqcn {
         self.index.get(key).map_or(0, |&f| self.flows[f as usize].next_send)
     }
 
-    /// Flows currently under rate control.
-    pub fn throttled_flows(&self) -> usize {
-        self.index.len()
-    }
-
-    /// Current rate of `key` in bits/s (`None`: not throttled, so line rate).
-    pub fn rate(&self, key: &FlowKey) -> Option<f64> {
-        self.index.get(key).map(|&f| self.flows[f as usize].rp.rc)
-    }
-
     /// Notification point: a marked packet of `key` reached its destination at `now`.
     /// Returns whether a CNP is due.
     pub fn should_notify(&mut self, key: FlowKey, now: u64) -> bool {

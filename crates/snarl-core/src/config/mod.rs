@@ -3,8 +3,8 @@
 //! Every table refuses unknown keys; every variant is chosen with a `type` tag. Loading
 //! goes parse -> apply `--set` overrides -> deserialise (unknown keys and variants are
 //! refused with their key path and the closest valid names) -> [`Config::validate`], which
-//! reports every semantic problem with its key path. [`crate::build`] is the only factory
-//! that turns a valid config into a runnable simulation.
+//! reports every semantic problem with its key path. `Simulation::new` is the only
+//! factory that turns a valid config into a runnable simulation.
 
 mod load;
 mod schema;
