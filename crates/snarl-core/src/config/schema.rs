@@ -223,13 +223,6 @@ impl Default for LinksConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum ArbiterKind {
-    #[default]
-    RoundRobin,
-}
-
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SwitchConfig {
@@ -249,8 +242,6 @@ pub enum SwitchConfig {
         /// Traversal latency (routing, allocation, crossbar).
         #[serde(default = "default_switch_latency")]
         latency: Time,
-        #[serde(default)]
-        arbiter: ArbiterKind,
     },
     /// Shared-memory switch of a lossless Ethernet fabric: every port owns `port_buffer`
     /// of the packet memory, of which each of its egress queues may hold at most
@@ -307,7 +298,6 @@ impl Default for SwitchConfig {
             output_buffer: default_buffer(),
             speedup: default_speedup(),
             latency: default_switch_latency(),
-            arbiter: ArbiterKind::default(),
         }
     }
 }

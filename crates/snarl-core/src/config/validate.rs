@@ -5,6 +5,9 @@ use super::*;
 use crate::error::{closest, Error, Result};
 use crate::units::Bytes;
 
+/// Largest packet: sizes travel in 32-bit fields (packets, credits, requests).
+const MAX_MTU: u64 = 1 << 30;
+
 /// Names with a meaning of their own in `among` and phase `group` fields.
 const RESERVED_GROUPS: [&str; 2] = ["all", "default"];
 
@@ -269,6 +272,12 @@ impl Config {
 
     fn validate_nic(&self, p: &mut Problems) {
         p.positive("nic.mtu", self.nic.mtu.0);
+        if self.nic.mtu.0 > MAX_MTU {
+            p.add(
+                "nic.mtu",
+                format!("packets are at most 1GiB (sizes travel as 32-bit counts), found {}", self.nic.mtu),
+            );
+        }
         p.positive("nic.source_queue", self.nic.source_queue as u64);
         p.positive("nic.qps_per_destination", self.nic.qps_per_destination as u64);
         if self.nic.scheduling == Some(NicScheduling::Fifo) && !self.congestion_control.is_none() {

@@ -32,6 +32,21 @@ fn negative_load() {
 }
 
 #[test]
+fn keys_that_would_change_nothing_are_refused() {
+    // Crossbar allocation is round robin; a key that offered no other choice is gone.
+    let (path, _) = config_error(&[("switch.arbiter", "round_robin")]);
+    assert_eq!(path, "switch.arbiter");
+}
+
+#[test]
+fn mtu_beyond_32_bit_packet_sizes() {
+    let big = [("nic.mtu", "8GiB"), ("switch.input_buffer", "8GiB"), ("switch.output_buffer", "8GiB")];
+    let (path, message) = config_error(&big);
+    assert_eq!(path, "nic.mtu");
+    assert!(message.contains("at most 1GiB"), "{message}");
+}
+
+#[test]
 fn bad_unit() {
     let (path, message) = config_error(&[("links.host.rate", "100 parsecs")]);
     assert!(path.starts_with("links.host.rate"), "{path}");
