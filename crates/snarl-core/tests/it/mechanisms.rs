@@ -89,15 +89,37 @@ fn phases_change_load_on_the_timeline() {
 }
 
 /// Interleaved placement spreads a group over the fabric; contiguous keeps it together.
+/// On two leaves of four hosts, a pair placed contiguously (hosts 0 and 1) talks through
+/// its leaf alone, an interleaved pair (hosts 0 and 4) through the spine: two more links
+/// and two more switches on every packet's way.
 #[test]
 fn placement_decides_which_hosts_form_a_group() {
-    let text = format!(
-        "{SINGLE_SWITCH}\n[[traffic.groups]]\nname = \"spread\"\ncount = 2\nplacement = \"interleaved\"\npattern = {{ type = \"silent\" }}\n"
-    );
-    let r = run(&text, &[]);
-    // Silent hosts offer nothing; the other six carry the load.
-    assert_eq!(r.summary.groups["spread"].offered_load, 0.0);
-    assert_eq!(r.summary.groups["default"].hosts, 6);
+    let text = |placement: &str| {
+        format!(
+            r#"
+            [simulation]
+            duration = "100us"
+            warmup = "10us"
+            [topology]
+            type = "spine_leaf"
+            leaves = 2
+            spines = 1
+            hosts_per_leaf = 4
+            [traffic]
+            load = 0.1
+            pattern = {{ type = "silent" }}
+            [[traffic.groups]]
+            name = "pair"
+            count = 2
+            placement = "{placement}"
+            pattern = {{ type = "uniform", among = "group" }}
+            "#
+        )
+    };
+    let latency = |placement: &str| run(&text(placement), &[]).summary.groups["pair"].network_latency.mean;
+    let (together, spread) = (latency("contiguous"), latency("interleaved"));
+    // The default links (25 ns) and switches (100 ns) add at least 250 ns.
+    assert!(spread >= together + 250.0, "contiguous {together} ns, interleaved {spread} ns");
 }
 
 /// A burst of incast traffic dents the throughput; once the offenders are capped the
