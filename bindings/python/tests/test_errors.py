@@ -66,6 +66,39 @@ def test_classes_can_be_raised_and_caught_by_their_builtin():
     assert isinstance(error, snarl.TopologyError) and str(error) == "no such fabric"
 
 
+RING_DEADLOCK = """\
+[simulation]
+duration = "2ms"
+[topology]
+type = "torus"
+sides = [8]
+hosts_per_switch = 1
+[switch]
+vcs = 1
+input_buffer = "4KiB"
+output_buffer = "4KiB"
+[routing]
+type = "minimal"
+deadlock_avoidance = false
+[traffic]
+load = 1.0
+pattern = { type = "shift", offset = 3 }
+"""
+
+
+def test_a_deadlock_names_its_blocked_queues_as_data():
+    with pytest.raises(snarl.DeadlockError) as caught:
+        snarl.run(RING_DEADLOCK)
+    error = caught.value
+    assert error.cycles == 0  # the whole ring stopped
+    assert 1 <= len(error.blocked) <= 10
+    first = error.blocked[0]
+    assert set(first) == {"switch", "port", "vc", "side", "packets", "credit_bytes", "on_cycle"}
+    assert first["side"] in ("input", "output") and first["packets"] >= 1
+    assert all(0 <= q["switch"] < 8 and q["vc"] == 0 for q in error.blocked)
+    assert f"switch {first['switch']} {first['side']} port {first['port']}" in str(error)
+
+
 HUGE_DRAGONFLY = """\
 [simulation]
 duration = "1us"

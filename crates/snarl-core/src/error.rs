@@ -12,9 +12,10 @@ pub enum Error {
     #[error("topology error: {0}")]
     Topology(String),
 
-    /// The run stopped making progress: no packet moved for the watchdog interval.
+    /// The run stopped making progress: no packet moved for the watchdog interval, or
+    /// queues waited on each other in a cycle for that long.
     #[error("deadlock: {0}")]
-    Deadlock(String),
+    Deadlock(Box<Deadlock>),
 
     /// The caller asked the run to stop (e.g. Ctrl-C in the front end).
     #[error("interrupted at {0}")]
@@ -26,6 +27,69 @@ pub enum Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// What the watchdog found: when, how, and the blocked queues.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deadlock {
+    /// Time of the check that found it, and the watchdog interval, in the run's unit
+    /// ("5000cycles", "226us").
+    pub at: String,
+    pub interval: String,
+    /// Cycles of queues waiting on each other (0: the whole fabric stopped), the queues
+    /// on them, and the other queues whose waits lead into them.
+    pub cycles: usize,
+    pub queues_on_cycles: usize,
+    pub queues_waiting: usize,
+    pub in_flight: u64,
+    /// Packets in the blocked queues (cycles and the queues waiting on them).
+    pub stuck: u64,
+    /// The blocked queues, those on cycles first (at most ten).
+    pub blocked: Vec<BlockedQueue>,
+}
+
+/// A switch queue that did not move.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockedQueue {
+    pub switch: u32,
+    pub port: u32,
+    pub vc: u32,
+    /// "input" or "output".
+    pub side: &'static str,
+    pub packets: u32,
+    /// Output queues: the credit bytes they hold for the next hop.
+    pub credit_bytes: Option<i64>,
+    /// Whether the queue is on a cycle of waits (not just waiting on one).
+    pub on_cycle: bool,
+}
+
+impl std::fmt::Display for BlockedQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let BlockedQueue { switch, port, vc, side, packets, .. } = self;
+        write!(f, "switch {switch} {side} port {port} vc {vc}: {packets} packets")?;
+        match self.credit_bytes {
+            Some(credits) => write!(f, ", {credits} credit bytes"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::fmt::Display for Deadlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Deadlock { at, interval, in_flight, stuck, .. } = self;
+        if self.cycles == 0 {
+            write!(f, "no packet moved for {interval} (at {at} with {in_flight} packets in flight)")?;
+        } else {
+            write!(
+                f,
+                "{} queues wait on each other in {} cycle(s) and did not move for {interval}, {} more wait on \
+                 them (at {at}: {stuck} packets stuck of {in_flight} in flight)",
+                self.queues_on_cycles, self.cycles, self.queues_waiting
+            )?;
+        }
+        let blocked: Vec<String> = self.blocked.iter().map(|q| q.to_string()).collect();
+        write!(f, "; blocked: {}", blocked.join("; "))
+    }
+}
 
 impl Error {
     pub fn config(path: impl Into<String>, message: impl Into<String>) -> Error {

@@ -21,7 +21,7 @@ pub mod traffic;
 pub mod units;
 
 pub use config::{load_config, Config};
-pub use error::{Error, Result};
+pub use error::{BlockedQueue, Deadlock, Error, Result};
 pub use kernel::Simulation;
 pub use report::{Column, ColumnData, Report, Summary, Table};
 

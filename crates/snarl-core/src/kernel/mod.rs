@@ -16,7 +16,7 @@ use crate::cc::ecn::Ecn;
 use crate::config::{
     pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
 };
-use crate::error::{Error, Result};
+use crate::error::{BlockedQueue, Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{self, FabricSeries, GroupInfo, IdealFct, Stats};
@@ -314,15 +314,21 @@ impl Simulation {
     /// flight, or if switch queues whose heads did not move for that long wait on each
     /// other in a cycle (a deadlock that traffic elsewhere does not end).
     fn find_deadlock(&self) -> Result<()> {
-        let interval = self.show_time(self.stalls.interval());
         let in_flight = self.stats.packet_counts().in_flight;
-        let now = self.show_time(self.now);
+        let report = |cycles: [usize; 3], stuck: u64, blocked: Vec<BlockedQueue>| {
+            Err(Error::Deadlock(Box::new(Deadlock {
+                at: self.show_time(self.now),
+                interval: self.show_time(self.stalls.interval()),
+                cycles: cycles[0],
+                queues_on_cycles: cycles[1],
+                queues_waiting: cycles[2],
+                in_flight,
+                stuck,
+                blocked,
+            })))
+        };
         if in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.stalls.interval() {
-            let blocked = self.fabric.blocked_ports(&self.packets, 10);
-            return Err(Error::Deadlock(format!(
-                "no packet moved for {interval} (at {now} with {in_flight} packets in flight); blocked: {}",
-                blocked.join("; ")
-            )));
+            return report([0; 3], in_flight, self.fabric.blocked_ports(&self.packets, 10));
         }
         // Between checks a head may have moved: only those still in place count.
         let packets = &self.packets;
@@ -331,23 +337,12 @@ impl Simulation {
         let Some(deadlock) = watchdog::find_cycles(&stalled, |q| self.fabric.waits_for(&self.packets, q)) else {
             return Ok(());
         };
-        let on_cycles: Vec<u32> = deadlock.cycles.iter().flatten().copied().collect();
-        let stuck: u64 =
-            on_cycles.iter().chain(&deadlock.blocked).map(|&q| self.fabric.queue_len(&self.packets, q) as u64).sum();
-        let shown: Vec<String> = on_cycles
-            .iter()
-            .chain(&deadlock.blocked)
-            .take(10)
-            .map(|&q| self.fabric.describe_queue(&self.packets, q))
-            .collect();
-        Err(Error::Deadlock(format!(
-            "{} queues wait on each other in {} cycle(s) and did not move for {interval}, {} more wait on them \
-             (at {now}: {stuck} packets stuck of {in_flight} in flight); blocked: {}",
-            on_cycles.len(),
-            deadlock.cycles.len(),
-            deadlock.blocked.len(),
-            shown.join("; ")
-        )))
+        let on_cycles = deadlock.cycles.iter().flatten().map(|&q| (q, true));
+        let queues: Vec<(u32, bool)> = on_cycles.chain(deadlock.blocked.iter().map(|&q| (q, false))).collect();
+        let stuck = queues.iter().map(|&(q, _)| self.fabric.queue_len(&self.packets, q) as u64).sum();
+        let shown = queues.iter().take(10).map(|&(q, on_cycle)| self.fabric.describe_queue(&self.packets, q, on_cycle));
+        let counts = [deadlock.cycles.len(), queues.len() - deadlock.blocked.len(), deadlock.blocked.len()];
+        report(counts, stuck, shown.collect())
     }
 
     /// `t` (ps) in the run's time unit, for messages.

@@ -37,7 +37,10 @@ fn deadlock(text: &str, overrides: &[(&str, &str)]) -> String {
     let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let config = load_config(text, &o, None).unwrap();
     match snarl_core::run(&config) {
-        Err(Error::Deadlock(message)) => message,
+        Err(Error::Deadlock(found)) => {
+            assert!(!found.blocked.is_empty() && found.blocked.len() <= 10, "{found}");
+            found.to_string()
+        }
         other => panic!("expected a deadlock, got {:?}", other.map(|r| r.summary.groups.clone())),
     }
 }
@@ -63,6 +66,12 @@ fn a_deadlock_of_part_of_the_fabric_is_caught_while_the_rest_moves() {
     // The cycle is the clockwise ring: every switch's clockwise output and input.
     assert!(message.contains("wait on each other in 1 cycle(s)"), "{message}");
     assert!(!message.contains("no packet moved"), "the counter-clockwise traffic moves: {message}");
+    // The blocked queues are the clockwise ring's: inputs and outputs on the cycle.
+    let o: Vec<(String, String)> = Vec::new();
+    let Err(Error::Deadlock(found)) = snarl_core::run(&load_config(RING, &o, None).unwrap()) else { unreachable!() };
+    assert_eq!(found.cycles, 1);
+    assert_eq!(found.queues_on_cycles, 16, "an input and an output per switch: {found}");
+    assert!(found.blocked.iter().all(|q| q.on_cycle && q.packets > 0 && q.vc == 0), "{found}");
     // Soon: the default interval of 500 slowest hops is ~230us here; detection comes at
     // most a quarter interval after it, and the ring jams within a few microseconds.
     assert!(reported_at_ns(&message) < 320_000.0, "{message}");

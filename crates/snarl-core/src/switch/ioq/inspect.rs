@@ -2,6 +2,7 @@
 //! heads wait for, what they hold. Kept apart from the per-packet path.
 
 use super::IoqFabric;
+use crate::error::BlockedQueue;
 use crate::kernel::HOST_TARGET;
 use crate::packet::{PacketSlab, NIL};
 
@@ -56,19 +57,25 @@ impl IoqFabric {
     }
 
     /// What queue `queue` (numbered as by `queue_heads`) is and holds, for reports.
-    pub fn describe_queue(&self, packets: &PacketSlab, queue: u32) -> String {
+    pub fn describe_queue(&self, packets: &PacketSlab, queue: u32, on_cycle: bool) -> BlockedQueue {
         let inputs = self.input.len();
-        let (i, side) =
-            if (queue as usize) < inputs { (queue as usize, "input") } else { (queue as usize - inputs, "output") };
+        let input = (queue as usize) < inputs;
+        let i = if input { queue as usize } else { queue as usize - inputs };
         let (gp, vc) = (i / self.vcs, i % self.vcs);
         let switch = self.ports[gp].owner;
-        let port = gp as u32 - self.port_base[switch as usize];
-        if side == "input" {
-            let n = self.input[i].fifo.count(packets);
-            format!("switch {switch} input port {port} vc {vc}: {n} packets")
+        let (fifo, credit_bytes) = if input {
+            (&self.input[i].fifo, None)
         } else {
-            let (n, credits) = (self.output[i].fifo.count(packets), self.credits.credits(gp, vc));
-            format!("switch {switch} output port {port} vc {vc}: {n} packets, {credits} credit bytes")
+            (&self.output[i].fifo, Some(self.credits.credits(gp, vc)))
+        };
+        BlockedQueue {
+            switch,
+            port: gp as u32 - self.port_base[switch as usize],
+            vc: vc as u32,
+            side: if input { "input" } else { "output" },
+            packets: fifo.count(packets),
+            credit_bytes,
+            on_cycle,
         }
     }
 
@@ -79,24 +86,11 @@ impl IoqFabric {
     }
 
     /// The most loaded non-empty queues, for deadlock reports.
-    pub fn blocked_ports(&self, packets: &PacketSlab, limit: usize) -> Vec<String> {
-        let mut blocked: Vec<(u32, String)> = Vec::new();
-        let name = |i: usize| {
-            let gp = i / self.vcs;
-            let switch = self.ports[gp].owner;
-            (gp, format!("switch {switch}"), gp as u32 - self.port_base[switch as usize], i % self.vcs)
-        };
-        for (i, q) in self.input.iter().map(|q| &q.fifo).enumerate().filter(|(_, q)| !q.is_empty()) {
-            let (_, switch, port, vc) = name(i);
-            let n = q.count(packets);
-            blocked.push((n, format!("{switch} input port {port} vc {vc}: {n} packets")));
-        }
-        for (i, q) in self.output.iter().map(|q| &q.fifo).enumerate().filter(|(_, q)| !q.is_empty()) {
-            let (gp, switch, port, vc) = name(i);
-            let (n, credits) = (q.count(packets), self.credits.credits(gp, vc));
-            blocked.push((n, format!("{switch} output port {port} vc {vc}: {n} packets, {credits} credit bytes")));
-        }
-        blocked.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        blocked.into_iter().take(limit).map(|(_, s)| s).collect()
+    pub fn blocked_ports(&self, packets: &PacketSlab, limit: usize) -> Vec<BlockedQueue> {
+        let mut blocked: Vec<BlockedQueue> =
+            self.queue_heads().map(|(queue, _)| self.describe_queue(packets, queue, false)).collect();
+        blocked.sort_by(|a, b| b.packets.cmp(&a.packets).then(a.to_string().cmp(&b.to_string())));
+        blocked.truncate(limit);
+        blocked
     }
 }
