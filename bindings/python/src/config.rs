@@ -1,13 +1,13 @@
 //! Configs: TOML text, or a JSON object (a Python dict dumped by the package), resolved
-//! by the core into a validated `Config`.
+//! by the core into a `ValidConfig`.
 
 use crate::errors::{config_error, to_py};
 use pyo3::prelude::*;
-use snarl_core::Config;
+use snarl_core::ValidConfig;
 
 /// Loads and validates a config. `text` is TOML, or a JSON object when it starts with
 /// `{` (a TOML document never does). Errors are `ConfigError`s naming the key path.
-pub fn load(py: Python<'_>, text: &str, overrides: &[(String, String)], seed: Option<u64>) -> PyResult<Config> {
+pub fn load(py: Python<'_>, text: &str, overrides: &[(String, String)], seed: Option<u64>) -> PyResult<ValidConfig> {
     let toml_text = if text.trim_start().starts_with('{') { json_to_toml(py, text)? } else { text.to_string() };
     snarl_core::load_config(&toml_text, overrides, seed).map_err(|e| to_py(py, e))
 }

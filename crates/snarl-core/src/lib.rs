@@ -2,7 +2,8 @@
 //! HPC and data-center interconnects.
 //!
 //! The public surface is small: [`load_config`] turns TOML (plus `--set` overrides and a
-//! seed) into a validated [`Config`]; [`run`] simulates it and returns a [`Report`].
+//! seed) into a [`ValidConfig`]; [`run`] simulates it and returns a [`Report`]. Only a
+//! validated config can be simulated.
 
 pub mod cc;
 pub mod config;
@@ -20,19 +21,33 @@ pub mod topology;
 pub mod traffic;
 pub mod units;
 
-pub use config::{load_config, Config};
+pub use config::{load_config, Config, ValidConfig};
 pub use error::{BlockedQueue, Deadlock, Error, Result};
 pub use kernel::Simulation;
 pub use report::{Column, ColumnData, Report, Summary, Table};
 
-/// Simulates `config` to its end.
-pub fn run(config: &Config) -> Result<Report> {
+/// Simulates `config` to its end. Only a validated config runs:
+///
+/// ```no_run
+/// let text = "[simulation]\nduration = \"10us\"\n[topology]\ntype = \"single_switch\"\nhosts = 4\n[traffic]\nload = 0.5\n";
+/// let config = snarl_core::load_config(text, &[], None).unwrap();
+/// let report = snarl_core::run(&config).unwrap();
+/// ```
+///
+/// A plain `Config`, which may have been built or changed without validation, does not:
+///
+/// ```compile_fail
+/// let text = "[simulation]\nduration = \"10us\"\n[topology]\ntype = \"single_switch\"\nhosts = 4\n[traffic]\nload = 0.5\n";
+/// let config: snarl_core::Config = snarl_core::load_config(text, &[], None).unwrap().into_inner();
+/// let report = snarl_core::run(&config).unwrap();
+/// ```
+pub fn run(config: &ValidConfig) -> Result<Report> {
     run_with_progress(config, &mut |_| true)
 }
 
 /// Simulates `config`, calling `progress(fraction_done)` now and then (at most a few
 /// times per wall second); returning `false` stops the run with [`Error::Interrupted`].
-pub fn run_with_progress(config: &Config, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
+pub fn run_with_progress(config: &ValidConfig, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
     kernel::Simulation::new(config)?.run(progress)
 }
 

@@ -1,11 +1,11 @@
 //! From TOML text (plus `--set` overrides and a seed) to a validated [`Config`].
 
-use super::Config;
+use super::{Config, ValidConfig};
 use crate::error::{closest, Error, Result};
 
 /// Parses `text`, applies each `(dotted.key, value)` override, sets the seed if given,
 /// deserialises and validates. Every error names its key path.
-pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>) -> Result<Config> {
+pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>) -> Result<ValidConfig> {
     let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         let message = e.message().to_string();
         let line = e
@@ -27,8 +27,7 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
     })?;
     // DCQCN without an [ecn] section marks with the paper's thresholds: write them out.
     config.ecn = config.effective_ecn();
-    config.validate()?;
-    Ok(config)
+    ValidConfig::new(config)
 }
 
 /// Sections whose `type` may be left out: the default model is then meant.

@@ -9,8 +9,10 @@
 mod load;
 mod schema;
 mod seed;
+mod valid;
 mod validate;
 
 pub use load::{load_config, parse_override};
 pub use schema::*;
+pub use valid::ValidConfig;
 pub use validate::{parse_oversubscription, pfc_headroom, PAUSE_FRAME_BYTES};

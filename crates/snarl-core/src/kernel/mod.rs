@@ -15,6 +15,7 @@ pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 use crate::cc::ecn::Ecn;
 use crate::config::{
     pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
+    ValidConfig,
 };
 use crate::error::{BlockedQueue, Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, PauseState, PfcReceiver};
@@ -63,7 +64,7 @@ pub struct Simulation {
 
 impl Simulation {
     /// Builds the fabric, traffic and observers of a validated config.
-    pub fn new(config: &Config) -> Result<Simulation> {
+    pub fn new(config: &ValidConfig) -> Result<Simulation> {
         // Fabrics the topology refuses by their size get that error; those that would not
         // fit in memory are refused here, before anything is allocated.
         if topology::within_limits(&config.topology) {

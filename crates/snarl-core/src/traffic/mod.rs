@@ -252,7 +252,7 @@ impl Builder<'_> {
         let count = match (g.count, g.fraction) {
             (Some(c), _) => c as usize,
             (None, Some(f)) => ((f * self.hosts as f64).round() as usize).max(1),
-            _ => unreachable!("validate() requires count, fraction, hosts or rest"),
+            _ => unreachable!("a ValidConfig's group has count, fraction, hosts or rest"),
         };
         if count > free.len() {
             return Err(Error::config(

@@ -104,7 +104,7 @@ fn cases() -> Vec<(&'static str, &'static str, Overrides)> {
     ]
 }
 
-fn config_of(case: &str, load: &str) -> snarl_core::Config {
+fn config_of(case: &str, load: &str) -> snarl_core::ValidConfig {
     let (_, file, overrides) = cases().into_iter().find(|(name, ..)| *name == case).expect("a known case");
     let mut o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     o.push(("traffic.load".into(), load.into()));
