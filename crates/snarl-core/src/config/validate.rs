@@ -8,6 +8,9 @@ use crate::units::Bytes;
 /// Largest packet: sizes travel in 32-bit fields (packets, credits, requests).
 const MAX_MTU: u64 = 1 << 30;
 
+/// Most time-series windows: each is a row per group in every output table and plot.
+const MAX_WINDOWS: u64 = 10_000_000;
+
 /// Names with a meaning of their own in `among` and phase `group` fields.
 const RESERVED_GROUPS: [&str; 2] = ["all", "default"];
 
@@ -77,6 +80,13 @@ impl Config {
             p.positive("simulation.window", w.0);
             if w > s.duration {
                 p.add("simulation.window", format!("must not exceed the duration ({})", s.duration));
+            }
+            if w.0 > 0 && s.duration.0 / w.0 > MAX_WINDOWS {
+                let least = crate::units::Time(s.duration.0.div_ceil(MAX_WINDOWS));
+                p.add(
+                    "simulation.window",
+                    format!("asks for more than {MAX_WINDOWS} time-series windows; use at least {least}, found {w}"),
+                );
             }
         }
         if let Some(watchdog) = s.watchdog {

@@ -47,6 +47,13 @@ fn mtu_beyond_32_bit_packet_sizes() {
 }
 
 #[test]
+fn windows_by_the_billion_are_refused() {
+    let (path, message) = config_error(&[("simulation.duration", "1s"), ("simulation.window", "1ps")]);
+    assert_eq!(path, "simulation.window");
+    assert!(message.contains("use at least 100ns"), "{message}");
+}
+
+#[test]
 fn bad_unit() {
     let (path, message) = config_error(&[("links.host.rate", "100 parsecs")]);
     assert!(path.starts_with("links.host.rate"), "{path}");

@@ -207,9 +207,12 @@ fn fabrics_too_large_are_refused_before_building() {
     let (path, message) = refused(&dragonfly, &four);
     assert_eq!(path, "simulation.max_memory");
     assert!(message.contains("4,196,352 hosts") && message.contains("16.0 GiB (set by"), "{message}");
-    // Windows of one picosecond over a second: 10^12 windows of series.
-    let (path, message) =
-        refused(SINGLE_SWITCH, &[("simulation.duration", "\"1s\""), ("simulation.window", "\"1ps\"")]);
+    // Ten million windows (the most validation lets through) of 100 ns over a second:
+    // gigabytes of series, more than a 1 GiB limit allows.
+    let (path, message) = refused(
+        SINGLE_SWITCH,
+        &[("simulation.duration", "\"1s\""), ("simulation.window", "\"100ns\""), ("simulation.max_memory", "\"1GiB\"")],
+    );
     assert_eq!(path, "simulation.window");
     assert!(message.contains("widen the window"), "{message}");
     // A limit above the estimate lets a run through.
