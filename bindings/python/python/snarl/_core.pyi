@@ -42,15 +42,14 @@ def run(
     progress: Callable[[float], object] | None = None,
 ) -> tuple[
     str,
-    dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]],
     str,
-    dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]],
-    dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]],
+    dict[str, dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]]],
 ]:
-    """Simulates a config; returns ``(summary_json, timeseries_columns, resolved_toml,
-    rates_columns, fabric_columns)``; ``rates_columns`` is empty unless
-    ``congestion_control.rate_series``, ``fabric_columns`` in runs without PFC, tail drop,
-    ECN or congestion control.
+    """Simulates a config; returns ``(summary_json, resolved_toml, tables)``: ``tables``
+    maps the name of each table the run has (``timeseries`` always; ``rates`` with
+    ``congestion_control.rate_series``; ``fabric`` in runs with PFC, tail drop, ECN or
+    congestion control; any other the core adds) to its columns, name -> numpy array or
+    list of str.
 
     The GIL is released during the run. ``progress(fraction)`` is called at most every
     ~150 ms and once with 1.0 at the end; Ctrl-C stops the run with ``KeyboardInterrupt``.
