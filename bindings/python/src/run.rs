@@ -8,23 +8,23 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use snarl_core::{ColumnData, Error, Table};
 use std::time::{Duration, Instant};
 
-/// `(summary_json, timeseries, resolved_toml, rates, fabric)`: tables as dicts of columns.
-type RunOutput<'py> = (String, Bound<'py, PyDict>, String, Bound<'py, PyDict>, Bound<'py, PyDict>);
+/// `(summary_json, resolved_toml, tables)`: `tables` maps each table's name to a dict of
+/// its columns.
+type RunOutput<'py> = (String, String, Bound<'py, PyDict>);
 
 /// Least wall time between two calls of the progress callback during a run. Signals are
 /// checked at every visit of the core (every ~100 ms), whether or not the callback is due.
 const PROGRESS_EVERY: Duration = Duration::from_millis(150);
 
-/// Simulates a config and returns `(summary_json, timeseries, resolved_toml, rates, fabric)`.
+/// Simulates a config and returns `(summary_json, resolved_toml, tables)`.
 ///
 /// `text` is TOML or a JSON object, `overrides` `(dotted.key, value)` pairs, `seed`
 /// replaces the config's seed. `progress(fraction_done)` is called with 0.0 once the
 /// config is loaded and checked (as the simulation starts), at most every ~150 ms of wall
-/// time after that, and once with 1.0 at the end. `timeseries` maps each column name
-/// to a numpy array (numbers) or a list of str; `rates` (per-flow congestion-control
-/// rates, empty unless recorded) and `fabric` (flow- and congestion-control events per
-/// window, empty in runs without them) likewise. Ctrl-C (or an exception raised by
-/// `progress`) stops the run and is raised here.
+/// time after that, and once with 1.0 at the end. `tables` holds every table of the
+/// report (`Report::tables`: those the run has), by name; each maps its column names to
+/// numpy arrays (numbers) or lists of str. Ctrl-C (or an exception raised by `progress`)
+/// stops the run and is raised here.
 #[pyfunction]
 #[pyo3(signature = (text, overrides = Vec::new(), seed = None, progress = None))]
 pub fn run<'py>(
@@ -81,10 +81,11 @@ pub fn run<'py>(
     if let Some(callback) = &progress {
         callback.call1(py, (1.0,))?;
     }
-    let columns = table_to_dict(py, &report.timeseries)?;
-    let rates = table_to_dict(py, &report.rates)?;
-    let fabric = table_to_dict(py, &report.fabric)?;
-    Ok((report.summary_json(), columns, resolved, rates, fabric))
+    let tables = PyDict::new(py);
+    for (name, table) in &report.tables {
+        tables.set_item(name, table_to_dict(py, table)?)?;
+    }
+    Ok((report.summary_json(), resolved, tables))
 }
 
 /// Columns as a dict: numbers become numpy arrays over a bytes buffer (one copy out of

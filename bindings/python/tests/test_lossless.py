@@ -34,6 +34,22 @@ def test_pfc_and_dcqcn_run_writes_and_plots_its_fabric_events(cli, tmp_path):
     assert_png(tmp_path / "fabric.png")
 
 
+def test_out_twice_replaces_the_result_of_a_pfc_and_dcqcn_run(cli, tmp_path):
+    first = cli("run", ONE_TREE, *SHORT, "--seed", "1", "--out", "again")
+    assert first.returncode == 0, first.stderr
+    out = tmp_path / "again"
+    assert sorted(p.name for p in out.iterdir()) == ["config.toml", "fabric.parquet", "summary.json", "timeseries.parquet"]
+    second = cli("run", ONE_TREE, *SHORT, "--seed", "2", "--out", "again")
+    assert second.returncode == 0, second.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["config.toml", "fabric.parquet", "summary.json", "timeseries.parquet"]
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+    # A foreign file is still refused, and the directory left as it was.
+    (out / "notes.txt").write_text("keep me")
+    third = cli("run", ONE_TREE, *SHORT, "--out", "again")
+    assert third.returncode == 2 and "notes.txt" in third.stderr, third.stderr
+    assert json.loads((out / "summary.json").read_text())["seed"] == 2
+
+
 def test_runs_without_such_mechanisms_have_no_fabric_table(simulate):
     report = simulate("[simulation]\nduration = \"10us\"\n[topology]\ntype = \"single_switch\"\nhosts = 4\n[traffic]\nload = 0.3\n")
     assert report.fabric.empty and list(report.fabric.columns) == list(FABRIC_COLUMNS)

@@ -180,7 +180,7 @@ def test_snarl_plot_fct_of_a_run_directory(cli, small_config, tmp_path):
 
 def test_fabric_plot_needs_fabric_events(small_sweep):
     # The small sweep runs a credit fabric without congestion control: nothing to show.
-    with pytest.raises(plots.PlotError, match="no fabric events"):
+    with pytest.raises(plots.PlotError, match="no table 'fabric' .tables: timeseries; only runs with PFC"):
         plots.plot_directory("fabric", small_sweep)
 
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+import pytest
 
+import snarl
 from snarl import Report
+
+from conftest import run_snarl
 
 SUMMARY = {
     "accepted_load": 0.4,
@@ -28,7 +33,7 @@ def made_report() -> tuple[Report, dict]:
         "delivered_bytes": np.array([4096, 0, 8192, 4096], dtype=np.uint64),
     }
     summary_json = json.dumps(SUMMARY, indent=2)
-    return Report(summary_json, columns, 'seed = 1\n[traffic]\nload = 0.5\n'), columns
+    return Report(summary_json, 'seed = 1\n[traffic]\nload = 0.5\n', {"timeseries": columns}), columns
 
 
 def test_summary_config_and_json():
@@ -61,7 +66,7 @@ def test_timeseries_keeps_columns_types_and_buffers():
     assert arrow.buffers()[1].address == columns["time"].ctypes.data
 
 
-def test_write_creates_the_three_files(tmp_path):
+def test_write_creates_the_summary_config_and_one_file_per_table(tmp_path):
     report, _ = made_report()
     report.write(tmp_path)
     assert json.loads((tmp_path / "summary.json").read_text()) == SUMMARY
@@ -98,3 +103,89 @@ def test_fct_buckets_of_a_run_with_a_size_distribution(simulate, small_config):
 def test_fct_buckets_without_a_summary():
     report, _ = made_report()
     assert report.fct_buckets.empty
+
+
+def test_an_unknown_table_is_an_error_naming_the_tables_there_are(simulate, small_config):
+    report = simulate(small_config)
+    with pytest.raises(KeyError) as caught:
+        report.table("nope")
+    error = caught.value
+    from snarl.report import TableNotFoundError
+
+    assert isinstance(error, TableNotFoundError)
+    assert error.name == "nope" and error.available == ["timeseries"]
+    assert str(error) == "no table 'nope' in this report (its tables: timeseries)"
+    pd.testing.assert_frame_equal(report.table("timeseries"), report.timeseries)
+    assert list(report.tables) == ["timeseries"]
+
+
+# Every Python process of this environment (sweep workers included) imports this first: the
+# core's runs return one table more, as a table added in Rust alone would.
+EXTRA_TABLE = """
+import numpy as np
+import snarl._core as core
+
+_run = core.run
+
+
+def run(*args, **kwargs):
+    summary_json, resolved, tables = _run(*args, **kwargs)
+    extra = {"probe": np.arange(3, dtype=np.uint64), "label": ["a", "b", "c"]}
+    return summary_json, resolved, {**tables, "probe_extra": extra}
+
+
+core.run = run
+"""
+
+
+@pytest.fixture
+def extra_table(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of a snarl process whose core returns a table ``probe_extra``
+    besides the real ones."""
+    directory = tmp_path_factory.mktemp("extra-table")
+    (directory / "sitecustomize.py").write_text(EXTRA_TABLE, encoding="utf-8")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(directory), os.environ.get("PYTHONPATH")]))}
+
+
+def test_a_table_of_the_core_reaches_the_report_without_python_knowing_it(monkeypatch, small_config):
+    real = snarl._core.run
+
+    def run(*args, **kwargs):
+        summary_json, resolved, tables = real(*args, **kwargs)
+        return summary_json, resolved, {**tables, "probe_extra": {"probe": np.arange(3, dtype=np.uint64)}}
+
+    monkeypatch.setattr(snarl._core, "run", run)
+    report = snarl.run(small_config)
+    assert list(report.tables) == ["probe_extra", "timeseries"]
+    assert list(report.tables["probe_extra"]["probe"]) == [0, 1, 2]
+    assert report.table("probe_extra")["probe"].dtype == np.uint64
+    assert len(report.timeseries) > 0
+
+
+def test_a_table_of_the_core_is_written_by_run_and_sweep_and_reported(extra_table, small_config, tmp_path):
+    done = run_snarl("run", small_config, "--out", tmp_path / "run", env=extra_table)
+    assert done.returncode == 0, done.stderr
+    files = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert files == ["config.toml", "probe_extra.parquet", "summary.json", "timeseries.parquet"]
+    extra = pd.read_parquet(tmp_path / "run" / "probe_extra.parquet")
+    assert list(extra["probe"]) == [0, 1, 2] and list(extra["label"]) == ["a", "b", "c"]
+    # Again into its own output: replaced.
+    done = run_snarl("run", small_config, "--out", tmp_path / "run", "--seed", "9", env=extra_table)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["seed"] == 9
+
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'base = "{small_config}"\n[axes]\nseed = [1, 2]\n', encoding="utf-8")
+    done = run_snarl("sweep", spec, "--out", tmp_path / "sweep", "--processes", "1", env=extra_table)
+    assert done.returncode == 0, done.stderr
+    points = pd.read_parquet(tmp_path / "sweep" / "points.parquet")
+    for point_id in points["point_id"]:
+        extra = pd.read_parquet(tmp_path / "sweep" / "probe_extra" / f"{point_id}.parquet")
+        assert list(extra["probe"]) == [0, 1, 2]
+        assert (tmp_path / "sweep" / "timeseries" / f"{point_id}.parquet").is_file()
+
+    done = run_snarl("report", tmp_path / "sweep", "-o", tmp_path / "report.html")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert "probe_extra/&lt;point_id&gt;.parquet" in page and "probe, label" in page
+    assert "timeseries/&lt;point_id&gt;.parquet" in page

@@ -222,19 +222,25 @@ impl Table {
     }
 }
 
-/// Everything a run produces.
+/// Everything a run produces: the summary, and named tables.
+///
+/// Each table is written as `<name>.parquet` by the Python front end, which handles every
+/// table alike: a table added here reaches Python, Parquet and the HTML report with no
+/// change there. A run holds:
+/// - `timeseries`: throughput per fixed time window, one row per (window, group) plus
+///   group "all" (every run);
+/// - `rates`: per-flow rates of congestion control, one row per rate change (time, src,
+///   dst, qp, rate_gbps), when `congestion_control.rate_series` is on;
+/// - `fabric`: pause and resume frames, ECN marks, CNPs, rate cuts and drops per time
+///   window (time, pause_frames, resume_frames, ecn_marks, cnps, rate_cuts,
+///   packets_dropped), in runs with PFC, tail drop, ECN or congestion control.
+///
+/// A table a run does not have is absent, not present and empty.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub summary: Summary,
-    /// Throughput per fixed time window, one row per (window, group) plus group "all".
-    pub timeseries: Table,
-    /// Per-flow rates of congestion control, one row per rate change (time, src, dst, qp,
-    /// rate_gbps); empty unless `congestion_control.rate_series` is on.
-    pub rates: Table,
-    /// Pause and resume frames, ECN marks, CNPs, rate cuts and drops per time window
-    /// (time, pause_frames, resume_frames, ecn_marks, cnps, rate_cuts, packets_dropped);
-    /// empty in runs without PFC, tail drop, ECN or congestion control.
-    pub fabric: Table,
+    /// Tables by name (lowercase letters, digits and `_`), in name order.
+    pub tables: BTreeMap<String, Table>,
 }
 
 impl Report {
@@ -242,5 +248,57 @@ impl Report {
     /// apart from `wall_seconds`).
     pub fn summary_json(&self) -> String {
         serde_json::to_string_pretty(&self.summary).expect("summary serialises")
+    }
+
+    /// The table `name`, if the run has one.
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.get(name)
+    }
+
+    /// Adds the table `name`; a table without columns (a mechanism the run does not
+    /// have) is left out. Names are file names of the outputs: lowercase letters,
+    /// digits and `_`.
+    pub fn add_table(&mut self, name: &str, table: Table) {
+        assert!(is_table_name(name), "table name {name:?}: use lowercase letters, digits and _");
+        if !table.columns.is_empty() {
+            self.tables.insert(name.to_string(), table);
+        }
+    }
+}
+
+/// Whether `name` may name a table: lowercase ASCII letters, digits and `_`, starting with
+/// a letter.
+pub fn is_table_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_column(rows: usize) -> Table {
+        Table { columns: vec![Column { name: "time".into(), data: ColumnData::F64(vec![0.0; rows]) }] }
+    }
+
+    #[test]
+    fn tables_are_found_by_name_and_empty_ones_are_left_out() {
+        let mut report = Report::default();
+        report.add_table("timeseries", one_column(3));
+        report.add_table("rates", Table::default());
+        report.add_table("fabric", one_column(0));
+        assert_eq!(report.table("timeseries").map(Table::rows), Some(3));
+        assert!(report.table("rates").is_none(), "a table without columns is absent");
+        assert_eq!(report.table("fabric").map(Table::rows), Some(0), "columns without rows are a table");
+        assert_eq!(report.tables.keys().collect::<Vec<_>>(), ["fabric", "timeseries"]);
+    }
+
+    #[test]
+    fn table_names_are_file_names() {
+        assert!(is_table_name("timeseries"));
+        assert!(is_table_name("queue_depth2"));
+        for bad in ["", "Rates", "2x", "_x", "a-b", "a.b", "a/b", "a b"] {
+            assert!(!is_table_name(bad), "{bad:?}");
+        }
     }
 }

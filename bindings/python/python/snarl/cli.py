@@ -33,8 +33,6 @@ EXIT_POINTS_FAILED = 4
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
-OUTPUT_FILES = frozenset({"summary.json", "config.toml", "timeseries.parquet", "rates.parquet"})
-"""What ``--out`` writes; a directory holding only these may be replaced."""
 
 
 class Failure(Exception):
@@ -99,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         metavar="DIR",
         type=Path,
-        help="write summary.json, config.toml (fully resolved), timeseries.parquet and (with congestion_control.rate_series) rates.parquet to DIR",
+        help="write summary.json, config.toml (fully resolved) and every table of the run as NAME.parquet "
+        "(timeseries.parquet, ...) to DIR, replacing an earlier --out of snarl run there",
     )
     run.set_defaults(handler=_run)
 
@@ -275,10 +274,10 @@ def _run(args: argparse.Namespace) -> int:
             from snarl.progress import progress_bar
 
             with progress_bar(f"simulating {name}") as update:
-                summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, _checking(update))
+                summary_json, resolved, tables = _core.run(text, overrides, args.seed, _checking(update))
         else:
             lines = _progress_lines(name) if args.progress else None
-            summary_json, columns, resolved, rates, fabric = _core.run(text, overrides, args.seed, _checking(lines))
+            summary_json, resolved, tables = _core.run(text, overrides, args.seed, _checking(lines))
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
     except _core.DeadlockError as e:
@@ -287,7 +286,7 @@ def _run(args: argparse.Namespace) -> int:
     except _core.SnarlError as e:
         raise Failure(f"{e} (this is a bug in snarl)", EXIT_INTERNAL) from None
 
-    report = Report(summary_json, columns, resolved, rates, fabric)
+    report = Report(summary_json, resolved, tables)
     _check_stop()
     if args.out is not None:
         _write_out(report, args.out)
@@ -431,11 +430,15 @@ def _read_config(file: str) -> str:
 
 
 def _check_out(out: Path) -> None:
-    """Refuses an --out that cannot be written, before the run."""
+    """Refuses an --out that cannot be written, before the run. An existing directory is
+    replaced if it holds only what ``--out`` writes (``summary.json``, ``config.toml``,
+    tables as ``<name>.parquet``): an earlier result, of any run."""
+    from snarl.report import is_output_file
+
     if out.exists():
         if not out.is_dir():
             raise Failure(f"--out {out}: exists and is not a directory")
-        others = sorted(p.name for p in out.iterdir() if p.name not in OUTPUT_FILES)
+        others = sorted(p.name for p in out.iterdir() if not (p.is_file() and is_output_file(p.name)))
         if others:
             raise Failure(
                 f"--out {out}: the directory holds other files ({', '.join(others[:3])}"

@@ -3,8 +3,8 @@ each).
 
 The page holds everything it shows (figures as base64 PNG, styles inline, no external
 resource), so it opens offline and can be mailed or archived as one file: the figures of
-the sweep, the sweep spec and the base experiment, a table of the points and the versions
-of the software that computed them.
+the sweep, the sweep spec and the base experiment, a table of the points, the tables the
+points wrote and the versions of the software that computed them.
 """
 
 from __future__ import annotations
@@ -232,6 +232,39 @@ def _points_table(points: pd.DataFrame, keys: list[str]) -> str:
     return f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
+def _tables_table(directory: Path, points: pd.DataFrame) -> str:
+    """One row per table the points wrote (every ``<table>/`` folder of the sweep): how
+    many points have it, its columns and rows (from the first point's file)."""
+    import pyarrow.parquet as pq
+
+    from snarl.sweep import table_folders
+
+    ids = [str(p) for p in points["point_id"]] if "point_id" in points else []
+    rows = []
+    for name in table_folders(directory):
+        files = [directory / name / f"{i}.parquet" for i in ids]
+        files = [f for f in files if f.is_file()]
+        if not files:
+            continue
+        try:
+            meta = pq.read_metadata(files[0])
+            columns = ", ".join(meta.schema.to_arrow_schema().names)
+            shape = f"{meta.num_rows:,}"
+        except Exception as e:  # noqa: BLE001 - a damaged file is shown, not fatal
+            columns, shape = f"cannot read {files[0].name}: {e}", "-"
+        rows.append(
+            f'<tr><td class="text"><code>{html.escape(name)}/&lt;point_id&gt;.parquet</code></td>'
+            f"<td>{len(files):,}</td><td>{html.escape(shape)}</td>"
+            f'<td class="text">{html.escape(columns)}</td></tr>'
+        )
+    if not rows:
+        return "<p>No point wrote a table.</p>"
+    head = '<th class="text">table</th><th>points</th><th>rows (first point)</th><th class="text">columns</th>'
+    return (
+        f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    )
+
+
 def _versions_table(versions: dict[str, str]) -> str:
     rows = "".join(
         f'<tr><td class="text">{html.escape(k)}</td><td class="text">{html.escape(str(v))}</td></tr>'
@@ -294,6 +327,9 @@ def _section(directory: Path, anchor: str, nested: bool) -> tuple[str, str, list
         "<p>One row per point; loads are per host, as fractions of the link capacity; "
         f"latencies in {html.escape(_time_unit(points))}. The full table is <code>points.parquet</code>.</p>",
         _points_table(points, keys),
+        f"<{h2}>Tables</{h2}>",
+        "<p>The tables of each point's run, one Parquet file per point.</p>",
+        _tables_table(directory, points),
         f"<{h2}>Sweep</{h2}>",
         f"<pre>{html.escape(spec_text)}</pre>",
         f"<details><summary>Base experiment ({html.escape(str((info.get('spec') or {}).get('base', '')))})</summary>"

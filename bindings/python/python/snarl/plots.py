@@ -667,22 +667,61 @@ def _read_toml(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+TABLE_HINTS = {
+    "timeseries": "did the point fail?",
+    "fabric": "only runs with PFC, tail drop, ECN or congestion control have one",
+    "rates": "runs with congestion_control.rate_series = true have one",
+}
+"""Why a known table may be missing, for the error that says so."""
+
+
+def _is_sweep(directory: Path) -> bool:
+    return (directory / "points.parquet").is_file()
+
+
+def table_path(directory: Path, name: str, point: str | None = None) -> Path:
+    """The file of table ``name`` in a run directory (``<name>.parquet``) or of one point
+    of a sweep directory (``<name>/<id>.parquet``; by default its first successful
+    point); :class:`PlotError`, naming the tables there are, if there is none."""
+    if not _is_sweep(directory):
+        path = directory / f"{name}.parquet"
+        there = sorted(p.stem for p in directory.glob("*.parquet"))
+    else:
+        point = _sweep_point(directory, point)
+        path = directory / name / f"{point}.parquet"
+        there = [t for t in _sweep_tables(directory) if (directory / t / f"{point}.parquet").is_file()]
+    if not path.is_file():
+        where = f"point {point}" if _is_sweep(directory) else str(directory)
+        hint = f"; {TABLE_HINTS[name]}" if name in TABLE_HINTS else ""
+        raise PlotError(f"{where}: no table {name!r} (tables: {', '.join(there) or 'none'}{hint})")
+    return path
+
+
+def _sweep_tables(directory: Path) -> list[str]:
+    from snarl.sweep import table_folders
+
+    return table_folders(directory)
+
+
+def point_table(directory: Path, name: str, point: str | None = None) -> pd.DataFrame:
+    """Table ``name`` of a run directory or of one point of a sweep directory (by default
+    its first successful point)."""
+    return read_parquet(table_path(directory, name, point))
+
+
 def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]], str, str]:
     """``(timeseries, phases, time unit, title)`` of a run directory or of one point of a
     sweep directory (by default its first successful point)."""
-    if (directory / "timeseries.parquet").is_file() and not (directory / "points.parquet").is_file():
-        series = read_parquet(directory / "timeseries.parquet")
+    series = point_table(directory, "timeseries", point)
+    if not _is_sweep(directory):
         config = _read_text(directory / "config.toml", _read_toml, "TOML") if (directory / "config.toml").is_file() else {}
         summary = _read_json(directory / "summary.json") if (directory / "summary.json").is_file() else {}
         return series, phases_of(config), summary.get("time_unit", "ns"), directory.name
     point = _sweep_point(directory, point)
-    path = directory / "timeseries" / f"{point}.parquet"
-    if not path.is_file():
-        raise PlotError(f"{directory}: point {point} has no time series (did it fail?)")
     record = _point_record(directory, point)
     config = _read_toml(record["config"]) if record.get("config") else {}
     unit = (record.get("summary") or {}).get("time_unit", "ns")
-    return read_parquet(path), phases_of(config), unit, _point_title(record, point)
+    return series, phases_of(config), unit, _point_title(record, point)
 
 
 def _sweep_point(directory: Path, point: str | None) -> str:
@@ -718,22 +757,10 @@ def _point_title(record: Mapping[str, Any], point: str) -> str:
     return "\n".join(textwrap.wrap(text, width=TITLE_WIDTH))
 
 
-def point_fabric(directory: Path, point: str | None = None) -> pd.DataFrame:
-    """The fabric events per window of a run directory or of one point of a sweep
-    directory (by default its first successful point)."""
-    if not (directory / "points.parquet").is_file():
-        path = directory / "fabric.parquet"
-    else:
-        path = directory / "fabric" / f"{_sweep_point(directory, point)}.parquet"
-    if not path.is_file():
-        raise PlotError(f"{directory}: no fabric events (only runs with PFC, tail drop, ECN or congestion control have them)")
-    return read_parquet(path)
-
-
 def point_summary(directory: Path, point: str | None = None) -> tuple[dict[str, Any], str]:
     """``(summary, title)`` of a run directory or of one point of a sweep directory (by
     default its first successful point)."""
-    if (directory / "summary.json").is_file() and not (directory / "points.parquet").is_file():
+    if (directory / "summary.json").is_file() and not _is_sweep(directory):
         return _read_json(directory / "summary.json"), directory.name
     point = _sweep_point(directory, point)
     record = _point_record(directory, point)
@@ -777,13 +804,12 @@ def plot_directory(
         return throughput_over_time(series, phases=phases, groups=groups, y=y or "accepted_load", unit=unit, title=title)
     if kind == "fabric":
         series, phases, unit, title = point_timeseries(directory, point)
-        return congestion_over_time(series, point_fabric(directory, point), phases=phases, groups=groups, unit=unit, title=title)
+        fabric = point_table(directory, "fabric", point)
+        return congestion_over_time(series, fabric, phases=phases, groups=groups, unit=unit, title=title)
     if kind == "rates":
-        path = directory / "rates.parquet"
-        if not path.is_file():
-            raise PlotError(f"{directory}: no rates.parquet (runs with congestion_control.rate_series = true write one)")
+        rates = point_table(directory, "rates", point)
         summary, title = point_summary(directory, point)
-        return flow_rates(read_parquet(path), unit=summary.get("time_unit", "ns"), title=title)
+        return flow_rates(rates, unit=summary.get("time_unit", "ns"), title=title)
     if kind == "fct":
         summary, title = point_summary(directory, point)
         return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)

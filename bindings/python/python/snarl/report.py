@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,26 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as _tomllib  # type: ignore[no-redef]
 
 
+TABLE_NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
+"""What a table's name looks like (it names its file, ``<name>.parquet``)."""
+
+
+class TableNotFoundError(KeyError):
+    """:meth:`Report.table` was asked for a table the run does not have.
+
+    ``name`` is the table asked for, ``available`` the names of the run's tables.
+    """
+
+    def __init__(self, name: str, available: Sequence[str]) -> None:
+        self.name = name
+        self.available = list(available)
+        listed = ", ".join(self.available) or "none"
+        super().__init__(f"no table {name!r} in this report (its tables: {listed})")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class Report:
     """The results of one run.
 
@@ -27,30 +48,41 @@ class Report:
             in_flight, dropped), ``fct`` (flows, fct, slowdown, buckets), ``groups``,
             ``counters``, ``sim_time``, ``seed``, ...
         config_toml: the fully resolved config (every default written out) as TOML.
+
+    The run's tables are :attr:`tables` (name -> DataFrame), each also by
+    :meth:`table`. ``timeseries`` is in every run; ``rates`` in runs that record
+    per-flow rates (``congestion_control.rate_series``); ``fabric`` in runs with PFC,
+    tail drop, ECN or congestion control. Whatever tables the core returns are here, and
+    written by :meth:`write`, by name.
     """
 
     def __init__(
         self,
         summary_json: str,
-        columns: dict[str, Any],
         config_toml: str,
-        rates: dict[str, Any] | None = None,
-        fabric: dict[str, Any] | None = None,
+        tables: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        """Wraps the raw results of ``snarl._core.run`` (use :func:`snarl.run`)."""
+        """Wraps the raw results of ``snarl._core.run``: ``(summary_json, config_toml,
+        tables)`` where ``tables`` maps each table's name to its columns (use
+        :func:`snarl.run`)."""
+        tables = dict(tables or {})
+        for name in tables:
+            if not isinstance(name, str) or not TABLE_NAME.match(name):
+                raise ValueError(f"table name {name!r}: expected lowercase letters, digits and _ (it names a file)")
         self._summary_json = summary_json
-        self._columns = columns
-        self._rate_columns = rates or {}
-        self._fabric_columns = fabric or {}
+        self._columns: dict[str, Mapping[str, Any]] = dict(sorted(tables.items()))
+        self._arrows: dict[str, pa.Table] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
         self.config_toml: str = config_toml
         self.summary: dict[str, Any] = json.loads(summary_json)
 
     def __repr__(self) -> str:
         s = self.summary
+        tables = ", ".join(f"{name}:{self.table_arrow(name).num_rows}" for name in self._columns)
         return (
             f"<snarl.Report offered_load={s.get('offered_load', float('nan')):.4f} "
             f"accepted_load={s.get('accepted_load', float('nan')):.4f} "
-            f"groups={len(s.get('groups', {}))} timeseries_rows={self.to_arrow().num_rows}>"
+            f"groups={len(s.get('groups', {}))} tables=({tables})>"
         )
 
     def to_json(self) -> str:
@@ -84,84 +116,130 @@ class Report:
         buckets = (self.summary.get("fct") or {}).get("buckets") or []
         return fct_bucket_frame(buckets)
 
+    # ------------------------------------------------------------------------- tables
+
+    @property
+    def table_names(self) -> list[str]:
+        """The names of the run's tables, sorted."""
+        return list(self._columns)
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every table of the run, name -> DataFrame (sorted by name)."""
+        return {name: self.table(name) for name in self._columns}
+
+    def table(self, name: str) -> pd.DataFrame:
+        """The table ``name`` as a DataFrame (built once, then shared).
+
+        Raises:
+            TableNotFoundError: (a ``KeyError``) the run has no table ``name``; the
+                message names the tables it has.
+        """
+        frame = self._frames.get(name)
+        if frame is None:
+            frame = self._frames[name] = self.table_arrow(name).to_pandas(split_blocks=True)
+        return frame
+
+    def table_arrow(self, name: str) -> pa.Table:
+        """The table ``name`` as a pyarrow Table (numeric columns share the run's
+        buffers). Raises :class:`TableNotFoundError` as :meth:`table` does."""
+        table = self._arrows.get(name)
+        if table is None:
+            if name not in self._columns:
+                raise TableNotFoundError(name, self.table_names)
+            table = self._arrows[name] = _table(self._columns[name])
+        return table
+
+    def _known(self, name: str, columns: Sequence[str]) -> pd.DataFrame:
+        """A table the convenience properties name: empty, with its usual columns, when
+        the run has none."""
+        if name in self._columns:
+            return self.table(name)
+        import pandas as pd
+
+        return pd.DataFrame(columns=list(columns))
+
+    def _known_arrow(self, name: str) -> pa.Table:
+        if name in self._columns:
+            return self.table_arrow(name)
+        import pyarrow as pa
+
+        return pa.table({})
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        """Throughput per fixed time window: one row per (window, group), including the
+        group ``all`` (``table("timeseries")``)."""
+        return self._known("timeseries", ())
+
     def to_arrow(self) -> pa.Table:
-        """The time series as a pyarrow Table (numeric columns share the run's buffers)."""
-        return self._arrow
+        """The time series as a pyarrow Table (``table_arrow("timeseries")``)."""
+        return self._known_arrow("timeseries")
 
-    @cached_property
-    def _arrow(self) -> pa.Table:
-        """Builds the Table once from the run's columns."""
-        return _table(self._columns)
-
-    def rates_arrow(self) -> pa.Table:
-        """The per-flow congestion-control rates as a pyarrow Table (see :attr:`rates`)."""
-        return self._rates_arrow
-
-    @cached_property
-    def _rates_arrow(self) -> pa.Table:
-        return _table(self._rate_columns)
-
-    @cached_property
+    @property
     def rates(self) -> pd.DataFrame:
         """Per-flow rates under congestion control: one row per rate change (``time``,
         ``src``, ``dst``, ``qp``, ``rate_gbps``); empty unless the config sets
-        ``congestion_control.rate_series = true``."""
-        return _frame(self._rate_columns, self._rates_arrow, RATE_COLUMNS)
+        ``congestion_control.rate_series = true`` (``table("rates")``)."""
+        return self._known("rates", RATE_COLUMNS)
 
-    def fabric_arrow(self) -> pa.Table:
-        """The fabric events as a pyarrow Table (see :attr:`fabric`)."""
-        return self._fabric_arrow
+    def rates_arrow(self) -> pa.Table:
+        """The per-flow congestion-control rates as a pyarrow Table (see :attr:`rates`)."""
+        return self._known_arrow("rates")
 
-    @cached_property
-    def _fabric_arrow(self) -> pa.Table:
-        return _table(self._fabric_columns)
-
-    @cached_property
+    @property
     def fabric(self) -> pd.DataFrame:
         """Flow- and congestion-control events per time window: ``time``,
         ``pause_frames``, ``resume_frames``, ``ecn_marks``, ``cnps``, ``rate_cuts``,
         ``packets_dropped``; empty in runs without PFC, tail drop, ECN or congestion
-        control."""
-        return _frame(self._fabric_columns, self._fabric_arrow, FABRIC_COLUMNS)
+        control (``table("fabric")``)."""
+        return self._known("fabric", FABRIC_COLUMNS)
 
-    @cached_property
-    def timeseries(self) -> pd.DataFrame:
-        """Throughput per fixed time window: one row per (window, group), including the
-        group ``all``."""
-        return self.to_arrow().to_pandas(split_blocks=True)
+    def fabric_arrow(self) -> pa.Table:
+        """The fabric events as a pyarrow Table (see :attr:`fabric`)."""
+        return self._known_arrow("fabric")
+
+    def parquet_tables(self) -> dict[str, bytes]:
+        """Every table as the bytes of a Parquet file, by name."""
+        import io
+
+        import pyarrow.parquet as pq
+
+        files = {}
+        for name in self._columns:
+            buffer = io.BytesIO()
+            pq.write_table(self.table_arrow(name), buffer)
+            files[name] = buffer.getvalue()
+        return files
 
     def write(self, directory: str | Path) -> None:
-        """Writes ``summary.json``, ``config.toml`` and ``timeseries.parquet`` into
-        ``directory`` (which must exist), ``rates.parquet`` when per-flow rates were
-        recorded and ``fabric.parquet`` when the run had flow- or congestion-control
-        events to count."""
+        """Writes ``summary.json``, ``config.toml`` and every table as
+        ``<name>.parquet`` into ``directory`` (which must exist)."""
         import pyarrow.parquet as pq
 
         directory = Path(directory)
         (directory / "summary.json").write_text(self._summary_json + "\n", encoding="utf-8")
         (directory / "config.toml").write_text(self.config_toml, encoding="utf-8")
-        pq.write_table(self.to_arrow(), directory / "timeseries.parquet")
-        if self._rate_columns:
-            pq.write_table(self.rates_arrow(), directory / "rates.parquet")
-        if self._fabric_columns:
-            pq.write_table(self._fabric_arrow, directory / "fabric.parquet")
+        for name in self._columns:
+            pq.write_table(self.table_arrow(name), directory / f"{name}.parquet")
+
+
+OUTPUT_FILES = frozenset({"summary.json", "config.toml"})
+"""The files :meth:`Report.write` writes besides the tables."""
+
+
+def is_output_file(name: str) -> bool:
+    """Whether a file called ``name`` is one :meth:`Report.write` writes: ``summary.json``,
+    ``config.toml`` or a table's ``<name>.parquet``."""
+    stem, dot, suffix = name.rpartition(".")
+    return name in OUTPUT_FILES or (dot == "." and suffix == "parquet" and TABLE_NAME.match(stem) is not None)
 
 
 FABRIC_COLUMNS = ("time", "pause_frames", "resume_frames", "ecn_marks", "cnps", "rate_cuts", "packets_dropped")
 RATE_COLUMNS = ("time", "src", "dst", "qp", "rate_gbps")
 
 
-def _frame(columns: dict[str, Any], table: pa.Table, names: Sequence[str]) -> pd.DataFrame:
-    """A DataFrame of an optional table: empty, with its column names, when the run has
-    none."""
-    import pandas as pd
-
-    if not columns:
-        return pd.DataFrame(columns=list(names))
-    return table.to_pandas(split_blocks=True)
-
-
-def _table(columns: dict[str, Any]) -> pa.Table:
+def _table(columns: Mapping[str, Any]) -> pa.Table:
     """A pyarrow Table of the core's columns (numeric columns share the run's buffers)."""
     import pyarrow as pa
 

@@ -24,11 +24,11 @@ gets the same id. Results go to a directory:
     one record per finished point (written atomically as soon as the point ends; a
     failed point's has its ``error``, and ``crash``, the signal or exit code of its
     worker process, if that died);
-``timeseries/<id>.parquet``
-    the point's time series;
-``fabric/<id>.parquet``
-    the point's flow- and congestion-control events per window (pause frames, ECN
-    marks, CNPs, drops), for points that have such mechanisms;
+``<table>/<id>.parquet``
+    each table of the point's run (see :attr:`snarl.Report.tables`), one folder per
+    table: ``timeseries/`` (every point), ``fabric/`` (flow- and congestion-control
+    events per window, for points with such mechanisms), ``rates/`` (per-flow rates,
+    when recorded), and any other table the run returns;
 ``points.parquet``
     one row per point: ``point_id``, the axis values (columns named by their dotted
     keys), ``status`` (``"ok"`` or ``"failed"``), ``error`` and every summary figure
@@ -78,7 +78,6 @@ ID_LENGTH = 16
 SWEEP_FILE = "sweep.json"
 RECORDS = "points"
 TIMESERIES = "timeseries"
-FABRIC = "fabric"
 TABLE = "points.parquet"
 LOCK = ".lock"
 """Held by the sweep that writes the directory (see :func:`_lock`)."""
@@ -281,34 +280,22 @@ def _describe(values: Mapping[str, Any]) -> str:
 
 def run_point(config: str) -> dict[str, Any]:
     """Runs one point from its resolved config (in a worker process) and returns what
-    the client writes: ``status``, ``error``, ``summary`` (JSON text), ``timeseries``
-    (Parquet bytes) and ``wall_seconds``.
+    the client writes: ``status``, ``error``, ``summary`` (JSON text), ``tables`` (each
+    table of the run as Parquet bytes, by name) and ``wall_seconds``.
 
     Errors of the run are returned, not raised, so a failing point is recorded like any
     other.
     """
-    import io
-
-    import pyarrow.parquet as pq
-
     import snarl
 
     started = time.perf_counter()
     try:
         report = snarl.run(config)
-        buffer = io.BytesIO()
-        pq.write_table(report.to_arrow(), buffer)
-        fabric = None
-        if not report.fabric.empty:
-            fabric_buffer = io.BytesIO()
-            pq.write_table(report.fabric_arrow(), fabric_buffer)
-            fabric = fabric_buffer.getvalue()
         return {
             "status": "ok",
             "error": None,
             "summary": report.to_json(),
-            "timeseries": buffer.getvalue(),
-            "fabric": fabric,
+            "tables": report.parquet_tables(),
             "wall_seconds": time.perf_counter() - started,
         }
     except Exception as e:  # noqa: BLE001 - recorded with the point
@@ -316,7 +303,6 @@ def run_point(config: str) -> dict[str, Any]:
             "status": "failed",
             "error": f"{type(e).__name__}: {e}",
             "summary": None,
-            "timeseries": None,
             "wall_seconds": time.perf_counter() - started,
         }
 
@@ -497,7 +483,6 @@ def _crash_result(exit_code: int) -> dict[str, Any]:
         "error": f"WorkerCrash: the worker process running this point {cause}",
         "crash": crash,
         "summary": None,
-        "timeseries": None,
     }
 
 
@@ -835,7 +820,7 @@ def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[i
                 try:
                     result = future.result()
                 except Exception as e:  # noqa: BLE001 - a lost worker, a cancelled task
-                    result = {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None, "timeseries": None}
+                    result = {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None}
                 record = _write_point(out, point, result)
                 done[point.id] = record
                 if record["status"] != "ok":
@@ -846,13 +831,25 @@ def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[i
 
 
 def _prepare_out(out: Path) -> None:
-    """The folders of a results directory, without the temporary files of a sweep killed
-    while writing."""
-    folders = (RECORDS, TIMESERIES, FABRIC)
-    for folder in folders:
-        (out / folder).mkdir(exist_ok=True)
-    for leftover in [path for folder in folders for path in (out / folder).glob(".*.tmp")]:
+    """The folders of a results directory (the records'; each table's is made with its
+    first file), without the temporary files of a sweep killed while writing."""
+    (out / RECORDS).mkdir(exist_ok=True)
+    folders = [out / RECORDS, *(out / name for name in table_folders(out))]
+    for leftover in [path for folder in folders for path in folder.glob(".*.tmp")]:
         leftover.unlink(missing_ok=True)
+
+
+def table_folders(out: str | os.PathLike[str]) -> list[str]:
+    """The names of the tables a sweep directory holds (its folders of ``<id>.parquet``
+    files), sorted."""
+    from snarl.report import TABLE_NAME
+
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    return sorted(
+        p.name for p in out.iterdir() if p.name != RECORDS and TABLE_NAME.match(p.name) and p.is_dir()
+    )
 
 
 def _lock(out: Path) -> int:
@@ -884,12 +881,16 @@ def _lock(out: Path) -> int:
 
 
 def _write_point(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str, Any]:
-    """Writes a finished point: its time series, then its record (both atomically)."""
+    """Writes a finished point: each of its tables as ``<table>/<id>.parquet``, then its
+    record (all atomically)."""
+    from snarl.report import TABLE_NAME
+
     summary = json.loads(result["summary"]) if result.get("summary") else None
-    if result.get("timeseries") is not None:
-        _write_atomic(out / TIMESERIES / f"{point.id}.parquet", result["timeseries"])
-    if result.get("fabric") is not None:
-        _write_atomic(out / FABRIC / f"{point.id}.parquet", result["fabric"])
+    for name, data in (result.get("tables") or {}).items():
+        if not TABLE_NAME.match(name) or name == RECORDS:
+            raise ValueError(f"point {point.id}: table name {name!r} cannot name a folder of the sweep")
+        (out / name).mkdir(exist_ok=True)
+        _write_atomic(out / name / f"{point.id}.parquet", data)
     record = {
         "point_id": point.id,
         "values": point.values,
@@ -1036,9 +1037,15 @@ def load(out: str | os.PathLike[str]) -> pd.DataFrame:
 
 def load_timeseries(out: str | os.PathLike[str], point_id: str | None = None) -> pd.DataFrame:
     """The time series of one point, or of every point with a ``point_id`` column."""
+    return load_table(out, TIMESERIES, point_id)
+
+
+def load_table(out: str | os.PathLike[str], name: str, point_id: str | None = None) -> pd.DataFrame:
+    """The table ``name`` (``"timeseries"``, ``"fabric"``, ...) of one point, or of every
+    point that has it with a ``point_id`` column."""
     import pandas as pd
 
-    directory = Path(out) / TIMESERIES
+    directory = Path(out) / name
     if point_id is not None:
         return pd.read_parquet(directory / f"{point_id}.parquet")
     frames = []

@@ -423,10 +423,11 @@ impl Simulation {
             summary.recovery =
                 observe::recovery(&throughput, series.window(), self.stats.measure_from, start, end, PS_PER_UNIT);
         }
-        let timeseries = self.stats.series.table(&names, &capacity, PS_PER_UNIT);
-        let rates = self.nics.rates_table(PS_PER_UNIT).unwrap_or_default();
-        let fabric = self.stats.fabric.table(PS_PER_UNIT);
-        Ok(Report { summary, timeseries, rates, fabric })
+        let mut report = Report { summary, ..Report::default() };
+        report.add_table("timeseries", self.stats.series.table(&names, &capacity, PS_PER_UNIT));
+        report.add_table("rates", self.nics.rates_table(PS_PER_UNIT).unwrap_or_default());
+        report.add_table("fabric", self.stats.fabric.table(PS_PER_UNIT));
+        Ok(report)
     }
 }
 

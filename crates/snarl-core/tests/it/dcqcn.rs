@@ -61,7 +61,7 @@ process = "periodic"
 
 /// Accepted load (fraction of its 100 Gb/s link) of `group` per window from `from` (ns) on.
 fn windows(r: &Report, group: &str, from: f64) -> Vec<f64> {
-    let ts = &r.timeseries;
+    let ts = r.table("timeseries").expect("a time series");
     let (Some(ColumnData::F64(time)), Some(ColumnData::Str(groups)), Some(ColumnData::F64(load))) =
         (ts.column("time"), ts.column("group"), ts.column("accepted_load"))
     else {
@@ -166,7 +166,7 @@ fn no_congestion_no_marks() {
     let r = run(&text, &[("congestion_control.rate_series", "true")]);
     let c = &r.summary.counters;
     assert_eq!((c["ecn_marks"], c["cnps_sent"], c["rate_cuts"]), (0, 0, 0), "{c:?}");
-    assert_eq!(r.rates.rows(), 0);
+    assert_eq!(r.table("rates").map(|t| t.rows()), Some(0), "a recorded rate series without changes");
     assert_close("load", r.summary.groups["s0"].accepted_load, 0.6, 0.02);
 }
 
@@ -192,12 +192,13 @@ fn cnps_are_packets_but_not_traffic() {
 #[test]
 fn rate_series_records_changes() {
     let r = run(&incast(2, 0, 2_000), &[("congestion_control.rate_series", "true")]);
-    let Some(ColumnData::F64(rate)) = r.rates.column("rate_gbps") else { panic!("rates table") };
+    let rates = r.table("rates").expect("rates table");
+    let Some(ColumnData::F64(rate)) = rates.column("rate_gbps") else { panic!("rate_gbps column") };
     assert!(!rate.is_empty());
     assert_eq!(rate[0], 50.0, "first cut halves the line rate");
     assert!(rate.iter().all(|&g| (0.1..=100.0).contains(&g)));
-    assert_eq!(r.rates.column("src").map(|_| ()), Some(()));
-    let Some(ColumnData::F64(time)) = r.rates.column("time") else { panic!() };
+    assert_eq!(rates.column("src").map(|_| ()), Some(()));
+    let Some(ColumnData::F64(time)) = rates.column("time") else { panic!() };
     assert!(time.windows(2).all(|w| w[0] <= w[1]));
 }
 
@@ -208,7 +209,7 @@ fn dcqcn_runs_are_deterministic() {
     let summary = |seed: &str| {
         let mut r = run(&text, &[("seed", seed)]);
         r.summary.wall_seconds = 0.0;
-        (r.summary_json(), format!("{:?}", r.timeseries))
+        (r.summary_json(), format!("{:?}", r.tables))
     };
     assert_eq!(summary("3"), summary("3"));
     assert_ne!(summary("3").0, summary("4").0);

@@ -26,8 +26,8 @@ fn different_seed_different_summary() {
 fn same_seed_same_time_series() {
     let a = run(SINGLE_SWITCH, &[("traffic.load", "0.9")]);
     let b = run(SINGLE_SWITCH, &[("traffic.load", "0.9")]);
-    assert_eq!(a.timeseries, b.timeseries);
-    assert!(a.timeseries.rows() > 100);
+    assert_eq!(a.tables, b.tables);
+    assert!(a.table("timeseries").expect("a time series").rows() > 100);
 }
 
 #[test]

@@ -68,15 +68,15 @@ fn injection_cap_limits_a_group() {
 fn phases_change_load_on_the_timeline() {
     let text = format!("{}\n[[traffic.phases]]\nat = \"100us\"\ngroup = \"default\"\nload = 0.1\n", SINGLE_SWITCH);
     let r = run(&text, &[("simulation.window", "10us")]);
-    let (times, groups, accepted) =
-        match (r.timeseries.column("time"), r.timeseries.column("group"), r.timeseries.column("accepted_load")) {
-            (
-                Some(snarl_core::ColumnData::F64(t)),
-                Some(snarl_core::ColumnData::Str(g)),
-                Some(snarl_core::ColumnData::F64(a)),
-            ) => (t, g, a),
-            other => panic!("unexpected columns {other:?}"),
-        };
+    let ts = r.table("timeseries").expect("a time series");
+    let (times, groups, accepted) = match (ts.column("time"), ts.column("group"), ts.column("accepted_load")) {
+        (
+            Some(snarl_core::ColumnData::F64(t)),
+            Some(snarl_core::ColumnData::Str(g)),
+            Some(snarl_core::ColumnData::F64(a)),
+        ) => (t, g, a),
+        other => panic!("unexpected columns {other:?}"),
+    };
     let mean = |from: f64, to: f64| {
         let v: Vec<f64> = (0..times.len())
             .filter(|&i| groups[i] == "all" && times[i] >= from && times[i] < to)
@@ -173,10 +173,11 @@ fn deliveries_accounted_at_send_time_stop_at_the_end_of_the_run() {
     };
     let short = cut("20us");
     let long = cut("30us");
+    let series = long.table("timeseries").expect("a time series");
     let (ColumnData::F64(time), ColumnData::Str(group), ColumnData::U64(delivered)) = (
-        long.timeseries.column("time").expect("time"),
-        long.timeseries.column("group").expect("group"),
-        long.timeseries.column("packets_delivered").expect("packets_delivered"),
+        series.column("time").expect("time"),
+        series.column("group").expect("group"),
+        series.column("packets_delivered").expect("packets_delivered"),
     ) else {
         panic!("unexpected column types");
     };
