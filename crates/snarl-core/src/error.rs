@@ -29,7 +29,7 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// What the watchdog found: when, how, and the blocked queues.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Deadlock {
     /// Time of the check that found it, and the watchdog interval, in the run's unit
     /// ("5000cycles", "226us").

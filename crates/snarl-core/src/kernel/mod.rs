@@ -17,7 +17,7 @@ use crate::config::{
     pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
     ValidConfig,
 };
-use crate::error::{BlockedQueue, Deadlock, Error, Result};
+use crate::error::{Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{self, FabricSeries, GroupInfo, IdealFct, Stats};
@@ -316,34 +316,38 @@ impl Simulation {
     /// other in a cycle (a deadlock that traffic elsewhere does not end).
     fn find_deadlock(&self) -> Result<()> {
         let in_flight = self.stats.packet_counts().in_flight;
-        let report = |cycles: [usize; 3], stuck: u64, blocked: Vec<BlockedQueue>| {
-            Err(Error::Deadlock(Box::new(Deadlock {
-                at: self.show_time(self.now),
-                interval: self.show_time(self.stalls.interval()),
-                cycles: cycles[0],
-                queues_on_cycles: cycles[1],
-                queues_waiting: cycles[2],
-                in_flight,
-                stuck,
-                blocked,
-            })))
+        let frozen = in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.stalls.interval();
+        let found = |deadlock: Deadlock| {
+            let when =
+                Deadlock { at: self.show_time(self.now), interval: self.show_time(self.stalls.interval()), ..deadlock };
+            Err(Error::Deadlock(Box::new(when)))
         };
-        if in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.stalls.interval() {
-            return report([0; 3], in_flight, self.fabric.blocked_ports(&self.packets, 10));
+        let nothing = Deadlock { in_flight, ..Deadlock::default() };
+        if frozen {
+            return found(Deadlock {
+                stuck: in_flight,
+                blocked: self.fabric.blocked_ports(&self.packets, 10),
+                ..nothing
+            });
         }
         // Between checks a head may have moved: only those still in place count.
         let packets = &self.packets;
         let head = |q: u32| self.fabric.queue_head(q).map(|p| (p, packets[p].injected));
-        let stalled: Vec<u32> = self.stalls.stalled(self.now, head).into_iter().map(|(q, _)| q).collect();
-        let Some(deadlock) = watchdog::find_cycles(&stalled, |q| self.fabric.waits_for(&self.packets, q)) else {
+        let stalled = self.stalls.stalled(self.now, head);
+        let Some(cycles) = watchdog::find_cycles(&stalled, |q| self.fabric.waits_for(&self.packets, q)) else {
             return Ok(());
         };
-        let on_cycles = deadlock.cycles.iter().flatten().map(|&q| (q, true));
-        let queues: Vec<(u32, bool)> = on_cycles.chain(deadlock.blocked.iter().map(|&q| (q, false))).collect();
-        let stuck = queues.iter().map(|&(q, _)| self.fabric.queue_len(&self.packets, q) as u64).sum();
+        let on_cycles = cycles.cycles.iter().flatten().map(|&q| (q, true));
+        let queues: Vec<(u32, bool)> = on_cycles.chain(cycles.blocked.iter().map(|&q| (q, false))).collect();
         let shown = queues.iter().take(10).map(|&(q, on_cycle)| self.fabric.describe_queue(&self.packets, q, on_cycle));
-        let counts = [deadlock.cycles.len(), queues.len() - deadlock.blocked.len(), deadlock.blocked.len()];
-        report(counts, stuck, shown.collect())
+        found(Deadlock {
+            cycles: cycles.cycles.len(),
+            queues_on_cycles: queues.len() - cycles.blocked.len(),
+            queues_waiting: cycles.blocked.len(),
+            stuck: queues.iter().map(|&(q, _)| self.fabric.queue_len(&self.packets, q) as u64).sum(),
+            blocked: shown.collect(),
+            ..nothing
+        })
     }
 
     /// `t` (ps) in the run's time unit, for messages.

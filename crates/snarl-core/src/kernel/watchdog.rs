@@ -87,30 +87,25 @@ impl StallTracker {
         now.saturating_sub(s.since as u64 * self.period())
     }
 
-    /// Queues whose head has not moved for at least the interval at `now`, with the time
-    /// since they have been stalled, longest first. `head(q)` is the packet now at the
-    /// head of queue q and its injection time, if any: a queue whose head left since the
-    /// last check is not stalled.
-    pub fn stalled(&self, now: u64, head: impl Fn(u32) -> Option<(u32, u64)>) -> Vec<(u32, u64)> {
-        let mut stalled: Vec<(u32, u64)> = self
-            .seen
+    /// Queues whose head has not moved for at least the interval at `now`, in queue
+    /// order. `head(q)` is the packet now at the head of queue q and its injection time,
+    /// if any: a queue whose head left since the last check is not stalled.
+    pub fn stalled(&self, now: u64, head: impl Fn(u32) -> Option<(u32, u64)>) -> Vec<u32> {
+        self.seen
             .iter()
-            .map(|s| (s, self.stalled_for(s, now)))
-            .filter(|&(s, stall)| {
-                stall >= self.interval
+            .filter(|s| {
+                self.stalled_for(s, now) >= self.interval
                     && head(s.queue)
                         .is_some_and(|(packet, injected)| packet == s.packet && injected as u32 == s.injected)
             })
-            .map(|(s, stall)| (s.queue, stall))
-            .collect();
-        stalled.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        stalled
+            .map(|s| s.queue)
+            .collect()
     }
 }
 
 /// Stalled queues that wait on each other in a cycle, and those whose waits lead into one.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Deadlock {
+pub struct WaitCycles {
     /// Queues on cycles, each cycle in wait order.
     pub cycles: Vec<Vec<u32>>,
     /// Other stalled queues whose waits lead into a cycle.
@@ -120,7 +115,7 @@ pub struct Deadlock {
 /// The cycles of the wait-for graph among `stalled` queues, where `waits_for(q)` is the
 /// queue that the head of q waits for (`None`: a host, which always drains). `None` if no
 /// stalled queue is on or behind a cycle.
-pub fn find_cycles(stalled: &[u32], waits_for: impl Fn(u32) -> Option<u32>) -> Option<Deadlock> {
+pub fn find_cycles(stalled: &[u32], waits_for: impl Fn(u32) -> Option<u32>) -> Option<WaitCycles> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         Unvisited,
@@ -128,7 +123,7 @@ pub fn find_cycles(stalled: &[u32], waits_for: impl Fn(u32) -> Option<u32>) -> O
         Done { deadlocked: bool },
     }
     let mut mark: HashMap<u32, Mark> = stalled.iter().map(|&q| (q, Mark::Unvisited)).collect();
-    let mut found = Deadlock::default();
+    let mut found = WaitCycles::default();
     let mut path: Vec<u32> = Vec::new();
     for &start in stalled {
         path.clear();
@@ -180,7 +175,7 @@ mod tests {
         assert!(t.stalled(100, |q| [(3, (7, 1)), (5, (10, 4))].iter().find(|e| e.0 == q).map(|e| e.1)).is_empty());
         t.observe([(3, 7, 1), (5, 10, 4)]);
         let now_at = |q: u32| [(3, (7, 1)), (5, (10, 4))].iter().find(|e| e.0 == q).map(|e| e.1);
-        assert_eq!(t.stalled(125, now_at), vec![(3, 100)]);
+        assert_eq!(t.stalled(125, now_at), vec![3]);
         // Had the head of queue 3 left after the last check, it would not be stalled.
         assert!(t.stalled(125, |q| if q == 3 { None } else { now_at(q) }).is_empty());
     }
@@ -203,7 +198,7 @@ mod tests {
         for _ in 0..3 {
             t.observe([(1, 4, 0), (3, 7, 1)]);
         }
-        assert_eq!(t.stalled(125, |q| Some(if q == 1 { (4, 0) } else { (7, 1) })), vec![(1, 100)]);
+        assert_eq!(t.stalled(125, |q| Some(if q == 1 { (4, 0) } else { (7, 1) })), vec![1]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use super::IoqFabric;
 use crate::error::BlockedQueue;
 use crate::kernel::HOST_TARGET;
-use crate::packet::{PacketSlab, NIL};
+use crate::packet::{Fifo, PacketSlab, NIL};
 
 impl IoqFabric {
     /// The head packet of every non-empty queue, as (queue, packet) in queue order: input
@@ -15,66 +15,58 @@ impl IoqFabric {
         inputs.chain(outputs).enumerate().filter(|&(_, head)| head != NIL).map(|(i, head)| (i as u32, head))
     }
 
-    /// The queue that the head of `queue` (numbered as by `queue_heads`) waits for: an
-    /// input's head for the output queue it requested, an output's head for the input
-    /// downstream that must return credits or resume (`None` if that is a host, which
-    /// always drains, or the queue is empty).
-    pub fn waits_for(&self, packets: &PacketSlab, queue: u32) -> Option<u32> {
-        let (inputs, vcs) = (self.input.len(), self.vcs);
-        let q = queue as usize;
+    /// Queue `queue` (numbered as by `queue_heads`): whether it is an input, its index
+    /// (port * vcs + vc) among the inputs or the outputs, and its FIFO.
+    fn locate(&self, queue: u32) -> (bool, usize, &Fifo) {
+        let (q, inputs) = (queue as usize, self.input.len());
         if q < inputs {
-            let head = self.input[q].fifo.head;
-            if head == NIL {
-                return None;
-            }
-            let switch = self.ports[q / vcs].owner as usize;
-            let out = self.port_base[switch] as usize + packets[head].out_port as usize;
-            Some((inputs + out * vcs + self.input[q].request_vc as usize) as u32)
+            (true, q, &self.input[q].fifo)
         } else {
-            let (o, vc) = ((q - inputs) / vcs, (q - inputs) % vcs);
-            let peer = self.ports[o].peer;
-            (self.output[q - inputs].fifo.head != NIL && peer != NIL && peer & HOST_TARGET == 0)
-                .then(|| peer * vcs as u32 + vc as u32)
+            (false, q - inputs, &self.output[q - inputs].fifo)
         }
     }
 
-    /// The packet at the head of queue `queue` (numbered as by `queue_heads`), if any.
+    /// The queue that the head of `queue` waits for: an input's head for the output queue
+    /// it requested, an output's head for the input downstream that must return credits
+    /// or resume (`None` if that is a host, which always drains, or the queue is empty).
+    pub fn waits_for(&self, packets: &PacketSlab, queue: u32) -> Option<u32> {
+        let (input, i, fifo) = self.locate(queue);
+        if fifo.head == NIL {
+            return None;
+        }
+        let (gp, vc) = (i / self.vcs, i % self.vcs);
+        if input {
+            let out = self.port_base[self.ports[gp].owner as usize] as usize + packets[fifo.head].out_port as usize;
+            Some((self.input.len() + out * self.vcs + self.input[i].request_vc as usize) as u32)
+        } else {
+            let peer = self.ports[gp].peer;
+            (peer != NIL && peer & HOST_TARGET == 0).then(|| peer * self.vcs as u32 + vc as u32)
+        }
+    }
+
+    /// The packet at the head of queue `queue`, if any.
     pub fn queue_head(&self, queue: u32) -> Option<u32> {
-        let (inputs, q) = (self.input.len(), queue as usize);
-        let head = if q < inputs { self.input[q].fifo.head } else { self.output[q - inputs].fifo.head };
+        let head = self.locate(queue).2.head;
         (head != NIL).then_some(head)
     }
 
-    /// Number of packets in queue `queue` (numbered as by `queue_heads`).
+    /// Number of packets in queue `queue`.
     pub fn queue_len(&self, packets: &PacketSlab, queue: u32) -> u32 {
-        let inputs = self.input.len();
-        let q = queue as usize;
-        if q < inputs {
-            self.input[q].fifo.count(packets)
-        } else {
-            self.output[q - inputs].fifo.count(packets)
-        }
+        self.locate(queue).2.count(packets)
     }
 
-    /// What queue `queue` (numbered as by `queue_heads`) is and holds, for reports.
+    /// What queue `queue` is and holds, for reports.
     pub fn describe_queue(&self, packets: &PacketSlab, queue: u32, on_cycle: bool) -> BlockedQueue {
-        let inputs = self.input.len();
-        let input = (queue as usize) < inputs;
-        let i = if input { queue as usize } else { queue as usize - inputs };
+        let (input, i, fifo) = self.locate(queue);
         let (gp, vc) = (i / self.vcs, i % self.vcs);
         let switch = self.ports[gp].owner;
-        let (fifo, credit_bytes) = if input {
-            (&self.input[i].fifo, None)
-        } else {
-            (&self.output[i].fifo, Some(self.credits.credits(gp, vc)))
-        };
         BlockedQueue {
             switch,
             port: gp as u32 - self.port_base[switch as usize],
             vc: vc as u32,
             side: if input { "input" } else { "output" },
             packets: fifo.count(packets),
-            credit_bytes,
+            credit_bytes: (!input).then(|| self.credits.credits(gp, vc)),
             on_cycle,
         }
     }
