@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Instructions and cache misses per packet-hop of the 1024-host fat-tree, counted by
+# Instructions and cache misses per packet-hop of the 1024-host fat-tree and dragonfly
+# (UGAL, the routing that reads the most switch state), counted by
 # cachegrind on a short run. Unlike wall time, these do not depend on what else the
 # machine is doing, so they tell small changes apart on a noisy shared machine. The last
 # level is modelled as a 1 MiB cache, the size of the per-core L2 the hot loop lives in.
@@ -10,12 +11,22 @@ cd "$(dirname "$0")/.."
 bin=${1:-target/release/snarl-bench}
 command -v valgrind >/dev/null 2>&1 || exit 0
 fat_tree=scenarios/basics/fat-tree-1024-uniform.toml
-echo "| case (100 us, cachegrind) | instructions / hop | L1d misses / hop | 1 MiB L2 misses / hop |"
+dragonfly=scenarios/endpoint-congestion/uniform-dragonfly.toml
+echo "| case (cachegrind) | instructions / hop | L1d misses / hop | 1 MiB L2 misses / hop |"
 echo "|---|---:|---:|---:|"
-for load in 0.7 1.0; do
+# name | scenario | overrides
+cases=(
+  "fat-tree-1024 load 0.7|$fat_tree|traffic.load=0.7 simulation.duration=100us"
+  "fat-tree-1024 load 1.0|$fat_tree|traffic.load=1.0 simulation.duration=100us"
+  "dragonfly-1056 UGAL load 0.7|$dragonfly|routing.type=ugal traffic.load=0.7 simulation.duration=4000cycles simulation.warmup=1000cycles"
+  "dragonfly-1056 UGAL load 1.0|$dragonfly|routing.type=ugal traffic.load=1.0 simulation.duration=4000cycles simulation.warmup=1000cycles"
+)
+for case in "${cases[@]}"; do
+  IFS='|' read -r name scenario overrides <<<"$case"
   log=$(mktemp)
+  # shellcheck disable=SC2086
   line=$(valgrind --tool=cachegrind --cache-sim=yes --LL=1048576,16,64 --cachegrind-out-file=/dev/null \
-    "$bin" "fat-tree-1024 load $load" "$fat_tree" "traffic.load=$load" simulation.duration=100us 2>"$log")
+    "$bin" "$name" "$scenario" $overrides 2>"$log")
   python3 - "$log" "$line" <<'PY'
 import json, re, sys
 text, run = open(sys.argv[1]).read(), json.loads(sys.argv[2])
