@@ -19,9 +19,9 @@ use crate::cc::dcqcn::Dcqcn;
 use crate::cc::FlowKey;
 use crate::config::DcqcnConfig;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
-use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::kernel::{Ctx, Event, Timer, TimerKind, HOST_TARGET};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
-use crate::packet::{Message, Packet, CNP, NIL};
+use crate::packet::{Message, Packet, CNP, ECN_MARKED, NIL};
 use crate::report::Table;
 use crate::routing::hash::qp_number;
 use crate::topology::{Endpoint, Topology};
@@ -54,7 +54,7 @@ pub struct Nics {
     queue: Vec<u32>,
     queue_head: Vec<u32>,
     queue_len: Vec<u32>,
-    /// Bumped when a phase changes the host's traffic; stale `Generate` events are ignored.
+    /// Bumped when a phase changes the host's traffic; stale generation timers are ignored.
     epoch: Vec<u32>,
     /// The per-flow scheduler (and congestion control), if configured.
     scheduler: Option<Box<FlowScheduler>>,
@@ -219,7 +219,7 @@ impl Nics {
             ctx.stats.on_generate(ctx.now, g, size, accepted);
         }
         let next = ctx.now + group.process.gap(group.load, rng);
-        ctx.schedule(next, Event::Generate { host, epoch: self.epoch[h] });
+        ctx.schedule(next, Event::Timer(Timer { owner: host, epoch: self.epoch[h], kind: TimerKind::Workload(0) }));
         self.try_inject(ctx, work, host);
     }
 
@@ -440,10 +440,25 @@ impl Nics {
         serialise
     }
 
+    /// The tail of `packet` reached its destination NIC, which decides what its flags
+    /// mean: a CNP goes to the sender's congestion control, a marked data packet to the
+    /// receiver's (notification point) before it is delivered.
+    pub fn receive(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
+        let flags = ctx.packets[packet].flags;
+        if flags & CNP != 0 {
+            self.receive_cnp(ctx, packet);
+            return;
+        }
+        if flags & ECN_MARKED != 0 {
+            self.notify(ctx, work, packet);
+        }
+        ctx.deliver(ctx.now, packet);
+    }
+
     /// Notification point: the marked data packet `packet` is being delivered. Under
     /// DCQCN its destination queues a CNP for the flow unless one went out less than the
     /// CNP interval ago.
-    pub fn notify(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
+    fn notify(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
         let Some(scheduler) = self.scheduler.as_deref_mut() else { return };
         let Some(dcqcn) = scheduler.dcqcn.as_mut() else { return };
         let p = &ctx.packets[packet];
@@ -458,7 +473,7 @@ impl Nics {
     }
 
     /// Reaction point: the CNP `packet` reached the sender of its flow.
-    pub fn receive_cnp(&mut self, ctx: &mut Ctx, packet: u32) {
+    fn receive_cnp(&mut self, ctx: &mut Ctx, packet: u32) {
         let p = ctx.packets[packet];
         ctx.stats.on_deliver_control(p.group);
         *ctx.last_progress = ctx.now;
@@ -470,9 +485,9 @@ impl Nics {
     }
 
     /// A congestion-control timer fired.
-    pub fn cc_timer(&mut self, ctx: &mut Ctx, flow: u32, epoch: u32, kind: u8) {
+    pub fn cc_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
         if let Some(dcqcn) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.dcqcn.as_mut()) {
-            dcqcn.on_timer(ctx, flow, epoch, kind);
+            dcqcn.on_timer(ctx, timer);
         }
     }
 

@@ -34,7 +34,7 @@
 
 use super::{FlowKey, FlowMap};
 use crate::config::DcqcnConfig;
-use crate::kernel::{Ctx, Event};
+use crate::kernel::{Ctx, Event, Timer, TimerKind};
 use crate::observe::FabricEvent;
 use crate::report::{Column, ColumnData, Table};
 
@@ -145,7 +145,7 @@ impl Rp {
     }
 }
 
-/// `Event::CcTimer::kind`.
+/// The codes of DCQCN's timers (`TimerKind::CongestionControl`).
 pub const ALPHA_TIMER: u8 = 0;
 pub const RATE_TIMER: u8 = 1;
 
@@ -246,8 +246,14 @@ impl Dcqcn {
         let epoch = flow.epoch;
         ctx.stats.counters.rate_cuts += 1;
         ctx.stats.fabric.add(ctx.now, FabricEvent::RateCut);
-        ctx.schedule(ctx.now + p.alpha_timer, Event::CcTimer { flow: f, epoch, kind: ALPHA_TIMER });
-        ctx.schedule(ctx.now + p.rate_timer, Event::CcTimer { flow: f, epoch, kind: RATE_TIMER });
+        ctx.schedule(
+            ctx.now + p.alpha_timer,
+            Event::Timer(Timer { owner: f, epoch, kind: TimerKind::CongestionControl(ALPHA_TIMER) }),
+        );
+        ctx.schedule(
+            ctx.now + p.rate_timer,
+            Event::Timer(Timer { owner: f, epoch, kind: TimerKind::CongestionControl(RATE_TIMER) }),
+        );
         self.record(ctx.now, f);
     }
 
@@ -265,19 +271,20 @@ impl Dcqcn {
     }
 
     /// A timer of flow slot `f` fired; stale ones (older epoch) are ignored.
-    pub fn on_timer(&mut self, ctx: &mut Ctx, f: u32, epoch: u32, kind: u8) {
+    pub fn on_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
+        let (f, epoch) = (timer.owner, timer.epoch);
         let p = self.params;
         let Some(flow) = self.flows.get_mut(f as usize) else { return };
         if flow.epoch != epoch {
             return;
         }
-        if kind == ALPHA_TIMER {
+        if timer.kind == TimerKind::CongestionControl(ALPHA_TIMER) {
             flow.rp.on_alpha_timer(&p);
-            ctx.schedule(ctx.now + p.alpha_timer, Event::CcTimer { flow: f, epoch, kind });
+            ctx.schedule(ctx.now + p.alpha_timer, Event::Timer(timer));
         } else {
             flow.rp.on_rate_timer(&p, flow.line);
             if !self.after_increase(ctx.now, f) {
-                ctx.schedule(ctx.now + p.rate_timer, Event::CcTimer { flow: f, epoch, kind });
+                ctx.schedule(ctx.now + p.rate_timer, Event::Timer(timer));
             }
         }
     }

@@ -3,8 +3,6 @@
 /// Events carry small indices only: global port ids, host ids, packet handles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A host's traffic source may generate its next message (stale if `epoch` is old).
-    Generate { host: u32, epoch: u32 },
     /// A host's NIC may be able to inject (link free, cap elapsed).
     HostWake { host: u32 },
     /// The head of `packet` reaches input port `port` (global id) of a switch.
@@ -26,9 +24,28 @@ pub enum Event {
     Phase { index: u32 },
     /// Periodic check that packets still move.
     Watchdog,
-    /// A congestion-control timer of flow slot `flow` (`kind`: alpha or rate timer);
-    /// stale if the flow's epoch has moved on.
-    CcTimer { flow: u32, epoch: u32, kind: u8 },
+    /// A component's timer fired.
+    Timer(Timer),
+}
+
+/// A timer, in a form that names no component: `owner` is whatever its component indexes
+/// by (a host, a flow slot), `epoch` lets the component ignore a timer it has since
+/// cancelled (it bumps its own epoch), and `kind` says whose timer it is and what it
+/// means there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timer {
+    pub owner: u32,
+    pub epoch: u32,
+    pub kind: TimerKind,
+}
+
+/// Which component a timer belongs to, with that component's own code for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerKind {
+    /// The workload's: a source's next generation, a job's next step.
+    Workload(u8),
+    /// The NICs' congestion control's: DCQCN's alpha and rate timers.
+    CongestionControl(u8),
 }
 
 /// Flag in `Event::Credit::target` marking a host NIC.

@@ -7,7 +7,7 @@ mod event_queue;
 mod watchdog;
 
 pub use context::Ctx;
-pub use event::{Event, HOST_TARGET};
+pub use event::{Event, Timer, TimerKind, HOST_TARGET};
 pub(crate) use event_queue::Entry;
 pub use event_queue::EventQueue;
 pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
@@ -21,7 +21,7 @@ use crate::error::{Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{self, FabricSeries, GroupInfo, IdealFct, Stats};
-use crate::packet::{self, MessageSlab, PacketSlab};
+use crate::packet::{MessageSlab, PacketSlab};
 use crate::report::{PausedLink, PfcSummary, Report};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
@@ -179,7 +179,7 @@ impl Simulation {
             let epoch = self.nics.bump_epoch(h as usize);
             if sends {
                 let at = self.now + group.process.first(group.load, &mut self.traffic_rng);
-                self.queue.push(at, Event::Generate { host: h, epoch });
+                self.queue.push(at, Event::Timer(Timer { owner: h, epoch, kind: TimerKind::Workload(0) }));
             }
         }
     }
@@ -251,24 +251,16 @@ impl Simulation {
                         fabric.pause(&mut ctx, target, vc as usize, on);
                     }
                 }
-                Event::Deliver { packet } => {
-                    let flags = ctx.packets[packet].flags;
-                    if flags & packet::CNP != 0 {
-                        nics.receive_cnp(&mut ctx, packet);
-                    } else {
-                        if flags & packet::ECN_MARKED != 0 {
-                            nics.notify(&mut ctx, work, packet);
-                        }
-                        ctx.deliver(ctx.now, packet);
-                    }
-                }
-                Event::CcTimer { flow, epoch, kind } => nics.cc_timer(&mut ctx, flow, epoch, kind),
+                Event::Deliver { packet } => nics.receive(&mut ctx, work, packet),
                 Event::HostWake { host } => nics.wake_event(&mut ctx, work, host),
-                Event::Generate { host, epoch } => {
-                    if epoch == nics.epoch(host as usize) {
-                        nics.generate(&mut ctx, work, traffic_rng, host);
+                Event::Timer(timer) => match timer.kind {
+                    TimerKind::Workload(_) => {
+                        if timer.epoch == nics.epoch(timer.owner as usize) {
+                            nics.generate(&mut ctx, work, traffic_rng, timer.owner);
+                        }
                     }
-                }
+                    TimerKind::CongestionControl(_) => nics.cc_timer(&mut ctx, timer),
+                },
                 Event::Phase { .. } | Event::Watchdog => {
                     *now = ctx.now;
                     return Ok(Some((time, event)));
