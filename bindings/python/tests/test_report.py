@@ -189,3 +189,49 @@ def test_a_table_of_the_core_is_written_by_run_and_sweep_and_reported(extra_tabl
     page = (tmp_path / "report.html").read_text()
     assert "probe_extra/&lt;point_id&gt;.parquet" in page and "probe, label" in page
     assert "timeseries/&lt;point_id&gt;.parquet" in page
+
+
+PROBED = """\
+[simulation]
+duration = "20us"
+window = "2us"
+
+[topology]
+type = "single_switch"
+hosts = 8
+
+[traffic]
+load = 0.9
+pattern = { type = "incast", destination = 0 }
+
+[[observe.queues]]
+switch = 0
+port = 0
+"""
+
+
+def test_a_collector_of_the_core_alone_reaches_the_report_the_files_and_the_page(tmp_path):
+    """The `queues` table comes from a collector of the Rust core that Python code never
+    names: it reaches Report.tables, `run --out` and the HTML report as it is."""
+    report = snarl.run(PROBED)
+    queues = report.table("queues")
+    assert list(queues.columns) == ["time", "switch", "port", "priority", "mean_bytes", "max_bytes"]
+    assert len(queues) == 10 and (queues["switch"] == 0).all() and (queues["port"] == 0).all()
+    # An incast on host 0 at 90% of seven links builds its egress queue.
+    assert queues["max_bytes"].max() > 0 and (queues["mean_bytes"] <= queues["max_bytes"]).all()
+
+    config = tmp_path / "probed.toml"
+    config.write_text(PROBED, encoding="utf-8")
+    done = run_snarl("run", config, "--out", tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    written = pd.read_parquet(tmp_path / "run" / "queues.parquet")
+    assert written["max_bytes"].tolist() == queues["max_bytes"].tolist()
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'base = "{config}"\n[axes]\nseed = [1]\n', encoding="utf-8")
+    done = run_snarl("sweep", spec, "--out", tmp_path / "sweep", "--processes", "1")
+    assert done.returncode == 0, done.stderr
+    (point_id,) = pd.read_parquet(tmp_path / "sweep" / "points.parquet")["point_id"]
+    assert len(pd.read_parquet(tmp_path / "sweep" / "queues" / f"{point_id}.parquet")) == 10
+    done = run_snarl("report", tmp_path / "sweep", "-o", tmp_path / "report.html")
+    assert done.returncode == 0, done.stderr
+    assert "queues/&lt;point_id&gt;.parquet" in (tmp_path / "report.html").read_text()

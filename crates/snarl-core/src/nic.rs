@@ -21,8 +21,8 @@ use crate::config::DcqcnConfig;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
 use crate::kernel::{Ctx, Event, Timer, TimerKind, HOST_TARGET};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
+use crate::observe::TraceEvent;
 use crate::packet::{Message, Packet, CNP, ECN_MARKED, NIL};
-use crate::report::Table;
 use crate::routing::hash::qp_number;
 use crate::topology::{Endpoint, Topology};
 use crate::traffic::Workload;
@@ -216,7 +216,7 @@ impl Nics {
                 }
                 self.queue_len[h] += 1;
             }
-            ctx.stats.on_generate(ctx.now, g, size, accepted);
+            ctx.trace(TraceEvent::Generated { group: g, bytes: size, accepted });
         }
         let next = ctx.now + group.process.gap(group.load, rng);
         ctx.schedule(next, Event::Timer(Timer { owner: host, epoch: self.epoch[h], kind: TimerKind::Workload(0) }));
@@ -289,7 +289,7 @@ impl Nics {
                 scheduler.cnps[h].pop_front();
                 let group = work.host_group[h];
                 let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP);
-                ctx.stats.on_inject_control(now, group);
+                ctx.trace(TraceEvent::CnpSent { group });
                 if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
                     self.wake(ctx, host, now + serialise);
                 }
@@ -371,7 +371,7 @@ impl Nics {
         }
         let serialise = self.launch_data(ctx, work, host, m, mid, size);
         if let Some(dcqcn) = scheduler.dcqcn.as_mut() {
-            dcqcn.on_sent(now, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
+            dcqcn.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
         }
         if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
             self.wake(ctx, host, now + serialise);
@@ -388,7 +388,7 @@ impl Nics {
         if cap < 1.0 {
             self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
         }
-        ctx.stats.on_inject(group);
+        ctx.trace(TraceEvent::Injected { group });
         serialise
     }
 
@@ -429,7 +429,7 @@ impl Nics {
         });
         self.credits.on_send(h, vc as usize, size);
         self.link_free_at[h] = now + serialise;
-        ctx.stats.packet_hops += 1;
+        ctx.trace(TraceEvent::Hop);
         *ctx.last_progress = now;
         let far = self.peer[h];
         if far & HOST_TARGET != 0 {
@@ -475,7 +475,7 @@ impl Nics {
     /// Reaction point: the CNP `packet` reached the sender of its flow.
     fn receive_cnp(&mut self, ctx: &mut Ctx, packet: u32) {
         let p = ctx.packets[packet];
-        ctx.stats.on_deliver_control(p.group);
+        ctx.trace(TraceEvent::CnpDelivered { group: p.group });
         *ctx.last_progress = ctx.now;
         ctx.packets.release(packet);
         if let Some(dcqcn) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.dcqcn.as_mut()) {
@@ -489,11 +489,6 @@ impl Nics {
         if let Some(dcqcn) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.dcqcn.as_mut()) {
             dcqcn.on_timer(ctx, timer);
         }
-    }
-
-    /// The per-flow rate changes, when congestion control records them.
-    pub fn rates_table(&self, ps_per_unit: f64) -> Option<Table> {
-        self.scheduler.as_ref().and_then(|scheduler| scheduler.dcqcn.as_ref()).and_then(|d| d.rates_table(ps_per_unit))
     }
 
     pub fn wake_event(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {
@@ -511,7 +506,7 @@ impl Nics {
     /// A PFC pause (`on`) or resume frame for priority `vc` reached `host`.
     pub fn pause(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, vc: usize, on: bool) {
         if on {
-            ctx.stats.pfc.pause_frames_received += 1;
+            ctx.trace(TraceEvent::PauseReceived);
         }
         if self.pause.set(host as usize, vc, on, ctx.now) && !on {
             self.try_inject(ctx, work, host);

@@ -35,8 +35,7 @@
 use super::{FlowKey, FlowMap};
 use crate::config::DcqcnConfig;
 use crate::kernel::{Ctx, Event, Timer, TimerKind};
-use crate::observe::FabricEvent;
-use crate::report::{Column, ColumnData, Table};
+use crate::observe::TraceEvent;
 
 /// DCQCN parameters in simulator units: picoseconds, bytes, bits/s.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -159,16 +158,6 @@ struct Flow {
     next_send: u64,
 }
 
-/// Every rate change of every flow, when asked for.
-#[derive(Default)]
-struct RateSeries {
-    time: Vec<u64>,
-    src: Vec<u64>,
-    dst: Vec<u64>,
-    qp: Vec<u64>,
-    rate: Vec<f64>,
-}
-
 /// The DCQCN state of all NICs: throttled flows (a slab indexed through a map keyed by
 /// flow), and the receivers' last CNP time per flow.
 pub struct Dcqcn {
@@ -177,7 +166,6 @@ pub struct Dcqcn {
     free: Vec<u32>,
     index: FlowMap<u32>,
     last_cnp: FlowMap<u64>,
-    series: Option<RateSeries>,
 }
 
 impl Dcqcn {
@@ -188,7 +176,6 @@ impl Dcqcn {
             free: Vec::new(),
             index: FlowMap::default(),
             last_cnp: FlowMap::default(),
-            series: config.rate_series.then(RateSeries::default),
         }
     }
 
@@ -244,8 +231,6 @@ impl Dcqcn {
         flow.rp.on_cnp(&p);
         flow.epoch = flow.epoch.wrapping_add(1);
         let epoch = flow.epoch;
-        ctx.stats.counters.rate_cuts += 1;
-        ctx.stats.fabric.add(ctx.now, FabricEvent::RateCut);
         ctx.schedule(
             ctx.now + p.alpha_timer,
             Event::Timer(Timer { owner: f, epoch, kind: TimerKind::CongestionControl(ALPHA_TIMER) }),
@@ -254,19 +239,19 @@ impl Dcqcn {
             ctx.now + p.rate_timer,
             Event::Timer(Timer { owner: f, epoch, kind: TimerKind::CongestionControl(RATE_TIMER) }),
         );
-        self.record(ctx.now, f);
+        self.record(ctx, f, true);
     }
 
     /// A packet of `size` bytes of `key` starts now: pace the next one at the flow's rate
     /// and run its byte counter.
     #[inline]
-    pub fn on_sent(&mut self, now: u64, key: &FlowKey, size: u64) {
+    pub fn on_sent(&mut self, ctx: &mut Ctx, key: &FlowKey, size: u64) {
         let Some(&f) = self.index.get(key) else { return };
         let p = self.params;
         let flow = &mut self.flows[f as usize];
-        flow.next_send = now + (size as f64 * 8e12 / flow.rp.rc).ceil() as u64;
+        flow.next_send = ctx.now + (size as f64 * 8e12 / flow.rp.rc).ceil() as u64;
         if flow.rp.on_sent(&p, flow.line, size) {
-            self.after_increase(now, f);
+            self.after_increase(ctx, f);
         }
     }
 
@@ -283,7 +268,7 @@ impl Dcqcn {
             ctx.schedule(ctx.now + p.alpha_timer, Event::Timer(timer));
         } else {
             flow.rp.on_rate_timer(&p, flow.line);
-            if !self.after_increase(ctx.now, f) {
+            if !self.after_increase(ctx, f) {
                 ctx.schedule(ctx.now + p.rate_timer, Event::Timer(timer));
             }
         }
@@ -291,8 +276,8 @@ impl Dcqcn {
 
     /// Records the new rate of slot `f`; releases the flow if it is back at line rate.
     /// Returns whether it was released.
-    fn after_increase(&mut self, now: u64, f: u32) -> bool {
-        self.record(now, f);
+    fn after_increase(&mut self, ctx: &mut Ctx, f: u32) -> bool {
+        self.record(ctx, f, false);
         let flow = &mut self.flows[f as usize];
         if !flow.rp.at_line_rate(flow.line) {
             return false;
@@ -304,30 +289,11 @@ impl Dcqcn {
         true
     }
 
-    fn record(&mut self, now: u64, f: u32) {
-        if let Some(s) = &mut self.series {
-            let flow = &self.flows[f as usize];
-            s.time.push(now);
-            s.src.push(flow.key.src as u64);
-            s.dst.push(flow.key.dst as u64);
-            s.qp.push(flow.key.qp as u64);
-            s.rate.push(flow.rp.rc / 1e9);
-        }
-    }
-
-    /// The rate changes as a tidy table (time in the report's unit), if recorded.
-    pub fn rates_table(&self, ps_per_unit: f64) -> Option<Table> {
-        let s = self.series.as_ref()?;
-        let col = |name: &str, data| Column { name: name.to_string(), data };
-        Some(Table {
-            columns: vec![
-                col("time", ColumnData::F64(s.time.iter().map(|&t| t as f64 / ps_per_unit).collect())),
-                col("src", ColumnData::U64(s.src.clone())),
-                col("dst", ColumnData::U64(s.dst.clone())),
-                col("qp", ColumnData::U64(s.qp.clone())),
-                col("rate_gbps", ColumnData::F64(s.rate.clone())),
-            ],
-        })
+    /// Reports the new rate of slot `f` (after a cut, when `cut`).
+    fn record(&self, ctx: &mut Ctx, f: u32, cut: bool) {
+        let flow = &self.flows[f as usize];
+        let FlowKey { src, dst, qp } = flow.key;
+        ctx.trace(TraceEvent::RateChanged { src, dst, qp, rate_bps: flow.rp.rc, cut });
     }
 }
 

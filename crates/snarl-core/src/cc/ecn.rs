@@ -5,7 +5,6 @@
 //! its own random stream, so runs without marking draw nothing and stay as they were.
 
 use crate::config::{EcnConfig, EcnMarkAt};
-use crate::observe::Counters;
 use crate::packet::{Packet, ECN_MARKED};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -67,25 +66,24 @@ impl Ecn {
     /// A packet enters an output queue that holds `ahead` bytes before it; `true` if it
     /// was marked now.
     #[inline]
-    pub fn on_enqueue(&mut self, ahead: u64, packet: &mut Packet, counters: &mut Counters) -> bool {
-        !self.at_dequeue && self.consider(ahead, packet, counters)
+    pub fn on_enqueue(&mut self, ahead: u64, packet: &mut Packet) -> bool {
+        !self.at_dequeue && self.consider(ahead, packet)
     }
 
     /// A packet leaves an output queue for the link, leaving `behind` bytes queued;
     /// `true` if it was marked now.
     #[inline]
-    pub fn on_dequeue(&mut self, behind: u64, packet: &mut Packet, counters: &mut Counters) -> bool {
-        self.at_dequeue && self.consider(behind, packet, counters)
+    pub fn on_dequeue(&mut self, behind: u64, packet: &mut Packet) -> bool {
+        self.at_dequeue && self.consider(behind, packet)
     }
 
     /// Control packets (CNPs) are never marked; a packet already marked upstream stays
     /// marked without a new draw.
     #[inline]
-    fn consider(&mut self, queue_bytes: u64, packet: &mut Packet, counters: &mut Counters) -> bool {
+    fn consider(&mut self, queue_bytes: u64, packet: &mut Packet) -> bool {
         let marked = packet.flags == 0 && self.marker.mark(queue_bytes, &mut self.rng);
         if marked {
             packet.flags |= ECN_MARKED;
-            counters.ecn_marks += 1;
         }
         marked
     }
@@ -125,15 +123,13 @@ mod tests {
     fn control_packets_and_the_other_point_are_left_alone() {
         let config = EcnConfig { kmin: crate::units::Bytes(0), kmax: crate::units::Bytes(0), ..EcnConfig::default() };
         let mut ecn = Ecn::new(&config, 1);
-        let mut counters = Counters::default();
         let mut cnp = Packet { flags: CNP, ..Default::default() };
-        ecn.on_enqueue(10_000, &mut cnp, &mut counters);
+        assert!(!ecn.on_enqueue(10_000, &mut cnp));
         assert_eq!(cnp.flags, CNP);
         let mut data = Packet::default();
-        ecn.on_dequeue(10_000, &mut data, &mut counters);
+        assert!(!ecn.on_dequeue(10_000, &mut data));
         assert_eq!(data.flags, 0, "marking happens at enqueue only");
-        ecn.on_enqueue(10_000, &mut data, &mut counters);
+        assert!(ecn.on_enqueue(10_000, &mut data));
         assert_eq!(data.flags, ECN_MARKED);
-        assert_eq!(counters.ecn_marks, 1);
     }
 }

@@ -3,7 +3,7 @@
 use super::event::Event;
 use super::event_queue::EventQueue;
 use crate::flow_control::CreditReturns;
-use crate::observe::Stats;
+use crate::observe::{Stats, TraceEvent};
 use crate::packet::{MessageSlab, PacketSlab, NIL};
 use crate::routing::AnyRouting;
 use crate::topology::AnyTopology;
@@ -34,6 +34,12 @@ impl Ctx<'_> {
         self.queue.push(at, event);
     }
 
+    /// Reports what happened now to the collectors.
+    #[inline(always)]
+    pub fn trace(&mut self, event: TraceEvent) {
+        self.stats.trace(self.now, event);
+    }
+
     /// The tail of `packet` will reach its destination host at `at`. Plain data is
     /// accounted at once, saving an event: nothing at the host reacts to it, and the
     /// counters and series take the delivery time. Marked packets and congestion
@@ -57,11 +63,13 @@ impl Ctx<'_> {
         let (created, size) = (message.created, message.size);
         message.outstanding -= 1;
         let done = message.outstanding == 0;
-        self.stats.on_deliver(at, p.group, dst_group, p.size as u64, created, p.injected);
+        let bytes = p.size as u64;
+        self.stats
+            .trace(at, TraceEvent::Delivered { src_group: p.group, dst_group, bytes, created, injected: p.injected });
         *self.last_progress = at;
         if done {
             self.messages.release(p.message);
-            self.stats.on_message_done(at, p.group, created, size, p.hops);
+            self.stats.trace(at, TraceEvent::MessageDone { group: p.group, created, bytes: size, hops: p.hops });
         }
         self.packets.release(packet);
     }
@@ -70,7 +78,7 @@ impl Ctx<'_> {
     /// packets have none) is over, incomplete, once none of its packets is in flight.
     pub fn drop_packet(&mut self, packet: u32) {
         let p = self.packets[packet];
-        self.stats.on_drop(self.now, p.group);
+        self.trace(TraceEvent::Dropped { group: p.group });
         self.packets.release(packet);
         if p.message == NIL {
             return;

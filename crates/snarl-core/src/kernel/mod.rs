@@ -20,7 +20,9 @@ use crate::config::{
 use crate::error::{Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, PauseState, PfcReceiver};
 use crate::nic::Nics;
-use crate::observe::{self, FabricSeries, GroupInfo, IdealFct, Stats};
+use crate::observe::{
+    self, AnyCollector, FabricSeries, Finish, GroupInfo, IdealFct, QueueProbes, QueueSeries, RateLog, Stats,
+};
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::report::{PausedLink, PfcSummary, Report};
 use crate::routing::hash::mix64;
@@ -114,14 +116,26 @@ impl Simulation {
             switch_latency: config.switch.latency().0,
         };
         let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end, ideal)?;
-        if let Some(ecn) = &ecn {
-            stats.queues.set_ecn_thresholds(ecn.kmin.0, ecn.kmax.0);
-        }
-        add_queue_probes(config, &topo, &mut fabric, &mut stats)?;
         stats.congestion_counters = ecn.is_some() || !config.congestion_control.is_none();
+        // The optional collectors: those of the mechanisms the run has, and those asked for.
         let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
         if stats.congestion_counters || link_events {
-            stats.fabric = FabricSeries::new(window, end, true)?;
+            stats.collectors.add(AnyCollector::Fabric(FabricSeries::new(window, end)?));
+        }
+        if let CongestionControlConfig::Dcqcn(dcqcn) = &config.congestion_control {
+            if dcqcn.rate_series {
+                stats.collectors.add(AnyCollector::Rates(RateLog::default()));
+            }
+        }
+        let mut probes = QueueProbes::new(sim.warmup.0);
+        if let Some(ecn) = &ecn {
+            probes.set_ecn_thresholds(ecn.kmin.0, ecn.kmax.0);
+        }
+        add_queue_probes(config, &topo, &mut fabric, &mut probes)?;
+        if !probes.probes.is_empty() {
+            let queues = probes.probes.iter().map(|p| (p.switch, p.port, p.priority)).collect();
+            stats.collectors.add(AnyCollector::QueueSeries(QueueSeries::new(queues, window, end)?));
+            stats.collectors.add(AnyCollector::Queues(probes));
         }
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
         // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
@@ -390,7 +404,8 @@ impl Simulation {
             .collect();
         let names: Vec<String> = infos.iter().map(|i| i.name.clone()).collect();
         let capacity: Vec<f64> = infos.iter().map(|i| i.capacity_bps).collect();
-        let mut summary = self.stats.summarise(&infos, self.end, PS_PER_UNIT);
+        let finish = Finish { groups: &infos, end: self.end, ps_per_unit: PS_PER_UNIT };
+        let mut summary = self.stats.summarise(&finish);
         summary.sim_time = self.end as f64 / PS_PER_UNIT;
         summary.measure_from = self.stats.measure_from as f64 / PS_PER_UNIT;
         summary.time_unit = match self.time_unit {
@@ -398,7 +413,6 @@ impl Simulation {
             TimeUnit::Cycles => "cycles".into(),
         };
         summary.seed = self.seed;
-        summary.queues = self.stats.queues.summarise(self.end);
         if self.pfc_headroom > 0 {
             summary.pfc = Some(self.pfc_summary());
         }
@@ -421,8 +435,7 @@ impl Simulation {
         }
         let mut report = Report { summary, ..Report::default() };
         report.add_table("timeseries", self.stats.series.table(&names, &capacity, PS_PER_UNIT));
-        report.add_table("rates", self.nics.rates_table(PS_PER_UNIT).unwrap_or_default());
-        report.add_table("fabric", self.stats.fabric.table(PS_PER_UNIT));
+        self.stats.collectors.tables(&mut report, &finish);
         Ok(report)
     }
 }
@@ -539,7 +552,12 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
 }
 
 /// Registers the `observe.queues` probes, checking they name existing queues.
-fn add_queue_probes(config: &Config, topo: &AnyTopology, fabric: &mut IoqFabric, stats: &mut Stats) -> Result<()> {
+fn add_queue_probes(
+    config: &Config,
+    topo: &AnyTopology,
+    fabric: &mut IoqFabric,
+    probes: &mut QueueProbes,
+) -> Result<()> {
     for (i, q) in config.observe.queues.iter().enumerate() {
         let at = format!("observe.queues.{i}");
         if q.switch as usize >= topo.num_switches() {
@@ -561,7 +579,7 @@ fn add_queue_probes(config: &Config, topo: &AnyTopology, fabric: &mut IoqFabric,
                 format!("the switches have {} priorities (VCs), found {}", config.switch.vcs(), q.priority),
             ));
         }
-        let probe = stats.queues.add(q.switch, q.port, q.priority);
+        let probe = probes.add(q.switch, q.port, q.priority);
         fabric.add_probe(q.switch as usize, q.port as usize, q.priority as usize, probe);
     }
     Ok(())

@@ -16,7 +16,7 @@
 //! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN |
 //! | traffic tables | H · 10 for group membership, and H · 4 per pattern that keeps a host list or a destination table |
 //! | latency histograms | 5 · G + 8 HDR histograms of about 280 KB (3 latency and 2 FCT per group, 8 for the FCT size buckets), and one per queue probe |
-//! | time series | W · G · 32 counters, the report's table of W · (G + 1) rows of 72 bytes, W · 8 for recovery, W · 80 for the fabric series of runs with PFC, drops, ECN or congestion control |
+//! | time series | W · G · 32 counters, the report's table of W · (G + 1) rows of 72 bytes, W · 8 for recovery, W · 80 for the fabric series of runs with PFC, drops, ECN or congestion control, W · Q · 32 for the windows of the Q probed queues |
 //! | event calendar | 25 per wheel bucket (2^k of them, k = log2(H / 2) within 10..24), and 32 per event for 4,096 + 2 · H + 16 · (H + P) · ρ events: a generation pending per host and, at saturation, about two events per host and port in bucket buffers that keep up to eight times that room |
 //! | watchdog | 2 · P · V · ρ queues (inputs and outputs, the non-empty ones at saturation) of 32 bytes: the heads seen at the last check and at the next |
 //! | packets in flight | 1.5 · ρ · (H · B packets of 64 bytes + H · Q messages of 48 bytes): at saturation every host keeps about one buffer's worth of packets in flight and a full source queue, in slabs that grow by doubling |
@@ -136,6 +136,7 @@ pub fn estimate(config: &Config) -> Estimate {
         || !config.congestion_control.is_none()
         || !matches!(config.flow_control, FlowControlConfig::Credit {});
     let series = sum(&[
+        mul(&[windows, config.observe.queues.len() as u64, crate::observe::QueueSeries::BYTES_PER_CELL]),
         mul(&[windows, groups, 32]),
         mul(&[windows, groups + 1, 72]),
         mul(&[windows, 8]),

@@ -3,12 +3,14 @@
 //! onset of an incast, the marks that follow); recorded only in runs that have any of
 //! these mechanisms, so other runs carry no extra table.
 
+use super::{Collector, Finish, TraceEvent};
 use crate::error::Result;
 use crate::memory::fallible::filled;
-use crate::report::{Column, ColumnData, Table};
+use crate::report::{Column, ColumnData, Report, Table};
 
+/// The columns: the trace events counted, in table order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FabricEvent {
+enum FabricEvent {
     PauseFrame,
     ResumeFrame,
     EcnMark,
@@ -27,15 +29,14 @@ pub struct FabricSeries {
 }
 
 impl FabricSeries {
-    /// `enabled = false` records nothing and reports an empty table.
-    pub fn new(window: u64, duration: u64, enabled: bool) -> Result<FabricSeries> {
-        let windows = if enabled { duration.div_ceil(window.max(1)) as usize } else { 0 };
+    pub fn new(window: u64, duration: u64) -> Result<FabricSeries> {
+        let windows = duration.div_ceil(window.max(1)) as usize;
         let counts = filled(windows, [0; KINDS], "the fabric time series")?;
         Ok(FabricSeries { window: window.max(1), windows, counts })
     }
 
     #[inline]
-    pub fn add(&mut self, now: u64, event: FabricEvent) {
+    fn add(&mut self, now: u64, event: FabricEvent) {
         if let Some(cell) = self.counts.get_mut((now / self.window) as usize) {
             cell[event as usize] += 1;
         }
@@ -43,9 +44,6 @@ impl FabricSeries {
 
     /// One row per window: its start (in the run's time unit) and each event's count.
     pub fn table(&self, ps_per_unit: f64) -> Table {
-        if self.windows == 0 {
-            return Table::default();
-        }
         let time = (0..self.windows).map(|w| (w as u64 * self.window) as f64 / ps_per_unit).collect();
         let mut columns = vec![Column { name: "time".into(), data: ColumnData::F64(time) }];
         for (k, name) in NAMES.iter().enumerate() {
@@ -56,24 +54,45 @@ impl FabricSeries {
     }
 }
 
+impl Collector for FabricSeries {
+    #[inline]
+    fn on(&mut self, now: u64, event: &TraceEvent) {
+        let kind = match *event {
+            TraceEvent::PauseSent { on: true, .. } => FabricEvent::PauseFrame,
+            TraceEvent::PauseSent { on: false, .. } => FabricEvent::ResumeFrame,
+            TraceEvent::EcnMarked => FabricEvent::EcnMark,
+            TraceEvent::CnpSent { .. } => FabricEvent::Cnp,
+            TraceEvent::RateChanged { cut: true, .. } => FabricEvent::RateCut,
+            TraceEvent::Dropped { .. } => FabricEvent::Drop,
+            _ => return,
+        };
+        self.add(now, kind);
+    }
+
+    fn tables(&self, report: &mut Report, finish: &Finish) {
+        report.add_table("fabric", self.table(finish.ps_per_unit));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn events_land_in_their_window() {
-        let mut s = FabricSeries::new(100, 250, true).unwrap();
-        s.add(0, FabricEvent::PauseFrame);
-        s.add(99, FabricEvent::PauseFrame);
-        s.add(100, FabricEvent::EcnMark);
-        s.add(249, FabricEvent::Drop);
-        s.add(1000, FabricEvent::Drop); // past the end: ignored
+        let mut s = FabricSeries::new(100, 250).unwrap();
+        let pause = TraceEvent::PauseSent { port: 0, queue: 0, on: true };
+        s.on(0, &pause);
+        s.on(99, &pause);
+        s.on(100, &TraceEvent::EcnMarked);
+        s.on(120, &TraceEvent::Hop); // not a fabric event
+        s.on(249, &TraceEvent::Dropped { group: 0 });
+        s.on(1000, &TraceEvent::Dropped { group: 0 }); // past the end: ignored
         let t = s.table(1.0);
         assert_eq!(t.rows(), 3);
         assert_eq!(t.column("time"), Some(&ColumnData::F64(vec![0.0, 100.0, 200.0])));
         assert_eq!(t.column("pause_frames"), Some(&ColumnData::U64(vec![2, 0, 0])));
         assert_eq!(t.column("ecn_marks"), Some(&ColumnData::U64(vec![0, 1, 0])));
         assert_eq!(t.column("packets_dropped"), Some(&ColumnData::U64(vec![0, 0, 1])));
-        assert_eq!(FabricSeries::new(100, 250, false).unwrap().table(1.0).rows(), 0);
     }
 }

@@ -1,19 +1,31 @@
-//! Observers: per-group counters, latency distributions and windowed throughput. They
-//! watch the model and never steer it; every hook is O(1) and allocation-free.
+//! Observers. Models report what happens as trace events ([`TraceEvent`]); the always-on
+//! statistics ([`Stats`]: per-group counters, latency histograms, windowed throughput,
+//! flow completion times, named counters) and the optional collectors ([`Collector`]:
+//! the fabric event series, the rate log, queue probes) turn them into the summary and
+//! the tables. They watch the model and never steer it; every hook is O(1) and
+//! allocation-free.
 
+mod collector;
 mod fabric_series;
 mod fct;
 mod latency;
+mod queue_series;
 mod queues;
+mod rates;
 mod recovery;
 mod series;
+mod trace;
 
-pub use fabric_series::{FabricEvent, FabricSeries};
+pub use collector::{AnyCollector, Collector, Collectors, Finish};
+pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use latency::Latency;
+pub use queue_series::QueueSeries;
 pub use queues::QueueProbes;
+pub use rates::RateLog;
 pub use recovery::recovery;
 pub use series::Series;
+pub use trace::TraceEvent;
 
 use crate::error::Result;
 use crate::report::{GroupSummary, PacketCounts, Summary};
@@ -66,10 +78,9 @@ pub struct Stats {
     pub series: Series,
     pub counters: Counters,
     pub pfc: PfcCounters,
-    pub queues: QueueProbes,
-    /// Flow- and congestion-control events per window (runs that have such mechanisms).
-    pub fabric: FabricSeries,
     pub fct: Fct,
+    /// The optional collectors this run has.
+    pub collectors: Collectors,
     pub injected: u64,
     pub delivered: u64,
     pub packet_hops: u64,
@@ -86,9 +97,8 @@ impl Stats {
             series: Series::new(groups, window, duration)?,
             counters: Counters::default(),
             pfc: PfcCounters::default(),
-            queues: QueueProbes::new(measure_from),
-            fabric: FabricSeries::new(window, duration, false)?,
             fct: Fct::new(ideal, groups),
+            collectors: Collectors::default(),
             injected: 0,
             delivered: 0,
             packet_hops: 0,
@@ -96,8 +106,19 @@ impl Stats {
         })
     }
 
+    /// Takes in one trace event at `now`. Inlined where it is reported, so the match
+    /// resolves at compile time; the optional collectors cost one branch when there are
+    /// none.
+    #[inline(always)]
+    pub fn trace(&mut self, now: u64, event: TraceEvent) {
+        self.on(now, &event);
+        if self.collectors.any() {
+            self.collectors.on(now, &event);
+        }
+    }
+
     #[inline]
-    pub fn on_generate(&mut self, now: u64, group: u16, bytes: u64, accepted: bool) {
+    fn on_generate(&mut self, now: u64, group: u16, bytes: u64, accepted: bool) {
         self.series.add_generated(now, group, bytes);
         if accepted {
             self.counters.messages_generated += 1;
@@ -110,24 +131,22 @@ impl Stats {
     }
 
     #[inline]
-    pub fn on_inject(&mut self, group: u16) {
+    fn on_inject(&mut self, group: u16) {
         self.injected += 1;
         self.groups[group as usize].injected_packets += 1;
     }
 
     /// A packet was dropped for want of buffer space.
     #[inline]
-    pub fn on_drop(&mut self, now: u64, group: u16) {
+    fn on_drop(&mut self, group: u16) {
         self.counters.packets_dropped += 1;
-        self.fabric.add(now, FabricEvent::Drop);
         self.groups[group as usize].dropped_packets += 1;
     }
 
     /// A control packet (CNP) left a NIC of `group`: it counts in the packet counts
     /// (conservation, of the whole run and of its group), never in loads or latencies.
     #[inline]
-    pub fn on_inject_control(&mut self, now: u64, group: u16) {
-        self.fabric.add(now, FabricEvent::Cnp);
+    fn on_inject_control(&mut self, group: u16) {
         self.injected += 1;
         self.groups[group as usize].injected_packets += 1;
         self.counters.cnps_sent += 1;
@@ -135,7 +154,7 @@ impl Stats {
 
     /// A control packet sent by `group` reached its destination.
     #[inline]
-    pub fn on_deliver_control(&mut self, group: u16) {
+    fn on_deliver_control(&mut self, group: u16) {
         self.delivered += 1;
         self.groups[group as usize].delivered_packets += 1;
         self.counters.cnps_delivered += 1;
@@ -143,7 +162,7 @@ impl Stats {
 
     /// A packet's tail reached its destination.
     #[inline]
-    pub fn on_deliver(&mut self, now: u64, src_group: u16, dst_group: u16, bytes: u64, created: u64, injected: u64) {
+    fn on_deliver(&mut self, now: u64, src_group: u16, dst_group: u16, bytes: u64, created: u64, injected: u64) {
         self.delivered += 1;
         self.series.add_delivered(now, src_group, bytes, now - created);
         let g = &mut self.groups[src_group as usize];
@@ -159,7 +178,7 @@ impl Stats {
     /// The last packet of a message of `bytes` sent by `group` was delivered; it crossed
     /// `hops` links.
     #[inline]
-    pub fn on_message_done(&mut self, now: u64, group: u16, created: u64, bytes: u64, hops: u16) {
+    fn on_message_done(&mut self, now: u64, group: u16, created: u64, bytes: u64, hops: u16) {
         self.counters.messages_delivered += 1;
         if now >= self.measure_from {
             self.groups[group as usize].message_latency.record(now - created);
@@ -169,9 +188,11 @@ impl Stats {
         }
     }
 
-    /// The summary; `groups[g]` names group g and gives its hosts' count and summed
+    /// The summary of the always-on statistics and of the optional collectors;
+    /// `finish.groups[g]` names group g and gives its hosts' count and summed
     /// link capacity (bits/s).
-    pub fn summarise(&self, groups: &[GroupInfo], end: u64, ps_per_unit: f64) -> Summary {
+    pub fn summarise(&mut self, finish: &Finish) -> Summary {
+        let (groups, end, ps_per_unit) = (finish.groups, finish.end, finish.ps_per_unit);
         let seconds = (end.saturating_sub(self.measure_from)) as f64 * 1e-12;
         let mut summaries = BTreeMap::new();
         let mut total = GroupStats::default();
@@ -215,7 +236,7 @@ impl Stats {
                 counters.insert(k.to_string(), v);
             }
         }
-        Summary {
+        let mut summary = Summary {
             accepted_load: all.accepted_load,
             offered_load: all.offered_load,
             received_load: all.received_load,
@@ -230,7 +251,9 @@ impl Stats {
             counters,
             packet_hops: self.packet_hops,
             ..Summary::default()
-        }
+        };
+        self.collectors.summarise(&mut summary, finish);
+        summary
     }
 
     pub fn packet_counts(&self) -> PacketCounts {
@@ -239,6 +262,35 @@ impl Stats {
             delivered: self.delivered,
             in_flight: self.injected - self.delivered - self.counters.packets_dropped,
             dropped: self.counters.packets_dropped,
+        }
+    }
+}
+
+/// The always-on statistics as a collector: what each event adds to the counters,
+/// histograms and series.
+impl Collector for Stats {
+    #[inline(always)]
+    fn on(&mut self, now: u64, event: &TraceEvent) {
+        match *event {
+            TraceEvent::Generated { group, bytes, accepted } => self.on_generate(now, group, bytes, accepted),
+            TraceEvent::Injected { group } => self.on_inject(group),
+            TraceEvent::Hop => self.packet_hops += 1,
+            TraceEvent::Delivered { src_group, dst_group, bytes, created, injected } => {
+                self.on_deliver(now, src_group, dst_group, bytes, created, injected)
+            }
+            TraceEvent::MessageDone { group, created, bytes, hops } => {
+                self.on_message_done(now, group, created, bytes, hops)
+            }
+            TraceEvent::Dropped { group } => self.on_drop(group),
+            TraceEvent::NonMinimal => self.counters.nonminimal_packets += 1,
+            TraceEvent::PauseSent { on: true, .. } => self.pfc.pause_frames_sent += 1,
+            TraceEvent::PauseSent { on: false, .. } => self.pfc.resume_frames_sent += 1,
+            TraceEvent::PauseReceived => self.pfc.pause_frames_received += 1,
+            TraceEvent::EcnMarked => self.counters.ecn_marks += 1,
+            TraceEvent::CnpSent { group } => self.on_inject_control(group),
+            TraceEvent::CnpDelivered { group } => self.on_deliver_control(group),
+            TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
+            TraceEvent::QueueLength { .. } => {}
         }
     }
 }

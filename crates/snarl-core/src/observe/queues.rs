@@ -3,7 +3,8 @@
 //! interval's length is that value's weight in an HDR histogram, so quantiles are
 //! fractions of time ("the queue held at most p95 bytes 95% of the time").
 
-use crate::report::{EcnBand, QueueSummary};
+use super::{Collector, Finish, TraceEvent};
+use crate::report::{EcnBand, QueueSummary, Summary};
 use hdrhistogram::Histogram;
 
 pub struct QueueProbe {
@@ -60,7 +61,7 @@ impl QueueProbes {
         p.since = now;
     }
 
-    pub fn summarise(&mut self, end: u64) -> Vec<QueueSummary> {
+    pub fn summaries(&mut self, end: u64) -> Vec<QueueSummary> {
         let (from, ecn) = (self.measure_from, self.ecn);
         self.probes
             .iter_mut()
@@ -103,6 +104,19 @@ fn close(p: &mut QueueProbe, from: u64, now: u64) {
     }
 }
 
+impl Collector for QueueProbes {
+    #[inline]
+    fn on(&mut self, now: u64, event: &TraceEvent) {
+        if let TraceEvent::QueueLength { probe, bytes } = *event {
+            self.record(probe, now, bytes);
+        }
+    }
+
+    fn summarise(&mut self, summary: &mut Summary, finish: &Finish) {
+        summary.queues = self.summaries(finish.end);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,7 +128,7 @@ mod tests {
         probes.record(i, 50, 8000); // before the measurement: only [100, 200) counts
         probes.record(i, 200, 1000);
         probes.record(i, 1100, 0);
-        let s = &probes.summarise(1200)[0];
+        let s = &probes.summaries(1200)[0];
         // 100 ps at 8000 B, 900 ps at 1000 B, 100 ps at 0 B.
         assert_eq!((s.switch, s.port, s.priority), (3, 4, 0));
         assert!((s.p50_bytes as f64 - 1000.0).abs() <= 1.0);
@@ -132,7 +146,7 @@ mod tests {
         let i = probes.add(0, 0, 0);
         probes.record(i, 100, 100_000); // [0, 100): empty, below Kmin
         probes.record(i, 400, 300_000); // [100, 400): in the band
-        let band = probes.summarise(500)[0].ecn_band.clone().unwrap(); // [400, 500): above
+        let band = probes.summaries(500)[0].ecn_band.clone().unwrap(); // [400, 500): above
         assert!((band.below_kmin - 0.2).abs() < 1e-9 && (band.between - 0.6).abs() < 1e-9, "{band:?}");
         assert!((band.above_kmax - 0.2).abs() < 1e-9, "{band:?}");
     }

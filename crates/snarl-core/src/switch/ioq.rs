@@ -34,7 +34,7 @@ use crate::cc::ecn::Ecn;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
-use crate::observe::FabricEvent;
+use crate::observe::TraceEvent;
 use crate::packet::{Fifo, NIL};
 use crate::routing::{PortView, Route, RouteQuery, Routing};
 use crate::topology::{Endpoint, Topology};
@@ -374,13 +374,7 @@ impl IoqFabric {
             return;
         }
         let on = frame == PfcFrame::Pause;
-        if on {
-            ctx.stats.pfc.pause_frames_sent += 1;
-            ctx.stats.fabric.add(ctx.now, FabricEvent::PauseFrame);
-        } else {
-            ctx.stats.pfc.resume_frames_sent += 1;
-            ctx.stats.fabric.add(ctx.now, FabricEvent::ResumeFrame);
-        }
+        ctx.trace(TraceEvent::PauseSent { port: gp, queue: vc as u8, on });
         let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
         ctx.schedule(at, Event::Pause { target: upstream, vc: vc as u8, on });
     }
@@ -388,7 +382,7 @@ impl IoqFabric {
     /// A pause (`on`) or resume frame for priority `vc` reached output `port`.
     pub fn pause(&mut self, ctx: &mut Ctx, port: u32, vc: usize, on: bool) {
         if on {
-            ctx.stats.pfc.pause_frames_received += 1;
+            ctx.trace(TraceEvent::PauseReceived);
         }
         if self.pause.set(port as usize, vc, on, ctx.now) && !on {
             self.try_transmit(ctx, port);
@@ -609,7 +603,7 @@ impl IoqFabric {
         let now = ctx.now;
         let p = &mut ctx.packets[id];
         if p.hops == 1 && p.via != NIL {
-            ctx.stats.counters.nonminimal_packets += 1;
+            ctx.stats.trace(now, TraceEvent::NonMinimal);
         }
         let size = p.size as u64;
         let out_link = self.timing.of(o);
@@ -663,13 +657,13 @@ impl IoqFabric {
     #[inline(never)]
     fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
         if let Some(ecn) = &mut self.ecn {
-            if ecn.on_enqueue(self.output[oq].fifo.bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
-                ctx.stats.fabric.add(ctx.now, FabricEvent::EcnMark);
+            if ecn.on_enqueue(self.output[oq].fifo.bytes, &mut ctx.packets[id]) {
+                ctx.trace(TraceEvent::EcnMarked);
             }
         }
         self.output[oq].fifo.push(ctx.packets, id);
         if self.probe[oq] != NO_PROBE {
-            ctx.stats.queues.record(self.probe[oq], ctx.now, self.output[oq].fifo.bytes);
+            ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
         }
     }
 
@@ -679,11 +673,11 @@ impl IoqFabric {
     fn dequeue_watched(&mut self, ctx: &mut Ctx, oq: usize) -> u32 {
         let id = self.output[oq].fifo.pop(ctx.packets);
         if self.probe[oq] != NO_PROBE {
-            ctx.stats.queues.record(self.probe[oq], ctx.now, self.output[oq].fifo.bytes);
+            ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
         }
         if let Some(ecn) = &mut self.ecn {
-            if ecn.on_dequeue(self.output[oq].fifo.bytes, &mut ctx.packets[id], &mut ctx.stats.counters) {
-                ctx.stats.fabric.add(ctx.now, FabricEvent::EcnMark);
+            if ecn.on_dequeue(self.output[oq].fifo.bytes, &mut ctx.packets[id]) {
+                ctx.trace(TraceEvent::EcnMarked);
             }
         }
         id
@@ -806,7 +800,7 @@ impl IoqFabric {
         let p = &mut ctx.packets[id];
         p.tail_at = arrival + serialise;
         p.hops += 1;
-        ctx.stats.packet_hops += 1;
+        ctx.trace(TraceEvent::Hop);
         *ctx.last_progress = now;
         let far = self.ports[o].peer;
         if far & HOST_TARGET != 0 {

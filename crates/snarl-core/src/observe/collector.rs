@@ -1,0 +1,109 @@
+//! Collectors: what turns trace events into results. Each sees every event of the run,
+//! keeps what it cares for, and at the end adds its part to the summary and its tables
+//! to the report, by name: a collector added here appears in Python, in the Parquet
+//! files and in the HTML report without any change there.
+
+use super::{FabricSeries, GroupInfo, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use crate::report::{Report, Summary};
+
+/// What a collector may read when the run ends.
+pub struct Finish<'a> {
+    /// The traffic groups, in order (names, hosts, capacities).
+    pub groups: &'a [GroupInfo],
+    /// End of the run (ps).
+    pub end: u64,
+    /// Picoseconds per reported time unit.
+    pub ps_per_unit: f64,
+}
+
+pub trait Collector {
+    /// Sees one event, at `now`; events it does not care for it ignores.
+    fn on(&mut self, now: u64, event: &TraceEvent);
+
+    /// Adds what it measured to the summary.
+    fn summarise(&mut self, _summary: &mut Summary, _finish: &Finish) {}
+
+    /// Adds its tables to the report.
+    fn tables(&self, _report: &mut Report, _finish: &Finish) {}
+}
+
+/// The optional collectors, statically dispatched. To add one: a file implementing
+/// [`Collector`], an arm here (and in the three matches below), and where the kernel
+/// decides whether a run gets it.
+pub enum AnyCollector {
+    /// Flow- and congestion-control events per window: the `fabric` table.
+    Fabric(FabricSeries),
+    /// Every rate change of every flow: the `rates` table.
+    Rates(RateLog),
+    /// Time-weighted occupancy of chosen queues: the summary's `queues`.
+    Queues(QueueProbes),
+    /// The same queues window by window: the `queues` table.
+    QueueSeries(QueueSeries),
+}
+
+impl Collector for AnyCollector {
+    #[inline]
+    fn on(&mut self, now: u64, event: &TraceEvent) {
+        match self {
+            AnyCollector::Fabric(c) => c.on(now, event),
+            AnyCollector::Rates(c) => c.on(now, event),
+            AnyCollector::Queues(c) => c.on(now, event),
+            AnyCollector::QueueSeries(c) => c.on(now, event),
+        }
+    }
+
+    fn summarise(&mut self, summary: &mut Summary, finish: &Finish) {
+        match self {
+            AnyCollector::Fabric(c) => c.summarise(summary, finish),
+            AnyCollector::Rates(c) => c.summarise(summary, finish),
+            AnyCollector::Queues(c) => c.summarise(summary, finish),
+            AnyCollector::QueueSeries(c) => c.summarise(summary, finish),
+        }
+    }
+
+    fn tables(&self, report: &mut Report, finish: &Finish) {
+        match self {
+            AnyCollector::Fabric(c) => c.tables(report, finish),
+            AnyCollector::Rates(c) => c.tables(report, finish),
+            AnyCollector::Queues(c) => c.tables(report, finish),
+            AnyCollector::QueueSeries(c) => c.tables(report, finish),
+        }
+    }
+}
+
+/// The optional collectors of a run.
+#[derive(Default)]
+pub struct Collectors {
+    list: Vec<AnyCollector>,
+}
+
+impl Collectors {
+    pub fn add(&mut self, collector: AnyCollector) {
+        self.list.push(collector);
+    }
+
+    /// Whether the run has any: the one branch every reported event pays.
+    #[inline]
+    pub fn any(&self) -> bool {
+        !self.list.is_empty()
+    }
+
+    #[inline(never)]
+    pub fn on(&mut self, now: u64, event: &TraceEvent) {
+        for c in &mut self.list {
+            c.on(now, event);
+        }
+    }
+
+    pub fn summarise(&mut self, summary: &mut Summary, finish: &Finish) {
+        for c in &mut self.list {
+            c.summarise(summary, finish);
+        }
+    }
+
+    pub fn tables(&self, report: &mut Report, finish: &Finish) {
+        for c in &self.list {
+            c.tables(report, finish);
+        }
+    }
+}

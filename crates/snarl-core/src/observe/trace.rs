@@ -1,0 +1,41 @@
+//! What the models report as it happens. A model never counts anything itself: it
+//! reports a trace event through `Ctx::trace`, and the collectors make counters,
+//! histograms, series, probes and tables of them.
+
+/// One thing that happened in the fabric. Events are small and `Copy`; those of the
+/// per-packet path are resolved at compile time by the always-on statistics
+/// (`Stats::trace` is inlined where they are reported), and every event also reaches the
+/// optional collectors when the run has any, behind one branch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TraceEvent {
+    /// A source of `group` produced a message of `bytes`; `accepted`: its source queue had
+    /// room (otherwise the message is dropped at the source).
+    Generated { group: u16, bytes: u64, accepted: bool },
+    /// A data packet of `group` left its NIC.
+    Injected { group: u16 },
+    /// A packet started crossing a link (a NIC's or a switch output's).
+    Hop,
+    /// A data packet's tail reached its destination.
+    Delivered { src_group: u16, dst_group: u16, bytes: u64, created: u64, injected: u64 },
+    /// The last packet of a message of `bytes` sent by `group` was delivered; it crossed
+    /// `hops` links.
+    MessageDone { group: u16, created: u64, bytes: u64, hops: u16 },
+    /// A packet of `group` found no buffer space and was dropped.
+    Dropped { group: u16 },
+    /// A packet left its first switch on a non-minimal route (Valiant, UGAL).
+    NonMinimal,
+    /// A switch input sent a pause (`on`) or resume frame for `queue` upstream.
+    PauseSent { port: u32, queue: u8, on: bool },
+    /// A sender (switch output or NIC) received a pause frame.
+    PauseReceived,
+    /// A switch marked a packet (ECN congestion experienced).
+    EcnMarked,
+    /// A receiver of `group` sent a congestion notification packet.
+    CnpSent { group: u16 },
+    /// A congestion notification packet of `group` reached the sender it notifies.
+    CnpDelivered { group: u16 },
+    /// A flow's sending rate changed (a cut, when `cut`, or an increase).
+    RateChanged { src: u32, dst: u32, qp: u32, rate_bps: f64, cut: bool },
+    /// A probed queue (`observe.queues`, probe index `probe`) now holds `bytes`.
+    QueueLength { probe: u16, bytes: u64 },
+}
