@@ -81,12 +81,8 @@ impl Collector for QueueSeries {
             closed.hold(probe, bytes, since, finish.end);
         }
         let rows = self.windows * self.queues.len();
-        let (mut time, mut switch, mut port, mut priority) = (
-            Vec::with_capacity(rows),
-            Vec::with_capacity(rows),
-            Vec::with_capacity(rows),
-            Vec::with_capacity(rows),
-        );
+        let (mut time, mut switch, mut port, mut priority) =
+            (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
         let (mut mean, mut max) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
         for w in 0..self.windows {
             let start = w as u64 * self.window;

@@ -1,7 +1,8 @@
 //! What the watchdog and the reports read of the queues: which are occupied, what their
 //! heads wait for, what they hold. Kept apart from the per-packet path.
 
-use super::IoqFabric;
+use super::queues::OutputQueue;
+use super::{IoqFabric, LinkControl};
 use crate::error::BlockedQueue;
 use crate::kernel::HOST_TARGET;
 use crate::packet::{Fifo, PacketSlab, NIL};
@@ -84,5 +85,45 @@ impl IoqFabric {
         blocked.sort_by(|a, b| b.packets.cmp(&a.packets).then(a.to_string().cmp(&b.to_string())));
         blocked.truncate(limit);
         blocked
+    }
+
+    /// Credit counters all within [0, capacity], and output accounting consistent.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.credits.check_bounds()?;
+        let credit_based = matches!(self.control, LinkControl::Credit);
+        for (port, far) in self.ports.iter().map(|p| p.peer).enumerate().filter(|_| credit_based) {
+            for vc in 0..self.vcs {
+                let held = self.credits.credits(port, vc) + self.returns.pending(port, vc) as i64;
+                if far & HOST_TARGET == 0 && far != NIL && held > self.input_capacity as i64 {
+                    return Err(format!("port {port} vc {vc}: {held} credit bytes exceed the buffer"));
+                }
+            }
+        }
+        for (i, &OutputQueue { fifo: q, used }) in self.output.iter().enumerate() {
+            let port = i / self.vcs;
+            let releasing = if self.ports[port].releasing_vc as usize == i % self.vcs {
+                self.ports[port].releasing_bytes as u64
+            } else {
+                0
+            };
+            if used != q.bytes + releasing || used > self.output_capacity {
+                return Err(format!(
+                    "output buffer {i}: {used} bytes accounted, {} queued + {releasing} leaving",
+                    q.bytes
+                ));
+            }
+        }
+        if matches!(self.control, LinkControl::Credit) {
+            for (i, q) in self.input.iter().map(|q| &q.fifo).enumerate() {
+                if q.bytes > self.input_capacity {
+                    return Err(format!("input buffer {i} holds {} bytes > capacity {}", q.bytes, self.input_capacity));
+                }
+            }
+            return Ok(());
+        }
+        let vcs = self.vcs;
+        let queued = |gp: usize| self.input[gp * vcs..(gp + 1) * vcs].iter().map(|q| q.fifo.bytes).sum();
+        let ports_of = |s: usize| self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize;
+        self.memory.check(queued, ports_of)
     }
 }

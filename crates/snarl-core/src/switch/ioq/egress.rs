@@ -1,0 +1,181 @@
+//! The output side: output queues under their watchers (ECN marking, probes), the link's
+//! choice of the next packet, transmission and link wake-ups.
+
+use super::queues::NO_PROBE;
+use super::IoqFabric;
+use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::observe::TraceEvent;
+use crate::packet::NIL;
+
+impl IoqFabric {
+    /// Releases the output-buffer space of a packet whose tail has left.
+    #[inline]
+    pub(super) fn settle(&mut self, o: usize, now: u64) -> bool {
+        let (bytes, vc) = self.leaving(o, now);
+        if bytes == 0 {
+            return false;
+        }
+        self.output[o * self.vcs + vc].used -= bytes;
+        self.ports[o].releasing_bytes = 0;
+        true
+    }
+
+    /// Puts `id` into output queue `oq` under the eyes of its watchers: the ECN marker
+    /// (at enqueue) and a queue probe.
+    #[inline(never)]
+    pub(super) fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
+        if let Some(ecn) = &mut self.ecn {
+            if ecn.on_enqueue(self.output[oq].fifo.bytes, &mut ctx.packets[id]) {
+                ctx.trace(TraceEvent::EcnMarked);
+            }
+        }
+        self.output[oq].fifo.push(ctx.packets, id);
+        if self.probe[oq] != NO_PROBE {
+            ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
+        }
+    }
+
+    /// Takes the head of output queue `oq` for the link under the eyes of its watchers:
+    /// the ECN marker (at dequeue) and a queue probe.
+    #[inline(never)]
+    pub(super) fn dequeue_watched(&mut self, ctx: &mut Ctx, oq: usize) -> u32 {
+        let id = self.output[oq].fifo.pop(ctx.packets);
+        if self.probe[oq] != NO_PROBE {
+            ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
+        }
+        if let Some(ecn) = &mut self.ecn {
+            if ecn.on_dequeue(self.output[oq].fifo.bytes, &mut ctx.packets[id]) {
+                ctx.trace(TraceEvent::EcnMarked);
+            }
+        }
+        id
+    }
+
+    /// Starts the next transmission of output `port` if its link is free (the frequent
+    /// early out, link busy, is inlined at the callers).
+    #[inline]
+    pub(super) fn try_transmit(&mut self, ctx: &mut Ctx, port: u32) {
+        let o = port as usize;
+        if self.ports[o].link_free_at > ctx.now {
+            self.wake(ctx, port, self.ports[o].link_free_at);
+            return;
+        }
+        self.transmit(ctx, port);
+    }
+
+    /// `try_transmit` with the link free: send the first eligible packet, or wait.
+    #[inline(never)]
+    pub(super) fn transmit(&mut self, ctx: &mut Ctx, port: u32) {
+        let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
+        let released = self.settle(o, now);
+        let mut blocked = false;
+        let mut chosen = None;
+        let mut earliest = u64::MAX;
+        let mut earliest_vc = 0;
+        let mut nonempty = 0;
+        let first = self.ports[o].vc_next as usize;
+        for k in 0..vcs {
+            let vc = if first + k >= vcs { first + k - vcs } else { first + k };
+            let head = self.output[o * vcs + vc].fifo.head;
+            if head == NIL {
+                continue;
+            }
+            nonempty += 1;
+            let p = &ctx.packets[head];
+            if !self.has_credits(o, vc, p.size as u64, now) || self.pause.is_paused(o, vc) {
+                blocked = true;
+                continue;
+            }
+            if p.ready_at > now {
+                if p.ready_at < earliest {
+                    (earliest, earliest_vc) = (p.ready_at, vc);
+                }
+                continue;
+            }
+            chosen = Some(vc);
+            break;
+        }
+        if let Some(vc) = chosen {
+            self.send(ctx, port, vc, now);
+        } else if earliest != u64::MAX {
+            let sole = nonempty == 1 && self.output[o * vcs + earliest_vc].fifo.is_single();
+            if sole {
+                // The only packet for an idle link with credits in hand: nothing can
+                // overtake it, so commit its transmission now for when it is ready.
+                self.send(ctx, port, earliest_vc, earliest);
+            } else {
+                self.wake(ctx, port, earliest);
+            }
+        }
+        if blocked && chosen.is_none() {
+            // Wake for the next credit return; a return not yet on its way wakes us
+            // when it is sent.
+            if let Some(at) = self.returns.block(o) {
+                self.wake(ctx, port, at);
+            }
+        }
+        if released {
+            self.try_allocate(ctx, port);
+        }
+    }
+
+    /// Puts the head of (port, vc) on the wire from `now` (the current time, or a later
+    /// time at which the transmission is committed to start).
+    pub(super) fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize, now: u64) {
+        let (o, vcs) = (port as usize, self.vcs);
+        let id = if self.watched {
+            self.dequeue_watched(ctx, o * vcs + vc)
+        } else {
+            self.output[o * vcs + vc].fifo.pop(ctx.packets)
+        };
+        self.ports[o].vc_next = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
+        let size = ctx.packets[id].size as u64;
+        let link = *self.timing.of(o);
+        let serialise = link.serializer.time(size);
+        let end = now + serialise;
+        self.credits.on_send(o, vc, size);
+        self.ports[o].link_free_at = end;
+        (self.ports[o].releasing_bytes, self.ports[o].releasing_vc) = (size as u32, vc as u8);
+        // Wake at the end of the transmission only if someone waits for this output.
+        let queued = self.output[o * vcs..o * vcs + vcs].iter().any(|q| !q.fifo.is_empty());
+        if queued || self.has_requests(o) {
+            self.ports[o].wake_at = end;
+            ctx.schedule(end, Event::LinkWake { port });
+        }
+        let arrival = now + link.latency;
+        let p = &mut ctx.packets[id];
+        p.tail_at = arrival + serialise;
+        p.hops += 1;
+        ctx.trace(TraceEvent::Hop);
+        *ctx.last_progress = now;
+        let far = self.ports[o].peer;
+        if far & HOST_TARGET != 0 {
+            ctx.send_to_host(arrival + serialise, id);
+        } else {
+            ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
+        }
+    }
+
+    /// Whether output `o` holds credits for `bytes` on `vc` at `now`. Returned credits are
+    /// collected only when those in hand do not suffice: collecting reads the link's
+    /// return ring, and most transmissions find credits in hand (only this output spends
+    /// them, so collecting later changes nothing).
+    #[inline]
+    pub(super) fn has_credits(&mut self, o: usize, vc: usize, bytes: u64, now: u64) -> bool {
+        if self.credits.can_send(o, vc, bytes) {
+            return true;
+        }
+        self.returns.collect(o, now, &mut self.credits);
+        self.credits.can_send(o, vc, bytes)
+    }
+
+    /// Schedules a `LinkWake` at `at` unless one is already pending no later.
+    pub(super) fn wake(&mut self, ctx: &mut Ctx, port: u32, at: u64) {
+        let pending = self.ports[port as usize].wake_at;
+        if pending >= ctx.now && pending != 0 && pending <= at {
+            return;
+        }
+        self.ports[port as usize].wake_at = at;
+        ctx.schedule(at, Event::LinkWake { port });
+    }
+}

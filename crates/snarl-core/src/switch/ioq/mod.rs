@@ -1,0 +1,322 @@
+//! The input-output queued (IOQ) switch, for all switches of a fabric at once.
+//!
+//! State lives in flat vectors indexed by global port id (`port_base[switch] + port`)
+//! and by `port * vcs + vc`, grouped by what the per-packet path touches together (a
+//! port's state in one cache line, a queue beside its accounting), so a hop touches few
+//! lines and never allocates. A packet's life at a switch:
+//!
+//! 1. `arrive`: its head enters the input VC queue; at the head of the queue it is
+//!    routed and requests its output (one bit in the output's request mask).
+//! 2. `try_allocate`: when the output's crossbar side is free, a round-robin arbiter
+//!    grants the first requesting input that is itself free and whose packet fits in the
+//!    output VC buffer. The transfer takes size / (rate · speedup) but cannot end before
+//!    the packet's tail has arrived (cut-through); then the input buffer space is
+//!    returned to the upstream sender as credits that travel the link back.
+//! 3. `try_transmit`: the output link sends the first ready packet (round robin over
+//!    VCs) for which the downstream buffer has room; its output-buffer space is released
+//!    when the tail has left.
+//!
+//! Links are flow-controlled by credits (InfiniBand) or, in a shared-buffer switch, by
+//! PFC or nothing at all (Ethernet): the input queues of a port then share the port's
+//! ingress share of the packet memory plus a pool common to the switch; a packet that
+//! finds no room is dropped, and PFC pauses a priority upstream before that can happen.
+//!
+//! Wake-ups are scheduled only when something waits: an output that cannot allocate
+//! because its crossbar side or the requesting inputs are busy retries when the earliest
+//! of them frees (`AllocRetry`); a link wakes at the end of a transmission only if packets
+//! or requests wait for it. Released output-buffer space is settled lazily, by whoever
+//! next looks at that output.
+//!
+//! The code is split by stage: `ports` (the per-port line and its wiring), `queues` (the
+//! input and output queues and their accounting), `allocation` (routing the head of an
+//! input queue, requests, arbitration, grants, re-routing), `egress` (transmission, link
+//! wakes, watched queues with ECN marking and probes), `inspect` (what the watchdog, the
+//! reports and the invariant checks read). This module holds the fabric's state, its
+//! construction and the entry points the kernel calls.
+
+use super::link_timing::{LinkTiming, LinkTimings};
+use super::shared_memory::SharedMemory;
+use crate::cc::ecn::Ecn;
+use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
+use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
+use crate::observe::TraceEvent;
+use crate::packet::NIL;
+use crate::topology::{Endpoint, Topology};
+
+mod allocation;
+mod egress;
+mod inspect;
+mod ports;
+mod queues;
+
+pub(crate) use ports::Port;
+use queues::NO_PROBE;
+pub(crate) use queues::{InputQueue, OutputQueue};
+
+/// How a fabric's links keep the receivers' input buffers from overflowing.
+pub enum LinkControl {
+    /// Credits per VC: a packet starts only if the receiver's buffer has room for it.
+    Credit,
+    /// Shared ingress memory and priority flow control.
+    Pfc(PfcReceiver),
+    /// Shared ingress memory, and packets that find it full are dropped.
+    TailDrop,
+}
+
+/// The buffers and timing of every switch of a fabric.
+pub struct IoqParams {
+    pub vcs: usize,
+    /// Credit fabrics: per-VC input buffer. Shared-buffer fabrics: a port's ingress share.
+    pub input_capacity: u64,
+    /// Per-VC (egress-queue) output buffer.
+    pub output_capacity: u64,
+    /// Shared-buffer fabrics: memory each switch lends to ingress ports beyond their share.
+    pub shared_pool: u64,
+    pub speedup: f64,
+    pub latency: u64,
+    pub control: LinkControl,
+    /// Start of the measurement interval (for paused time).
+    pub measure_from: u64,
+}
+
+pub struct IoqFabric {
+    vcs: usize,
+    input_capacity: u64,
+    output_capacity: u64,
+    latency: u64,
+    control: LinkControl,
+    /// Shared-buffer fabrics: the ingress side of the packet memory.
+    memory: SharedMemory,
+    /// Paused priorities of each output (PFC).
+    pause: PauseState,
+    /// Probe index of each output queue (port * vcs + vc), or `NO_PROBE`.
+    probe: Vec<u16>,
+
+    // Per switch.
+    port_base: Vec<u32>,
+    radix: Vec<u16>,
+
+    // Per global port.
+    ports: Vec<Port>,
+    /// Serialisation, crossbar transfer and latency of each port's link.
+    timing: LinkTimings,
+
+    // Per (global port, VC).
+    input: Vec<InputQueue>,
+    output: Vec<OutputQueue>,
+    credits: CreditSender,
+    /// Credits on their way back to each output.
+    returns: CreditReturns,
+
+    /// Request masks: bit (input port * vcs + vc) of output port o's words.
+    requests: Vec<u64>,
+    /// Bit of a request mask -> (input port, VC), precomputed to keep divisions off the
+    /// per-packet path.
+    bit_input: Vec<u16>,
+    bit_vc: Vec<u8>,
+
+    /// ECN marking at the output queues, if configured.
+    ecn: Option<Ecn>,
+    /// Output queues are watched (ECN marking or a probe): their pushes and pops take the
+    /// slower path that informs the watchers.
+    watched: bool,
+}
+
+impl IoqFabric {
+    pub fn new(topo: &impl Topology, params: IoqParams) -> crate::Result<IoqFabric> {
+        let IoqParams {
+            vcs,
+            input_capacity,
+            output_capacity,
+            shared_pool,
+            speedup,
+            latency,
+            mut control,
+            measure_from,
+        } = params;
+        let credit_based = matches!(control, LinkControl::Credit);
+        let switches = topo.num_switches();
+        let what = "the switch ports";
+        let mut port_base = with_capacity(switches, what)?;
+        let mut radix = with_capacity(switches, what)?;
+        let mut total = 0usize;
+        for s in 0..switches {
+            port_base.push(total as u32);
+            let r = topo.num_ports(s);
+            radix.push(r as u16);
+            total += r;
+        }
+        let mut port_state = with_capacity(total, what)?;
+        let mut timings = with_capacity(total, what)?;
+        let mut credit_capacity = with_capacity(total, what)?;
+        let mut words_total = 0usize;
+        for (s, &ports) in radix.iter().enumerate() {
+            let words = (ports as usize * vcs).div_ceil(64);
+            for p in 0..ports as usize {
+                let link = topo.link(s, p);
+                let (far, capacity) = match topo.peer(s, p) {
+                    Endpoint::Switch { switch, port } => {
+                        let capacity = if credit_based { input_capacity as i64 } else { UNLIMITED };
+                        (port_base[switch as usize] + port as u32, capacity)
+                    }
+                    Endpoint::Host(h) => (HOST_TARGET | h, UNLIMITED),
+                    Endpoint::Unconnected => (NIL, 0),
+                };
+                credit_capacity.push(capacity);
+                timings.push(LinkTiming::new(link, speedup));
+                port_state.push(Port {
+                    owner: s as u32,
+                    peer: far,
+                    mask_base: words_total as u32,
+                    mask_words: words as u16,
+                    ..Port::default()
+                });
+                words_total += words;
+            }
+        }
+        let max_bits = radix.iter().map(|&r| r as usize * vcs).max().unwrap_or(0);
+        if let LinkControl::Pfc(receiver) = &mut control {
+            receiver.resize(total)?;
+        }
+        let queues = "the switch queues";
+        Ok(IoqFabric {
+            vcs,
+            input_capacity,
+            output_capacity,
+            latency,
+            control,
+            memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
+            pause: PauseState::new(total, vcs, measure_from)?,
+            probe: filled(total * vcs, NO_PROBE, queues)?,
+            timing: LinkTimings::new(total, timings)?,
+            credits: CreditSender::new(total, credit_capacity, vcs)?,
+            port_base,
+            radix,
+            ports: port_state,
+            input: filled(total * vcs, InputQueue::default(), queues)?,
+            output: filled(total * vcs, OutputQueue::default(), queues)?,
+            returns: CreditReturns::new(total)?,
+            requests: zeroed(words_total, "the switches' request masks")?,
+            bit_input: collected(max_bits, (0..max_bits).map(|b| (b / vcs) as u16), what)?,
+            bit_vc: collected(max_bits, (0..max_bits).map(|b| (b % vcs) as u8), what)?,
+            ecn: None,
+            watched: false,
+        })
+    }
+
+    /// Marks packets at the output queues with `ecn`.
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = Some(ecn);
+        self.watched = true;
+    }
+
+    /// The head of `packet` reaches global input port `gp`.
+    #[inline]
+    pub fn arrive(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
+        let vc = ctx.packets[packet].vc as usize;
+        let q = gp as usize * self.vcs + vc;
+        if !matches!(self.control, LinkControl::Credit) && !self.admit(ctx, gp, packet) {
+            return;
+        }
+        let was_empty = self.input[q].fifo.is_empty();
+        self.input[q].fifo.push(ctx.packets, packet);
+        if let LinkControl::Pfc(receiver) = &mut self.control {
+            if let Some(frame) = receiver.on_change(gp as usize, vc, self.input[q].fifo.bytes) {
+                self.send_pfc(ctx, gp, vc, frame);
+            }
+        }
+        if was_empty {
+            let out = self.route_head(ctx, gp, vc);
+            self.try_allocate(ctx, out);
+        }
+    }
+
+    /// Shared-buffer admission: the packet's bytes come from the port's ingress share,
+    /// then from the switch's pool; with neither it is dropped.
+    fn admit(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) -> bool {
+        let admitted =
+            self.memory.admit(gp as usize, self.ports[gp as usize].owner as usize, ctx.packets[packet].size as u64);
+        if !admitted {
+            ctx.drop_packet(packet);
+        }
+        admitted
+    }
+
+    /// A packet of `bytes` left the ingress queue (gp, vc) of a shared-buffer switch.
+    fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, bytes: u64) {
+        let i = gp as usize;
+        self.memory.release(i, self.ports[i].owner as usize, bytes);
+        if let LinkControl::Pfc(receiver) = &mut self.control {
+            if let Some(frame) = receiver.on_change(i, vc, self.input[i * self.vcs + vc].fifo.bytes) {
+                self.send_pfc(ctx, gp, vc, frame);
+            }
+        }
+    }
+
+    /// Sends a pause or resume frame for priority `vc` from input `gp` to its upstream
+    /// sender. It goes out after the frame on the reverse link (control frames wait for
+    /// the wire but not for queued data) and takes effect on arrival.
+    fn send_pfc(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, frame: PfcFrame) {
+        let upstream = self.ports[gp as usize].peer;
+        if upstream == NIL {
+            return;
+        }
+        let on = frame == PfcFrame::Pause;
+        ctx.trace(TraceEvent::PauseSent { port: gp, queue: vc as u8, on });
+        let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
+        ctx.schedule(at, Event::Pause { target: upstream, vc: vc as u8, on });
+    }
+
+    /// A pause (`on`) or resume frame for priority `vc` reached output `port`.
+    pub fn pause(&mut self, ctx: &mut Ctx, port: u32, vc: usize, on: bool) {
+        if on {
+            ctx.trace(TraceEvent::PauseReceived);
+        }
+        if self.pause.set(port as usize, vc, on, ctx.now) && !on {
+            self.try_transmit(ctx, port);
+        }
+    }
+
+    /// A crossbar resource that an output was waiting for is free: retry its allocation.
+    pub fn alloc_retry(&mut self, ctx: &mut Ctx, out: u32) {
+        if self.ports[out as usize].retry_at == ctx.now {
+            self.ports[out as usize].retry_at = 0;
+        }
+        self.try_allocate(ctx, out);
+    }
+
+    /// Credits for (`port`, `vc`) came back from downstream.
+    pub fn credit(&mut self, ctx: &mut Ctx, port: u32, vc: usize, bytes: u64) {
+        self.credits.on_credit(port as usize, vc, bytes);
+        self.try_transmit(ctx, port);
+    }
+
+    /// The output link of `port` may have finished a packet or have one ready.
+    pub fn link_wake(&mut self, ctx: &mut Ctx, port: u32) {
+        if self.ports[port as usize].wake_at == ctx.now {
+            self.ports[port as usize].wake_at = 0;
+        }
+        self.try_transmit(ctx, port);
+    }
+
+    pub fn vcs(&self) -> usize {
+        self.vcs
+    }
+
+    /// What a port's ingress queues hold before borrowing from the pool (shared-buffer
+    /// fabrics).
+    pub fn ingress_share(&self) -> u64 {
+        self.memory.share()
+    }
+
+    /// Highest ingress occupancy any port reached (shared-buffer fabrics).
+    pub fn max_ingress(&self) -> u64 {
+        self.memory.max_used()
+    }
+
+    /// The paused priorities of every output (PFC).
+    pub fn pause_state(&self) -> &PauseState {
+        &self.pause
+    }
+}

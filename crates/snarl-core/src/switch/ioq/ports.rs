@@ -1,0 +1,77 @@
+//! The per-port state the per-packet path reads and writes together, and what is read
+//! of it.
+
+use super::IoqFabric;
+
+/// The state of one global port that the per-packet path reads and writes together, in
+/// one cache line: its output side (link, crossbar, wake-ups, arbitration) and, as an
+/// input, when it is free to send through the crossbar again.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+pub(crate) struct Port {
+    pub(super) link_free_at: u64,
+    /// Earliest pending `LinkWake` (0: none).
+    pub(super) wake_at: u64,
+    /// Earliest pending allocation retry of the output (0: none).
+    pub(super) retry_at: u64,
+    pub(super) crossbar_free_at: u64,
+    pub(super) input_busy_until: u64,
+    /// Output-buffer bytes (and their VC) to release once the current transmission ends.
+    pub(super) releasing_bytes: u32,
+    /// Far end: a global input port, `HOST_TARGET | host`, or `NIL` when unwired.
+    pub(super) peer: u32,
+    /// The switch the port belongs to.
+    pub(super) owner: u32,
+    /// First word of the output's request mask in `IoqFabric::requests`.
+    pub(super) mask_base: u32,
+    /// Number of bits set in the output's request mask.
+    pub(super) waiting: u16,
+    /// Request bit the round-robin arbiter looks at first.
+    pub(super) grant_next: u16,
+    /// Number of words of the output's request mask.
+    pub(super) mask_words: u16,
+    pub(super) releasing_vc: u8,
+    /// VC the output link looks at first (round robin over VCs).
+    pub(super) vc_next: u8,
+}
+
+impl IoqFabric {
+    /// Output-buffer bytes of output `gp` whose tail has left by `now` but that are not
+    /// settled yet, and their VC (`settle` releases them).
+    #[inline]
+    pub(super) fn leaving(&self, gp: usize, now: u64) -> (u64, usize) {
+        let (bytes, vc) = (self.ports[gp].releasing_bytes, self.ports[gp].releasing_vc);
+        if self.ports[gp].link_free_at <= now {
+            (bytes as u64, vc as usize)
+        } else {
+            (0, 0)
+        }
+    }
+
+    /// Global id of `port` of `switch`.
+    #[inline]
+    pub fn global_port(&self, switch: usize, port: usize) -> u32 {
+        self.port_base[switch] + port as u32
+    }
+
+    #[inline]
+    pub(super) fn has_requests(&self, o: usize) -> bool {
+        self.ports[o].waiting != 0
+    }
+
+    /// "switch S port P" for a global port id.
+    pub fn port_name(&self, gp: usize) -> String {
+        let switch = self.ports[gp].owner;
+        format!("switch {switch} port {}", gp as u32 - self.port_base[switch as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn port_state_fills_one_cache_line() {
+        // A field more and every port spans two lines, which the per-packet path touches.
+        assert_eq!(std::mem::size_of::<super::Port>(), 64);
+        assert_eq!(std::mem::align_of::<super::Port>(), 64);
+    }
+}
