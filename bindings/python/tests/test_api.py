@@ -308,8 +308,14 @@ def test_dcqcn_reports_counters_and_per_flow_rates(simulate):
     assert len(rates) > 0
     assert set(rates["dst"]) == {2}
     assert rates["rate_gbps"].between(0.1, 100.0).all()
-    # DCQCN without [ecn] marks with the paper's thresholds, written out in full.
-    assert report.config["ecn"] == {"kmin": "5000B", "kmax": "200000B", "pmax": 0.01, "mark": "enqueue"}
+    # DCQCN without [marking] marks RED style with the paper's thresholds, written out in full.
+    assert report.config["marking"] == {
+        "type": "red",
+        "kmin": "5000B",
+        "kmax": "200000B",
+        "pmax": 0.01,
+        "mark": "enqueue",
+    }
 
 
 def test_runs_without_congestion_control_have_no_rates(simulate):

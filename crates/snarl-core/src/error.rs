@@ -95,6 +95,18 @@ impl Error {
     pub fn config(path: impl Into<String>, message: impl Into<String>) -> Error {
         Error::Config { path: path.into(), message: message.into() }
     }
+
+    /// A config error inside section `from`, named as section `to` (the name the user
+    /// wrote, when a section is read under another name); other errors as they are.
+    pub fn renamed_section(self, from: &str, to: &str) -> Error {
+        match self {
+            Error::Config { path, message } if path == from || path.starts_with(&format!("{from}.")) => {
+                let (from, to) = (format!("{from}."), format!("{to}."));
+                Error::Config { path: path.replacen(&from, &to, 1), message: message.replace(&from, &to) }
+            }
+            other => other,
+        }
+    }
 }
 
 /// The valid name closest to `found`, if any is close enough to be a likely typo.

@@ -15,9 +15,7 @@
 //! throttled flow thus never blocks the other flows of its host. With DCQCN it also sends
 //! congestion notification packets (CNPs) from a small per-host queue, ahead of data.
 
-use crate::cc::dcqcn::Dcqcn;
-use crate::cc::FlowKey;
-use crate::config::DcqcnConfig;
+use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
 use crate::kernel::{Ctx, Event, Timer, TimerKind, HOST_TARGET};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
@@ -73,7 +71,7 @@ struct CnpRequest {
 
 /// The flow scheduler's state and, with DCQCN, its flows and CNP queues.
 struct FlowScheduler {
-    dcqcn: Option<Dcqcn>,
+    cc: Option<AnyCongestionControl>,
     cnps: Vec<VecDeque<CnpRequest>>,
     /// Per host: position in the source queue (from its head) where the scheduler's next
     /// round-robin scan starts.
@@ -147,7 +145,7 @@ impl Nics {
         if self.scheduler.is_none() {
             let what = "the NICs' flow scheduler";
             self.scheduler = Some(Box::new(FlowScheduler {
-                dcqcn: None,
+                cc: None,
                 cnps: filled(hosts, VecDeque::new(), what)?,
                 next_position: zeroed(hosts, what)?,
                 flow_head: zeroed(hosts * self.queue_capacity, what)?,
@@ -156,11 +154,11 @@ impl Nics {
         Ok(())
     }
 
-    /// DCQCN at every NIC (with flow scheduling).
-    pub fn enable_dcqcn(&mut self, config: &DcqcnConfig) -> crate::Result<()> {
+    /// Congestion control `cc` at every NIC (with flow scheduling).
+    pub fn enable_congestion_control(&mut self, cc: AnyCongestionControl) -> crate::Result<()> {
         self.enable_flow_scheduling()?;
         if let Some(scheduler) = self.scheduler.as_deref_mut() {
-            scheduler.dcqcn = Some(Dcqcn::new(config));
+            scheduler.cc = Some(cc);
         }
         Ok(())
     }
@@ -320,7 +318,7 @@ impl Nics {
                 continue; // An older message of its flow goes first.
             }
             let m = &ctx.messages[self.queue[slot(pos)]];
-            let at = scheduler.dcqcn.as_ref().map_or(0, |d| d.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
+            let at = scheduler.cc.as_ref().map_or(0, |cc| cc.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
             if at > now {
                 earliest = earliest.min(at);
                 continue;
@@ -370,8 +368,8 @@ impl Nics {
             scheduler.next_position[h] = pos as u32 + 1;
         }
         let serialise = self.launch_data(ctx, work, host, m, mid, size);
-        if let Some(dcqcn) = scheduler.dcqcn.as_mut() {
-            dcqcn.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
+        if let Some(cc) = scheduler.cc.as_mut() {
+            cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
         }
         if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
             self.wake(ctx, host, now + serialise);
@@ -455,15 +453,15 @@ impl Nics {
         ctx.deliver(ctx.now, packet);
     }
 
-    /// Notification point: the marked data packet `packet` is being delivered. Under
-    /// DCQCN its destination queues a CNP for the flow unless one went out less than the
-    /// CNP interval ago.
+    /// Notification point: the marked data packet `packet` is being delivered. Its
+    /// destination queues a CNP for the flow if the congestion control asks for one
+    /// (DCQCN: unless one went out less than the CNP interval ago).
     fn notify(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
         let Some(scheduler) = self.scheduler.as_deref_mut() else { return };
-        let Some(dcqcn) = scheduler.dcqcn.as_mut() else { return };
-        let p = &ctx.packets[packet];
+        let Some(cc) = scheduler.cc.as_mut() else { return };
+        let p = ctx.packets[packet];
         let (src, dst, qp) = (p.src, p.dst, p.qp);
-        if !dcqcn.should_notify(FlowKey { src, dst, qp }, ctx.now) {
+        if !cc.on_marked(ctx, FlowKey { src, dst, qp }) {
             return;
         }
         // On the flow's (injection) VC.
@@ -478,16 +476,16 @@ impl Nics {
         ctx.trace(TraceEvent::CnpDelivered { group: p.group });
         *ctx.last_progress = ctx.now;
         ctx.packets.release(packet);
-        if let Some(dcqcn) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.dcqcn.as_mut()) {
+        if let Some(cc) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.cc.as_mut()) {
             let line = self.rate[p.dst as usize].0 as f64;
-            dcqcn.on_cnp(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, line);
+            cc.on_notification(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, line);
         }
     }
 
     /// A congestion-control timer fired.
     pub fn cc_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
-        if let Some(dcqcn) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.dcqcn.as_mut()) {
-            dcqcn.on_timer(ctx, timer);
+        if let Some(cc) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.cc.as_mut()) {
+            cc.on_timer(ctx, timer);
         }
     }
 

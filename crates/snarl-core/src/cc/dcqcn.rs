@@ -32,7 +32,7 @@
 //! snapped to the line rate when Rt is there and Rc is within a millionth of it), which
 //! also cancels its timers; its next CNP starts afresh.
 
-use super::{FlowKey, FlowMap};
+use super::{CongestionControl, FlowKey, FlowMap, FlowTable};
 use crate::config::DcqcnConfig;
 use crate::kernel::{Ctx, Event, Timer, TimerKind};
 use crate::observe::TraceEvent;
@@ -148,44 +148,25 @@ impl Rp {
 pub const ALPHA_TIMER: u8 = 0;
 pub const RATE_TIMER: u8 = 1;
 
+/// A throttled flow's reaction point.
 struct Flow {
-    key: FlowKey,
     rp: Rp,
     line: f64,
-    /// Bumped on every cut and at release: older timer events are stale.
-    epoch: u32,
     /// Earliest start of the flow's next packet (rate enforcement).
     next_send: u64,
 }
 
-/// The DCQCN state of all NICs: throttled flows (a slab indexed through a map keyed by
-/// flow), and the receivers' last CNP time per flow.
+/// The DCQCN state of all NICs: throttled flows (their epochs bumped on every cut and at
+/// release, so older timers are stale), and the receivers' last CNP time per flow.
 pub struct Dcqcn {
     params: Params,
-    flows: Vec<Flow>,
-    free: Vec<u32>,
-    index: FlowMap<u32>,
+    flows: FlowTable<FlowKey, Flow>,
     last_cnp: FlowMap<u64>,
 }
 
 impl Dcqcn {
     pub fn new(config: &DcqcnConfig) -> Dcqcn {
-        Dcqcn {
-            params: Params::new(config),
-            flows: Vec::new(),
-            free: Vec::new(),
-            index: FlowMap::default(),
-            last_cnp: FlowMap::default(),
-        }
-    }
-
-    /// Earliest time `key` may start its next packet (0: not throttled).
-    #[inline]
-    pub fn next_send(&self, key: &FlowKey) -> u64 {
-        if self.index.is_empty() {
-            return 0;
-        }
-        self.index.get(key).map_or(0, |&f| self.flows[f as usize].next_send)
+        Dcqcn { params: Params::new(config), flows: FlowTable::default(), last_cnp: FlowMap::default() }
     }
 
     /// Notification point: a marked packet of `key` reached its destination at `now`.
@@ -205,32 +186,58 @@ impl Dcqcn {
         }
     }
 
-    /// Reaction point: a CNP for `key` reached its source, whose link runs at `line` b/s.
-    pub fn on_cnp(&mut self, ctx: &mut Ctx, key: FlowKey, line: f64) {
-        let f = match self.index.get(&key) {
-            Some(&f) => f,
-            None => {
-                let flow = Flow { key, rp: Rp::new(line), line, epoch: 0, next_send: 0 };
-                let f = match self.free.pop() {
-                    Some(f) => {
-                        let epoch = self.flows[f as usize].epoch;
-                        self.flows[f as usize] = Flow { epoch, ..flow };
-                        f
-                    }
-                    None => {
-                        self.flows.push(flow);
-                        (self.flows.len() - 1) as u32
-                    }
-                };
-                self.index.insert(key, f);
-                f
-            }
-        };
+    /// Records the new rate of slot `f`; releases the flow if it is back at line rate.
+    /// Returns whether it was released.
+    fn after_increase(&mut self, ctx: &mut Ctx, f: u32) -> bool {
+        self.record(ctx, f, false);
+        let flow = self.flows.state(f);
+        if !flow.rp.at_line_rate(flow.line) {
+            return false;
+        }
+        self.flows.release(f);
+        true
+    }
+
+    /// Reports the new rate of slot `f` (after a cut, when `cut`).
+    fn record(&self, ctx: &mut Ctx, f: u32, cut: bool) {
+        let FlowKey { src, dst, qp } = self.flows.key(f);
+        ctx.trace(TraceEvent::RateChanged { src, dst, qp, rate_bps: self.flows.state(f).rp.rc, cut });
+    }
+}
+
+impl CongestionControl for Dcqcn {
+    /// 0 for flows that are not throttled.
+    #[inline]
+    fn next_send(&self, key: &FlowKey) -> u64 {
+        if self.flows.is_empty() {
+            return 0;
+        }
+        self.flows.find(key).map_or(0, |f| self.flows.state(f).next_send)
+    }
+
+    /// Paces the flow's next packet at its rate and runs its byte counter.
+    #[inline]
+    fn on_sent(&mut self, ctx: &mut Ctx, key: &FlowKey, size: u64) {
+        let Some(f) = self.flows.find(key) else { return };
         let p = self.params;
-        let flow = &mut self.flows[f as usize];
-        flow.rp.on_cnp(&p);
-        flow.epoch = flow.epoch.wrapping_add(1);
-        let epoch = flow.epoch;
+        let flow = self.flows.state_mut(f);
+        flow.next_send = ctx.now + (size as f64 * 8e12 / flow.rp.rc).ceil() as u64;
+        if flow.rp.on_sent(&p, flow.line, size) {
+            self.after_increase(ctx, f);
+        }
+    }
+
+    /// A CNP is due unless one went out for the flow less than N ago.
+    fn on_marked(&mut self, ctx: &mut Ctx, key: FlowKey) -> bool {
+        self.should_notify(key, ctx.now)
+    }
+
+    /// A CNP: cut the rate, restart the increase stages and the timers.
+    fn on_notification(&mut self, ctx: &mut Ctx, key: FlowKey, line: f64) {
+        let f = self.flows.find_or_insert(key, || Flow { rp: Rp::new(line), line, next_send: 0 });
+        let p = self.params;
+        self.flows.state_mut(f).rp.on_cnp(&p);
+        let epoch = self.flows.bump_epoch(f);
         ctx.schedule(
             ctx.now + p.alpha_timer,
             Event::Timer(Timer { owner: f, epoch, kind: TimerKind::CongestionControl(ALPHA_TIMER) }),
@@ -242,58 +249,20 @@ impl Dcqcn {
         self.record(ctx, f, true);
     }
 
-    /// A packet of `size` bytes of `key` starts now: pace the next one at the flow's rate
-    /// and run its byte counter.
-    #[inline]
-    pub fn on_sent(&mut self, ctx: &mut Ctx, key: &FlowKey, size: u64) {
-        let Some(&f) = self.index.get(key) else { return };
+    /// Alpha decay or a rate increase of flow slot `timer.owner`; stale timers (older
+    /// epoch) are ignored.
+    fn on_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
         let p = self.params;
-        let flow = &mut self.flows[f as usize];
-        flow.next_send = ctx.now + (size as f64 * 8e12 / flow.rp.rc).ceil() as u64;
-        if flow.rp.on_sent(&p, flow.line, size) {
-            self.after_increase(ctx, f);
-        }
-    }
-
-    /// A timer of flow slot `f` fired; stale ones (older epoch) are ignored.
-    pub fn on_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
-        let (f, epoch) = (timer.owner, timer.epoch);
-        let p = self.params;
-        let Some(flow) = self.flows.get_mut(f as usize) else { return };
-        if flow.epoch != epoch {
-            return;
-        }
+        let Some(flow) = self.flows.current(timer.owner, timer.epoch) else { return };
         if timer.kind == TimerKind::CongestionControl(ALPHA_TIMER) {
             flow.rp.on_alpha_timer(&p);
             ctx.schedule(ctx.now + p.alpha_timer, Event::Timer(timer));
         } else {
             flow.rp.on_rate_timer(&p, flow.line);
-            if !self.after_increase(ctx, f) {
+            if !self.after_increase(ctx, timer.owner) {
                 ctx.schedule(ctx.now + p.rate_timer, Event::Timer(timer));
             }
         }
-    }
-
-    /// Records the new rate of slot `f`; releases the flow if it is back at line rate.
-    /// Returns whether it was released.
-    fn after_increase(&mut self, ctx: &mut Ctx, f: u32) -> bool {
-        self.record(ctx, f, false);
-        let flow = &mut self.flows[f as usize];
-        if !flow.rp.at_line_rate(flow.line) {
-            return false;
-        }
-        flow.epoch = flow.epoch.wrapping_add(1);
-        let key = flow.key;
-        self.index.remove(&key);
-        self.free.push(f);
-        true
-    }
-
-    /// Reports the new rate of slot `f` (after a cut, when `cut`).
-    fn record(&self, ctx: &mut Ctx, f: u32, cut: bool) {
-        let flow = &self.flows[f as usize];
-        let FlowKey { src, dst, qp } = flow.key;
-        ctx.trace(TraceEvent::RateChanged { src, dst, qp, rate_bps: flow.rp.rc, cut });
     }
 }
 

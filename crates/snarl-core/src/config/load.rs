@@ -17,21 +17,46 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
     for (key, value) in overrides {
         set_dotted(&mut doc, key, parse_override(value))?;
     }
+    let from_ecn = ecn_as_marking(&mut doc)?;
+    // Errors in a section written as `[ecn]` name it as written.
+    let as_written = |e: Error| if from_ecn { e.renamed_section("marking", "ecn") } else { e };
     fill_default_types(&mut doc);
     if let Some(seed) = seed {
         doc.insert("seed".into(), super::seed::to_toml(seed));
     }
     let mut config: Config = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let path = e.path().to_string();
-        explain_serde_error(&path, &e.into_inner().to_string())
+        as_written(explain_serde_error(&path, &e.into_inner().to_string()))
     })?;
-    // DCQCN without an [ecn] section marks with the paper's thresholds: write them out.
-    config.ecn = config.effective_ecn();
-    ValidConfig::new(config)
+    // DCQCN without a [marking] section marks with the paper's thresholds: write them out.
+    config.marking = config.effective_marking();
+    ValidConfig::new(config).map_err(as_written)
+}
+
+/// `[ecn]`, the older name of RED marking, is read as `[marking]` with `type = "red"`;
+/// returns whether the file used it.
+fn ecn_as_marking(doc: &mut toml::Table) -> Result<bool> {
+    let Some(ecn) = doc.remove("ecn") else { return Ok(false) };
+    if doc.contains_key("marking") {
+        return Err(Error::config(
+            "ecn",
+            "`[ecn]` is the older name of `[marking]` with type \"red\": give only one of them",
+        ));
+    }
+    let toml::Value::Table(mut table) = ecn else {
+        return Err(Error::config("ecn", "must be a table of RED marking settings (kmin, kmax, pmax, mark)"));
+    };
+    if table.contains_key("type") {
+        return Err(Error::config("ecn.type", "`[ecn]` is RED marking; for another type write `[marking]`"));
+    }
+    table.insert("type".into(), toml::Value::String("red".into()));
+    doc.insert("marking".into(), toml::Value::Table(table));
+    Ok(true)
 }
 
 /// Sections whose `type` may be left out: the default model is then meant.
-const DEFAULT_TYPES: [(&str, &str); 3] = [("switch", "ioq"), ("flow_control", "credit"), ("routing", "updown")];
+const DEFAULT_TYPES: [(&str, &str); 4] =
+    [("switch", "ioq"), ("flow_control", "credit"), ("routing", "updown"), ("marking", "red")];
 
 fn fill_default_types(doc: &mut toml::Table) {
     for (section, default) in DEFAULT_TYPES {

@@ -25,9 +25,10 @@ pub struct Config {
     #[serde(default)]
     pub nic: NicConfig,
     pub traffic: TrafficConfig,
-    /// ECN marking at switch egress queues (absent: no marking, unless DCQCN implies it).
+    /// Congestion marking at switch egress queues (absent: no marking, unless the
+    /// congestion control implies its own). `[ecn]` is read as `[marking]` of type `red`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ecn: Option<EcnConfig>,
+    pub marking: Option<MarkingConfig>,
     #[serde(default, skip_serializing_if = "CongestionControlConfig::is_none")]
     pub congestion_control: CongestionControlConfig,
     #[serde(default, skip_serializing_if = "ObserveConfig::is_empty")]
@@ -762,6 +763,23 @@ pub struct TrafficConfig {
     pub phases: Vec<PhaseConfig>,
 }
 
+/// How switches mark packets of congested queues, for the NICs' congestion control.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MarkingConfig {
+    /// RED-style ECN marking on the egress queue's occupancy (the default type).
+    Red(RedConfig),
+}
+
+impl MarkingConfig {
+    /// The RED thresholds (Kmin, Kmax), for the queue probes' bands.
+    pub fn red_thresholds(&self) -> Option<(u64, u64)> {
+        match self {
+            MarkingConfig::Red(red) => Some((red.kmin.0, red.kmax.0)),
+        }
+    }
+}
+
 /// When a switch evaluates the marking probability of a packet.
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -778,7 +796,7 @@ pub enum EcnMarkAt {
 /// paper's (Zhu et al., SIGCOMM 2015: Kmin = 5 KB, Kmax = 200 KB, Pmax = 1%).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct EcnConfig {
+pub struct RedConfig {
     #[serde(default = "default_kmin")]
     pub kmin: Bytes,
     #[serde(default = "default_kmax")]
@@ -799,9 +817,9 @@ fn default_pmax() -> f64 {
     0.01
 }
 
-impl Default for EcnConfig {
+impl Default for RedConfig {
     fn default() -> Self {
-        EcnConfig { kmin: default_kmin(), kmax: default_kmax(), pmax: default_pmax(), mark: EcnMarkAt::default() }
+        RedConfig { kmin: default_kmin(), kmax: default_kmax(), pmax: default_pmax(), mark: EcnMarkAt::default() }
     }
 }
 
@@ -909,12 +927,12 @@ impl Default for DcqcnConfig {
 }
 
 impl Config {
-    /// The marking in force: the `[ecn]` section, or the DCQCN paper's marking when DCQCN
-    /// runs without one.
-    pub fn effective_ecn(&self) -> Option<EcnConfig> {
-        match (&self.ecn, &self.congestion_control) {
-            (Some(ecn), _) => Some(ecn.clone()),
-            (None, CongestionControlConfig::Dcqcn(_)) => Some(EcnConfig::default()),
+    /// The marking in force: the `[marking]` section, or the DCQCN paper's RED marking
+    /// when DCQCN runs without one.
+    pub fn effective_marking(&self) -> Option<MarkingConfig> {
+        match (&self.marking, &self.congestion_control) {
+            (Some(marking), _) => Some(marking.clone()),
+            (None, CongestionControlConfig::Dcqcn(_)) => Some(MarkingConfig::Red(RedConfig::default())),
             (None, CongestionControlConfig::None {}) => None,
         }
     }

@@ -300,11 +300,11 @@ impl Config {
     }
 
     fn validate_congestion(&self, p: &mut Problems) {
-        if let Some(ecn) = &self.ecn {
-            if ecn.kmin > ecn.kmax {
-                p.add("ecn.kmin", format!("must not exceed ecn.kmax ({}), found {}", ecn.kmax, ecn.kmin));
+        if let Some(MarkingConfig::Red(red)) = &self.marking {
+            if red.kmin > red.kmax {
+                p.add("marking.kmin", format!("must not exceed marking.kmax ({}), found {}", red.kmax, red.kmin));
             }
-            p.fraction("ecn.pmax", ecn.pmax, false);
+            p.fraction("marking.pmax", red.pmax, false);
         }
         if let CongestionControlConfig::Dcqcn(d) = &self.congestion_control {
             p.fraction("congestion_control.g", d.g, false);
@@ -568,10 +568,18 @@ mod tests {
 
     #[test]
     fn congestion_control_values_are_checked() {
+        let e = problem(&[("marking.kmin", "\"300KB\""), ("marking.kmax", "\"200KB\"")]);
+        assert!(e.contains("`marking.kmin`") && e.contains("must not exceed marking.kmax"), "{e}");
+        assert!(problem(&[("marking.pmax", "0")]).contains("`marking.pmax`"));
+        assert!(problem(&[("marking.pmax", "1.5")]).contains("(0, 1]"));
+        assert!(problem(&[("marking.type", "redd")]).contains("did you mean `red`"));
+        // The older [ecn] section: errors name it as written.
         let e = problem(&[("ecn.kmin", "\"300KB\""), ("ecn.kmax", "\"200KB\"")]);
         assert!(e.contains("`ecn.kmin`") && e.contains("must not exceed ecn.kmax"), "{e}");
-        assert!(problem(&[("ecn.pmax", "0")]).contains("`ecn.pmax`"));
-        assert!(problem(&[("ecn.pmax", "1.5")]).contains("(0, 1]"));
+        let e = problem(&[("ecn.kmn", "\"3KB\"")]);
+        assert!(e.contains("`ecn.kmn`") && e.contains("kmin"), "{e}");
+        let e = problem(&[("ecn.kmin", "\"3KB\""), ("marking.kmin", "\"3KB\"")]);
+        assert!(e.contains("`ecn`") && e.contains("only one"), "{e}");
         let dcqcn = |key: &str, value: &str| problem(&[("congestion_control.type", "dcqcn"), (key, value)]);
         assert!(dcqcn("congestion_control.g", "0").contains("`congestion_control.g`"));
         assert!(dcqcn("congestion_control.rate_timer", "\"0us\"").contains("`congestion_control.rate_timer`"));
@@ -589,9 +597,22 @@ mod tests {
     fn dcqcn_implies_the_paper_marking() {
         let o = vec![("congestion_control.type".to_string(), "dcqcn".to_string())];
         let c = load_config(BASE, &o, None).unwrap();
-        assert_eq!(c.ecn, Some(EcnConfig::default()));
-        assert!(c.to_toml().contains("[ecn]"));
-        assert_eq!(load_config(BASE, &[], None).unwrap().ecn, None);
+        assert_eq!(c.marking, Some(MarkingConfig::Red(RedConfig::default())));
+        assert!(c.to_toml().contains("[marking]\ntype = \"red\""), "{}", c.to_toml());
+        assert_eq!(load_config(BASE, &[], None).unwrap().marking, None);
+    }
+
+    #[test]
+    fn the_ecn_section_is_red_marking() {
+        let red = [("kmin", "\"4KiB\""), ("kmax", "\"64KiB\""), ("pmax", "0.2"), ("mark", "\"dequeue\"")];
+        let under = |section: &str| -> Vec<(String, String)> {
+            red.iter().map(|(k, v)| (format!("{section}.{k}"), v.to_string())).collect()
+        };
+        let ecn = load_config(BASE, &under("ecn"), None).unwrap();
+        let marking = load_config(BASE, &under("marking"), None).unwrap();
+        assert_eq!(ecn.to_toml(), marking.to_toml());
+        let MarkingConfig::Red(r) = ecn.marking.clone().unwrap();
+        assert_eq!((r.kmin.0, r.kmax.0, r.pmax, r.mark), (4096, 65536, 0.2, EcnMarkAt::Dequeue));
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub(crate) use event_queue::Entry;
 pub use event_queue::EventQueue;
 pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 
-use crate::cc::ecn::Ecn;
+use crate::cc::{AnyCongestionControl, AnyMarking};
 use crate::config::{
     pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
     ValidConfig,
@@ -96,15 +96,15 @@ impl Simulation {
         let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
         // Congestion control: marking draws from a stream of its own, so runs without it
         // draw exactly what they drew before.
-        let ecn = config.effective_ecn();
-        if let Some(ecn) = &ecn {
-            fabric.set_ecn(Ecn::new(ecn, mix64(config.seed ^ 0x0065_636e)));
+        let marking = config.effective_marking();
+        if let Some(marking) = &marking {
+            fabric.set_marking(AnyMarking::build(marking, mix64(config.seed ^ 0x0065_636e)));
         }
         if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
             nics.enable_flow_scheduling()?;
         }
-        if let CongestionControlConfig::Dcqcn(dcqcn) = &config.congestion_control {
-            nics.enable_dcqcn(dcqcn)?;
+        if let Some(cc) = AnyCongestionControl::build(&config.congestion_control) {
+            nics.enable_congestion_control(cc)?;
         }
         let work = Workload::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?;
         let end = sim.duration.0;
@@ -116,7 +116,7 @@ impl Simulation {
             switch_latency: config.switch.latency().0,
         };
         let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end, ideal)?;
-        stats.congestion_counters = ecn.is_some() || !config.congestion_control.is_none();
+        stats.congestion_counters = marking.is_some() || !config.congestion_control.is_none();
         // The optional collectors: those of the mechanisms the run has, and those asked for.
         let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
         if stats.congestion_counters || link_events {
@@ -128,8 +128,8 @@ impl Simulation {
             }
         }
         let mut probes = QueueProbes::new(sim.warmup.0);
-        if let Some(ecn) = &ecn {
-            probes.set_ecn_thresholds(ecn.kmin.0, ecn.kmax.0);
+        if let Some((kmin, kmax)) = marking.as_ref().and_then(|m| m.red_thresholds()) {
+            probes.set_ecn_thresholds(kmin, kmax);
         }
         add_queue_probes(config, &topo, &mut fabric, &mut probes)?;
         if !probes.probes.is_empty() {

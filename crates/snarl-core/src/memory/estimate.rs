@@ -132,7 +132,7 @@ pub fn estimate(config: &Config) -> Estimate {
     let duration = config.simulation.duration.0;
     let window = config.simulation.window.map_or((duration / 100).max(1), |w| w.0.max(1));
     let windows = duration.div_ceil(window);
-    let fabric_series = config.effective_ecn().is_some()
+    let fabric_series = config.effective_marking().is_some()
         || !config.congestion_control.is_none()
         || !matches!(config.flow_control, FlowControlConfig::Credit {});
     let series = sum(&[

@@ -222,11 +222,21 @@ fn marking_without_reaction_changes_nothing_else() {
     let base = SINGLE_SWITCH.replace("[traffic]", "[switch]\nspeedup = 2.0\noutput_buffer = \"256KiB\"\n[traffic]");
     let plain = run(&base, &[("traffic.load", "0.9"), ("traffic.pattern.type", "hotspot")]);
     let marked = run(
-        &format!("{base}\n[ecn]\nkmin = \"4KiB\"\nkmax = \"64KiB\"\npmax = 0.2\n"),
+        &format!("{base}\n[marking]\ntype = \"red\"\nkmin = \"4KiB\"\nkmax = \"64KiB\"\npmax = 0.2\n"),
         &[("traffic.load", "0.9"), ("traffic.pattern.type", "hotspot")],
     );
     assert!(marked.summary.counters["ecn_marks"] > 0);
     assert!(!plain.summary.counters.contains_key("ecn_marks"), "runs without ECN keep their summary keys");
     assert_eq!(plain.summary.packets, marked.summary.packets);
     assert_eq!(plain.summary.accepted_load, marked.summary.accepted_load);
+    // The older [ecn] section is the same RED marking, to the byte.
+    let older = run(
+        &format!("{base}\n[ecn]\nkmin = \"4KiB\"\nkmax = \"64KiB\"\npmax = 0.2\n"),
+        &[("traffic.load", "0.9"), ("traffic.pattern.type", "hotspot")],
+    );
+    let json = |mut r: snarl_core::report::Report| {
+        r.summary.wall_seconds = 0.0;
+        r.summary_json()
+    };
+    assert_eq!(json(older), json(marked));
 }

@@ -1,11 +1,42 @@
 //! The output side: output queues under their watchers (ECN marking, probes), the link's
 //! choice of the next packet, transmission and link wake-ups.
 
+use super::ports::Port;
 use super::queues::NO_PROBE;
 use super::IoqFabric;
+use crate::cc::{Marking, QueueState};
+use crate::flow_control::{CreditSender, PauseState};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
+
+/// What a marking policy sees of an egress queue: its bytes, and its port's state, worked
+/// out only if the policy asks.
+struct MarkedQueue<'a> {
+    bytes: u64,
+    /// The queue (`port * vcs + vc`).
+    queue: usize,
+    vcs: usize,
+    ports: &'a [Port],
+    credits: &'a CreditSender,
+    pause: &'a PauseState,
+}
+
+impl QueueState for MarkedQueue<'_> {
+    #[inline]
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn blocked(&self) -> bool {
+        let (port, vc) = (self.queue / self.vcs, self.queue % self.vcs);
+        !self.credits.can_send(port, vc, 1) || self.pause.is_paused(port, vc)
+    }
+
+    fn faces_host(&self) -> bool {
+        self.ports[self.queue / self.vcs].peer & HOST_TARGET != 0
+    }
+}
 
 impl IoqFabric {
     /// Releases the output-buffer space of a packet whose tail has left.
@@ -20,12 +51,15 @@ impl IoqFabric {
         true
     }
 
-    /// Puts `id` into output queue `oq` under the eyes of its watchers: the ECN marker
-    /// (at enqueue) and a queue probe.
+    /// Puts `id` into output queue `oq` under the eyes of its watchers: the marking
+    /// policy (at enqueue) and a queue probe.
     #[inline(never)]
     pub(super) fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
-        if let Some(ecn) = &mut self.ecn {
-            if ecn.on_enqueue(self.output[oq].fifo.bytes, &mut ctx.packets[id]) {
+        if let Some(marking) = &mut self.marking {
+            let (ports, credits, pause) = (&self.ports[..], &self.credits, &self.pause);
+            let queue =
+                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, vcs: self.vcs, ports, credits, pause };
+            if marking.on_enqueue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked);
             }
         }
@@ -36,15 +70,18 @@ impl IoqFabric {
     }
 
     /// Takes the head of output queue `oq` for the link under the eyes of its watchers:
-    /// the ECN marker (at dequeue) and a queue probe.
+    /// the marking policy (at dequeue) and a queue probe.
     #[inline(never)]
     pub(super) fn dequeue_watched(&mut self, ctx: &mut Ctx, oq: usize) -> u32 {
         let id = self.output[oq].fifo.pop(ctx.packets);
         if self.probe[oq] != NO_PROBE {
             ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
         }
-        if let Some(ecn) = &mut self.ecn {
-            if ecn.on_dequeue(self.output[oq].fifo.bytes, &mut ctx.packets[id]) {
+        if let Some(marking) = &mut self.marking {
+            let (ports, credits, pause) = (&self.ports[..], &self.credits, &self.pause);
+            let queue =
+                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, vcs: self.vcs, ports, credits, pause };
+            if marking.on_dequeue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked);
             }
         }

@@ -36,7 +36,7 @@
 
 use super::link_timing::{LinkTiming, LinkTimings};
 use super::shared_memory::SharedMemory;
-use crate::cc::ecn::Ecn;
+use crate::cc::AnyMarking;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
 use crate::kernel::{Ctx, Event, HOST_TARGET};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
@@ -116,8 +116,8 @@ pub struct IoqFabric {
     bit_input: Vec<u16>,
     bit_vc: Vec<u8>,
 
-    /// ECN marking at the output queues, if configured.
-    ecn: Option<Ecn>,
+    /// The marking policy at the output queues, if configured.
+    marking: Option<AnyMarking>,
     /// Output queues are watched (ECN marking or a probe): their pushes and pops take the
     /// slower path that informs the watchers.
     watched: bool,
@@ -200,14 +200,14 @@ impl IoqFabric {
             requests: zeroed(words_total, "the switches' request masks")?,
             bit_input: collected(max_bits, (0..max_bits).map(|b| (b / vcs) as u16), what)?,
             bit_vc: collected(max_bits, (0..max_bits).map(|b| (b % vcs) as u8), what)?,
-            ecn: None,
+            marking: None,
             watched: false,
         })
     }
 
-    /// Marks packets at the output queues with `ecn`.
-    pub fn set_ecn(&mut self, ecn: Ecn) {
-        self.ecn = Some(ecn);
+    /// Marks packets at the output queues with `marking`.
+    pub fn set_marking(&mut self, marking: AnyMarking) {
+        self.marking = Some(marking);
         self.watched = true;
     }
 

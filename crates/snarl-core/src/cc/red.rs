@@ -1,10 +1,11 @@
-//! RED-style ECN marking at a switch's output (port, VC) queues: probability 0 up to Kmin
-//! bytes, rising linearly to Pmax at Kmax, 1 above Kmax. The switch calls
-//! [`Ecn::on_enqueue`] where a granted packet enters an output queue and [`Ecn::on_dequeue`]
-//! where the link takes it; only the configured one of the two acts. The marker draws from
-//! its own random stream, so runs without marking draw nothing and stay as they were.
+//! RED-style ECN marking at a switch's egress queues (`marking.type = "red"`, or the older
+//! `[ecn]`): probability 0 up to Kmin bytes, rising linearly to Pmax at Kmax, 1 above
+//! Kmax, on the queue's occupancy as a packet enters it (or, configured so, as it leaves);
+//! only the configured one of the two acts. The marker draws from its own random stream,
+//! so runs without marking draw nothing and stay as they were.
 
-use crate::config::{EcnConfig, EcnMarkAt};
+use super::marking::{Marking, QueueState};
+use crate::config::{EcnMarkAt, RedConfig};
 use crate::packet::{Packet, ECN_MARKED};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -18,7 +19,7 @@ pub struct EcnMarker {
 }
 
 impl EcnMarker {
-    pub fn new(config: &EcnConfig) -> EcnMarker {
+    pub fn new(config: &RedConfig) -> EcnMarker {
         EcnMarker { kmin: config.kmin.0, kmax: config.kmax.0, pmax: config.pmax }
     }
 
@@ -48,33 +49,19 @@ impl EcnMarker {
 }
 
 /// The marker of a fabric, with its random stream and the point it acts at.
-pub struct Ecn {
+pub struct Red {
     marker: EcnMarker,
     at_dequeue: bool,
     rng: Pcg64Mcg,
 }
 
-impl Ecn {
-    pub fn new(config: &EcnConfig, seed: u64) -> Ecn {
-        Ecn {
+impl Red {
+    pub fn new(config: &RedConfig, seed: u64) -> Red {
+        Red {
             marker: EcnMarker::new(config),
             at_dequeue: config.mark == EcnMarkAt::Dequeue,
             rng: Pcg64Mcg::seed_from_u64(seed),
         }
-    }
-
-    /// A packet enters an output queue that holds `ahead` bytes before it; `true` if it
-    /// was marked now.
-    #[inline]
-    pub fn on_enqueue(&mut self, ahead: u64, packet: &mut Packet) -> bool {
-        !self.at_dequeue && self.consider(ahead, packet)
-    }
-
-    /// A packet leaves an output queue for the link, leaving `behind` bytes queued;
-    /// `true` if it was marked now.
-    #[inline]
-    pub fn on_dequeue(&mut self, behind: u64, packet: &mut Packet) -> bool {
-        self.at_dequeue && self.consider(behind, packet)
     }
 
     /// Control packets (CNPs) are never marked; a packet already marked upstream stays
@@ -89,10 +76,38 @@ impl Ecn {
     }
 }
 
+impl Marking for Red {
+    /// On the bytes queued ahead of the packet.
+    #[inline]
+    fn on_enqueue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
+        !self.at_dequeue && self.consider(queue.bytes(), packet)
+    }
+
+    /// On the bytes left behind the packet.
+    #[inline]
+    fn on_dequeue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
+        self.at_dequeue && self.consider(queue.bytes(), packet)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::packet::CNP;
+
+    /// A queue of so many bytes, its port free and facing a switch.
+    struct Queue(u64);
+    impl QueueState for Queue {
+        fn bytes(&self) -> u64 {
+            self.0
+        }
+        fn blocked(&self) -> bool {
+            false
+        }
+        fn faces_host(&self) -> bool {
+            false
+        }
+    }
 
     fn marker() -> EcnMarker {
         EcnMarker { kmin: 5_000, kmax: 200_000, pmax: 0.01 }
@@ -121,15 +136,16 @@ mod tests {
 
     #[test]
     fn control_packets_and_the_other_point_are_left_alone() {
-        let config = EcnConfig { kmin: crate::units::Bytes(0), kmax: crate::units::Bytes(0), ..EcnConfig::default() };
-        let mut ecn = Ecn::new(&config, 1);
+        let config = RedConfig { kmin: crate::units::Bytes(0), kmax: crate::units::Bytes(0), ..RedConfig::default() };
+        let mut red = Red::new(&config, 1);
+        let queue = Queue(10_000);
         let mut cnp = Packet { flags: CNP, ..Default::default() };
-        assert!(!ecn.on_enqueue(10_000, &mut cnp));
+        assert!(!red.on_enqueue(&queue, &mut cnp));
         assert_eq!(cnp.flags, CNP);
         let mut data = Packet::default();
-        assert!(!ecn.on_dequeue(10_000, &mut data));
+        assert!(!red.on_dequeue(&queue, &mut data));
         assert_eq!(data.flags, 0, "marking happens at enqueue only");
-        assert!(ecn.on_enqueue(10_000, &mut data));
+        assert!(red.on_enqueue(&queue, &mut data));
         assert_eq!(data.flags, ECN_MARKED);
     }
 }

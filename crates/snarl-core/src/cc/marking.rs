@@ -1,0 +1,56 @@
+//! The switch half of congestion control: a marking policy, consulted as a packet enters
+//! or leaves an egress queue, that may set a congestion flag on it for the receiving NIC.
+
+use super::red::Red;
+use crate::config::MarkingConfig;
+use crate::packet::Packet;
+
+/// What a marker may see of the egress queue a packet enters or leaves.
+pub trait QueueState {
+    /// Bytes queued: ahead of the packet as it enters, behind it as it leaves.
+    fn bytes(&self) -> u64;
+    /// Whether the port may not send from this queue now: out of credits for the next
+    /// hop, or paused by it (a queue that is a victim of congestion further on rather
+    /// than its root).
+    fn blocked(&self) -> bool;
+    /// Whether the port's link leads to a host.
+    fn faces_host(&self) -> bool;
+}
+
+/// A marking policy. Each method returns whether it marked the packet now.
+pub trait Marking {
+    /// `packet` enters an egress queue.
+    fn on_enqueue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool;
+    /// `packet` leaves an egress queue for the link.
+    fn on_dequeue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool;
+}
+
+/// The marking policies, dispatched statically.
+pub enum AnyMarking {
+    Red(Red),
+}
+
+impl AnyMarking {
+    /// The policy of `config`; `seed` seeds its random stream, if it draws.
+    pub fn build(config: &MarkingConfig, seed: u64) -> AnyMarking {
+        match config {
+            MarkingConfig::Red(red) => AnyMarking::Red(Red::new(red, seed)),
+        }
+    }
+}
+
+impl Marking for AnyMarking {
+    #[inline]
+    fn on_enqueue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
+        match self {
+            AnyMarking::Red(m) => m.on_enqueue(queue, packet),
+        }
+    }
+
+    #[inline]
+    fn on_dequeue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
+        match self {
+            AnyMarking::Red(m) => m.on_dequeue(queue, packet),
+        }
+    }
+}
