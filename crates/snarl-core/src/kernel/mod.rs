@@ -491,8 +491,8 @@ struct Parts<'a> {
 }
 
 /// Hands the messages completed during an event to the workload, in the order of
-/// completion, until its reactions complete no more (a reply to a host next door may be
-/// delivered at once).
+/// completion. Its reactions complete none at once: a completing packet always arrives
+/// as an event of its own (`Ctx::send_to_host`).
 fn hand_over_completions(
     ctx: &mut Ctx,
     nics: &mut Nics,
@@ -500,15 +500,14 @@ fn hand_over_completions(
     work: &mut AnyWorkload,
     handed_over: &mut Vec<MessageDone>,
 ) {
-    loop {
-        match ctx.completions.as_deref_mut() {
-            Some(completions) if !completions.is_empty() => std::mem::swap(completions, handed_over),
-            _ => return,
-        }
-        for done in handed_over.drain(..) {
-            work.message_done(&mut Env { ctx, nics, rng }, done);
-        }
+    match ctx.completions.as_deref_mut() {
+        Some(completions) if !completions.is_empty() => std::mem::swap(completions, handed_over),
+        _ => return,
     }
+    for done in handed_over.drain(..) {
+        work.message_done(&mut Env { ctx, nics, rng }, done);
+    }
+    debug_assert!(ctx.completions.as_deref().is_none_or(|c| c.is_empty()), "a reaction completed a message at once");
 }
 
 /// Calls the progress callback at most every 100 ms of wall time; the callback may
