@@ -1,8 +1,8 @@
-//! Endpoints: traffic sources, a bounded source queue of messages, segmentation into
-//! packets, per-host injection caps and the flow-control view of the host link (credits,
-//! or the priorities PFC has paused).
+//! Endpoints: a bounded source queue of messages the workload posts (`Nics::post`),
+//! segmentation into packets, per-host injection caps (set by the workload) and the
+//! flow-control view of the host link (credits, or the priorities PFC has paused).
 //!
-//! The source queue is bounded as on a real NIC: a generation that finds it full is
+//! The source queue is bounded as on a real NIC: a message posted to a full queue is
 //! counted (`source_queue_full`) and dropped at the source, never stored, so memory
 //! stays bounded at and beyond saturation.
 //!
@@ -17,16 +17,13 @@
 
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
-use crate::kernel::{Ctx, Event, Timer, TimerKind, HOST_TARGET};
+use crate::kernel::{Ctx, Event, Timer, HOST_TARGET};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::TraceEvent;
-use crate::packet::{Message, Packet, CNP, ECN_MARKED, NIL};
+use crate::packet::{Message, Packet, Tag, CNP, ECN_MARKED, NIL};
 use crate::routing::hash::qp_number;
 use crate::topology::{Endpoint, Topology};
-use crate::traffic::Workload;
 use crate::units::{Rate, SerialTime};
-use rand::Rng;
-use rand_pcg::Pcg64Mcg;
 use std::collections::VecDeque;
 use strength_reduce::StrengthReducedUsize;
 
@@ -36,13 +33,14 @@ pub struct Nics {
     vc_divisor: StrengthReducedUsize,
     mtu: u64,
     queue_capacity: usize,
-    qps: u32,
     /// Far end of each host link: a global switch input port or `HOST_TARGET | host`.
     peer: Vec<u32>,
     rate: Vec<Rate>,
     serializer: Vec<SerialTime>,
     latency: Vec<u64>,
     link_free_at: Vec<u64>,
+    /// Injection cap of each host as a fraction of its link (1.0: uncapped).
+    cap: Vec<f64>,
     /// Earliest time the host's injection cap allows its next packet.
     next_allowed: Vec<u64>,
     wake_at: Vec<u64>,
@@ -52,8 +50,6 @@ pub struct Nics {
     queue: Vec<u32>,
     queue_head: Vec<u32>,
     queue_len: Vec<u32>,
-    /// Bumped when a phase changes the host's traffic; stale generation timers are ignored.
-    epoch: Vec<u32>,
     /// The per-flow scheduler (and congestion control), if configured.
     scheduler: Option<Box<FlowScheduler>>,
 }
@@ -93,7 +89,6 @@ impl Nics {
         switch_input_capacity: Option<u64>,
         mtu: u64,
         queue_capacity: usize,
-        qps: u32,
         measure_from: u64,
     ) -> crate::Result<Nics> {
         let hosts = topo.num_hosts();
@@ -121,12 +116,12 @@ impl Nics {
             vc_divisor: StrengthReducedUsize::new(vcs.max(1)),
             mtu,
             queue_capacity,
-            qps,
             peer,
             serializer: collected(hosts, rate.iter().map(|&r| SerialTime::new(r)), what)?,
             rate,
             latency,
             link_free_at: zeroed(hosts, what)?,
+            cap: filled(hosts, 1.0, what)?,
             next_allowed: zeroed(hosts, what)?,
             wake_at: zeroed(hosts, what)?,
             credits: CreditSender::new(hosts, capacity, vcs)?,
@@ -134,7 +129,6 @@ impl Nics {
             queue: filled(hosts * queue_capacity, NIL, "the NICs' source queues")?,
             queue_head: zeroed(hosts, what)?,
             queue_len: zeroed(hosts, what)?,
-            epoch: zeroed(hosts, what)?,
             scheduler: None,
         })
     }
@@ -167,65 +161,62 @@ impl Nics {
         self.rate[host]
     }
 
-    pub fn epoch(&self, host: usize) -> u32 {
-        self.epoch[host]
+    /// Caps the injection of `host` at `cap` (a fraction of its link, in (0, 1]; 1.0:
+    /// uncapped) from its next packet on.
+    pub fn set_cap(&mut self, host: u32, cap: f64) {
+        self.cap[host as usize] = cap;
     }
 
-    /// Invalidates pending generations of `host`; returns the new epoch.
-    pub fn bump_epoch(&mut self, host: usize) -> u32 {
-        self.epoch[host] = self.epoch[host].wrapping_add(1);
-        self.epoch[host]
+    /// Whether the source queue of `host` has room for another message.
+    #[inline]
+    pub fn has_room(&self, host: u32) -> bool {
+        (self.queue_len[host as usize] as usize) < self.queue_capacity
     }
 
-    /// The source of `host` generates a message now and schedules its next one.
-    pub fn generate(&mut self, ctx: &mut Ctx, work: &Workload, rng: &mut Pcg64Mcg, host: u32) {
+    /// Queues a message of `size` bytes from `host` to `dst` on queue pair `qp` (its VC
+    /// is a hash of the flow) and sends if it can. Returns `false` when the source queue
+    /// was full: the message is counted (`source_queue_full`) and dropped.
+    pub fn post(&mut self, ctx: &mut Ctx, host: u32, dst: u32, size: u64, qp: u32, tag: Tag) -> bool {
         let h = host as usize;
-        let g = work.host_group[h];
-        let group = &work.groups[g as usize];
-        if !group.sends(&work.patterns) {
-            return;
-        }
-        if let Some(dst) = work.patterns[group.pattern as usize].dest(host, rng) {
-            let size = group.draw_size(&work.size_distributions, rng);
-            let accepted = (self.queue_len[h] as usize) < self.queue_capacity;
-            if accepted {
-                let qp = if self.qps > 1 { rng.random_range(0..self.qps) } else { 0 };
-                let vc = (qp_number(host, dst, qp) as usize % self.vc_divisor) as u8;
-                let id = ctx.messages.alloc(Message {
-                    dst,
-                    qp,
-                    created: ctx.now,
-                    size,
-                    unsent: size,
-                    outstanding: 1,
-                    vc,
-                    next_free: NIL,
+        let accepted = self.has_room(host);
+        if accepted {
+            let vc = (qp_number(host, dst, qp) as usize % self.vc_divisor) as u8;
+            let id = ctx.messages.alloc(Message {
+                src: host,
+                dst,
+                tag,
+                qp,
+                created: ctx.now,
+                size,
+                unsent: size,
+                outstanding: 1,
+                vc,
+                next_free: NIL,
+            });
+            let slot = self.slot_after_head(h, self.queue_len[h] as usize);
+            self.queue[h * self.queue_capacity + slot] = id;
+            if let Some(scheduler) = &mut self.scheduler {
+                let (base, head, capacity) =
+                    (h * self.queue_capacity, self.queue_head[h] as usize, self.queue_capacity);
+                let older = (0..self.queue_len[h] as usize).any(|j| {
+                    let other = &ctx.messages[self.queue[base + (head + j) % capacity]];
+                    other.dst == dst && other.qp == qp
                 });
-                let slot = self.slot_after_head(h, self.queue_len[h] as usize);
-                self.queue[h * self.queue_capacity + slot] = id;
-                if let Some(scheduler) = &mut self.scheduler {
-                    let (base, head, capacity) =
-                        (h * self.queue_capacity, self.queue_head[h] as usize, self.queue_capacity);
-                    let older = (0..self.queue_len[h] as usize).any(|j| {
-                        let other = &ctx.messages[self.queue[base + (head + j) % capacity]];
-                        other.dst == dst && other.qp == qp
-                    });
-                    scheduler.flow_head[base + slot] = !older;
-                }
-                self.queue_len[h] += 1;
+                scheduler.flow_head[base + slot] = !older;
             }
-            ctx.trace(TraceEvent::Generated { group: g, bytes: size, accepted });
+            self.queue_len[h] += 1;
         }
-        let next = ctx.now + group.process.gap(group.load, rng);
-        ctx.schedule(next, Event::Timer(Timer { owner: host, epoch: self.epoch[h], kind: TimerKind::Workload(0) }));
-        self.try_inject(ctx, work, host);
+        let group = ctx.stats.host_group[h];
+        ctx.trace(TraceEvent::Generated { group, bytes: size, accepted });
+        self.try_inject(ctx, host);
+        accepted
     }
 
     /// Sends the next packet of the head message if the link, the cap and the credits
     /// allow it.
-    pub fn try_inject(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {
+    pub fn try_inject(&mut self, ctx: &mut Ctx, host: u32) {
         if let Some(mut scheduler) = self.scheduler.take() {
-            self.try_inject_by_flow(ctx, work, host, &mut scheduler);
+            self.try_inject_by_flow(ctx, host, &mut scheduler);
             self.scheduler = Some(scheduler);
             return;
         }
@@ -261,7 +252,7 @@ impl Nics {
             self.queue_head[h] = self.slot_after_head(h, 1) as u32;
             self.queue_len[h] -= 1;
         }
-        let serialise = self.launch_data(ctx, work, host, m, mid, size);
+        let serialise = self.launch_data(ctx, host, m, mid, size);
         if self.queue_len[h] > 0 {
             self.wake_at[h] = now + serialise;
             ctx.schedule(now + serialise, Event::HostWake { host });
@@ -270,7 +261,7 @@ impl Nics {
 
     /// `try_inject` under per-flow congestion control: a CNP if one waits, else the next
     /// packet of the first eligible flow (see the module documentation).
-    fn try_inject_by_flow(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, scheduler: &mut FlowScheduler) {
+    fn try_inject_by_flow(&mut self, ctx: &mut Ctx, host: u32, scheduler: &mut FlowScheduler) {
         let (h, now) = (host as usize, ctx.now);
         if self.queue_len[h] == 0 && scheduler.cnps[h].is_empty() {
             return;
@@ -285,7 +276,7 @@ impl Nics {
             credit_blocked = !self.credits.can_send(h, cnp.vc as usize, CNP_BYTES);
             if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
                 scheduler.cnps[h].pop_front();
-                let group = work.host_group[h];
+                let group = ctx.stats.host_group[h];
                 let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP);
                 ctx.trace(TraceEvent::CnpSent { group });
                 if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
@@ -367,7 +358,7 @@ impl Nics {
         } else {
             scheduler.next_position[h] = pos as u32 + 1;
         }
-        let serialise = self.launch_data(ctx, work, host, m, mid, size);
+        let serialise = self.launch_data(ctx, host, m, mid, size);
         if let Some(cc) = scheduler.cc.as_mut() {
             cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
         }
@@ -379,10 +370,10 @@ impl Nics {
     /// Puts the next `size` bytes of message `mid` (`m`) on host `host`'s link: launches
     /// the packet, paces a capped group, and counts the injection. Returns the
     /// serialisation time.
-    fn launch_data(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, m: Message, mid: u32, size: u64) -> u64 {
-        let group = work.host_group[host as usize];
+    fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64) -> u64 {
+        let group = ctx.stats.host_group[host as usize];
         let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0);
-        let cap = work.groups[group as usize].cap;
+        let cap = self.cap[host as usize];
         if cap < 1.0 {
             self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
         }
@@ -441,14 +432,14 @@ impl Nics {
     /// The tail of `packet` reached its destination NIC, which decides what its flags
     /// mean: a CNP goes to the sender's congestion control, a marked data packet to the
     /// receiver's (notification point) before it is delivered.
-    pub fn receive(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
+    pub fn receive(&mut self, ctx: &mut Ctx, packet: u32) {
         let flags = ctx.packets[packet].flags;
         if flags & CNP != 0 {
             self.receive_cnp(ctx, packet);
             return;
         }
         if flags & ECN_MARKED != 0 {
-            self.notify(ctx, work, packet);
+            self.notify(ctx, packet);
         }
         ctx.deliver(ctx.now, packet);
     }
@@ -456,7 +447,7 @@ impl Nics {
     /// Notification point: the marked data packet `packet` is being delivered. Its
     /// destination queues a CNP for the flow if the congestion control asks for one
     /// (DCQCN: unless one went out less than the CNP interval ago).
-    fn notify(&mut self, ctx: &mut Ctx, work: &Workload, packet: u32) {
+    fn notify(&mut self, ctx: &mut Ctx, packet: u32) {
         let Some(scheduler) = self.scheduler.as_deref_mut() else { return };
         let Some(cc) = scheduler.cc.as_mut() else { return };
         let p = ctx.packets[packet];
@@ -467,7 +458,7 @@ impl Nics {
         // On the flow's (injection) VC.
         let vc = ctx.messages[p.message].vc;
         scheduler.cnps[dst as usize].push_back(CnpRequest { dst: src, qp, vc });
-        self.try_inject(ctx, work, dst);
+        self.try_inject(ctx, dst);
     }
 
     /// Reaction point: the CNP `packet` reached the sender of its flow.
@@ -489,25 +480,25 @@ impl Nics {
         }
     }
 
-    pub fn wake_event(&mut self, ctx: &mut Ctx, work: &Workload, host: u32) {
+    pub fn wake_event(&mut self, ctx: &mut Ctx, host: u32) {
         if self.wake_at[host as usize] == ctx.now {
             self.wake_at[host as usize] = 0;
         }
-        self.try_inject(ctx, work, host);
+        self.try_inject(ctx, host);
     }
 
-    pub fn credit(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, vc: usize, bytes: u64) {
+    pub fn credit(&mut self, ctx: &mut Ctx, host: u32, vc: usize, bytes: u64) {
         self.credits.on_credit(host as usize, vc, bytes);
-        self.try_inject(ctx, work, host);
+        self.try_inject(ctx, host);
     }
 
     /// A PFC pause (`on`) or resume frame for priority `vc` reached `host`.
-    pub fn pause(&mut self, ctx: &mut Ctx, work: &Workload, host: u32, vc: usize, on: bool) {
+    pub fn pause(&mut self, ctx: &mut Ctx, host: u32, vc: usize, on: bool) {
         if on {
             ctx.trace(TraceEvent::PauseReceived);
         }
         if self.pause.set(host as usize, vc, on, ctx.now) && !on {
-            self.try_inject(ctx, work, host);
+            self.try_inject(ctx, host);
         }
     }
 

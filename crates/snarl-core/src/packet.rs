@@ -159,10 +159,23 @@ impl Fifo {
     }
 }
 
+/// What a workload attaches to a message, handed back to it when the message is done:
+/// the job it belongs to and the step within that job. Open-loop traffic uses
+/// `Tag::default()` (job 0, step 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Tag {
+    pub job: u16,
+    pub step: u16,
+}
+
 /// A message: generated as a whole, segmented into packets by its NIC.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Message {
+    /// The host that posted it.
+    pub src: u32,
     pub dst: u32,
+    /// The workload's label, returned with its completion.
+    pub tag: Tag,
     pub qp: u32,
     pub created: u64,
     /// Total size in bytes.

@@ -7,6 +7,7 @@ use crate::observe::{Stats, TraceEvent};
 use crate::packet::{MessageSlab, PacketSlab, NIL};
 use crate::routing::AnyRouting;
 use crate::topology::AnyTopology;
+use crate::traffic::MessageDone;
 use rand_pcg::Pcg64Mcg;
 
 pub struct Ctx<'a> {
@@ -22,10 +23,11 @@ pub struct Ctx<'a> {
     pub routing_rng: &'a mut Pcg64Mcg,
     /// Time a packet last moved (watchdog).
     pub last_progress: &'a mut u64,
-    /// Traffic group of each host (a delivery is also counted for the receivers).
-    pub host_group: &'a [u16],
     /// Credits travelling back to the host NICs (switches keep their own).
     pub host_returns: &'a mut CreditReturns,
+    /// Messages completed during the current event, for the workload; `None` when it
+    /// does not ask for them.
+    pub completions: Option<&'a mut Vec<MessageDone>>,
 }
 
 impl Ctx<'_> {
@@ -44,21 +46,27 @@ impl Ctx<'_> {
     /// accounted at once, saving an event: nothing at the host reacts to it, and the
     /// counters and series take the delivery time. Marked packets and congestion
     /// notifications, to which the NIC reacts, arrive as `Deliver` events, as does
-    /// whatever would arrive after the run.
+    /// whatever would arrive after the run, and, when the workload hears of
+    /// completions, the packet that completes its message (at its time).
     #[inline]
     pub fn send_to_host(&mut self, at: u64, packet: u32) {
-        if self.packets[packet].flags == 0 && at < self.end {
+        if self.packets[packet].flags == 0 && at < self.end && !(self.completions.is_some() && self.completes(packet)) {
             self.deliver(at, packet);
         } else {
             self.schedule(at, Event::Deliver { packet });
         }
     }
 
+    /// Whether delivering data packet `packet` completes its message.
+    fn completes(&self, packet: u32) -> bool {
+        self.messages[self.packets[packet].message].outstanding == 1
+    }
+
     /// The tail of data packet `packet` reached its destination at `at`: account and
     /// free it.
     pub fn deliver(&mut self, at: u64, packet: u32) {
         let p = self.packets[packet];
-        let dst_group = self.host_group[p.dst as usize];
+        let dst_group = self.stats.host_group[p.dst as usize];
         let message = &mut self.messages[p.message];
         let (created, size) = (message.created, message.size);
         message.outstanding -= 1;
@@ -68,6 +76,10 @@ impl Ctx<'_> {
             .trace(at, TraceEvent::Delivered { src_group: p.group, dst_group, bytes, created, injected: p.injected });
         *self.last_progress = at;
         if done {
+            if let Some(completions) = self.completions.as_deref_mut() {
+                let m = &self.messages[p.message];
+                completions.push(MessageDone { src: m.src, dst: p.dst, size, tag: m.tag, created, at });
+            }
             self.messages.release(p.message);
             self.stats.trace(at, TraceEvent::MessageDone { group: p.group, created, bytes: size, hops: p.hops });
         }

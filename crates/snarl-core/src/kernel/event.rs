@@ -20,8 +20,6 @@ pub enum Event {
     /// A PFC pause (`on`) or resume frame for priority `vc` reaches a sender: an output
     /// port, or a host NIC when the high bit of `target` is set.
     Pause { target: u32, vc: u8, on: bool },
-    /// Traffic phase `index` begins.
-    Phase { index: u32 },
     /// Periodic check that packets still move.
     Watchdog,
     /// A component's timer fired.
@@ -42,7 +40,7 @@ pub struct Timer {
 /// Which component a timer belongs to, with that component's own code for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimerKind {
-    /// The workload's: a source's next generation, a job's next step.
+    /// The workload's: a source's next generation, a phase boundary, a job's next step.
     Workload(u8),
     /// The NICs' congestion control's: DCQCN's alpha and rate timers.
     CongestionControl(u8),

@@ -29,7 +29,7 @@ use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
 use crate::switch::{IoqFabric, IoqParams, LinkControl};
 use crate::topology::{self, AnyTopology, Topology};
-use crate::traffic::Workload;
+use crate::traffic::{AnyWorkload, Env, MessageDone, OpenLoop, Workload};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::time::Instant;
@@ -58,7 +58,12 @@ pub struct Simulation {
     fabric: IoqFabric,
     nics: Nics,
     host_returns: CreditReturns,
-    work: Workload,
+    work: AnyWorkload,
+    /// Messages completed during the current event, for a workload that asks for them
+    /// (`want_completions`), and the list the previous ones are handed over from.
+    completions: Vec<MessageDone>,
+    handed_over: Vec<MessageDone>,
+    want_completions: bool,
     stats: Stats,
     traffic_rng: Pcg64Mcg,
     routing_rng: Pcg64Mcg,
@@ -67,6 +72,16 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the fabric, traffic and observers of a validated config.
     pub fn new(config: &ValidConfig) -> Result<Simulation> {
+        Simulation::build(config, None)
+    }
+
+    /// Builds the fabric and observers of a validated config, with `workload` in place
+    /// of the config's `[traffic]` (which is not resolved).
+    pub fn with_workload(config: &ValidConfig, workload: AnyWorkload) -> Result<Simulation> {
+        Simulation::build(config, Some(workload))
+    }
+
+    fn build(config: &ValidConfig, workload: Option<AnyWorkload>) -> Result<Simulation> {
         // Fabrics the topology refuses by their size get that error; those that would not
         // fit in memory are refused here, before anything is allocated.
         if topology::within_limits(&config.topology) {
@@ -89,7 +104,6 @@ impl Simulation {
             host_credits,
             config.nic.mtu.0,
             config.nic.source_queue as usize,
-            config.nic.qps_per_destination,
             sim.warmup.0,
         )?;
         let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
@@ -106,7 +120,19 @@ impl Simulation {
         if let Some(cc) = AnyCongestionControl::build(&config.congestion_control) {
             nics.enable_congestion_control(cc)?;
         }
-        let work = Workload::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?;
+        let work = match workload {
+            Some(work) => work,
+            None => AnyWorkload::OpenLoop(OpenLoop::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?),
+        };
+        let host_groups = work.host_groups();
+        let groups = work.groups().len();
+        if host_groups.len() != topo.num_hosts() || host_groups.iter().any(|&g| g as usize >= groups) {
+            return Err(Error::Invariant(format!(
+                "the workload puts {} hosts in {groups} groups; the fabric has {} hosts",
+                host_groups.len(),
+                topo.num_hosts()
+            )));
+        }
         let end = sim.duration.0;
         let window = sim.window.map_or((end / 100).max(1), |w| w.0);
         let ideal = IdealFct {
@@ -115,7 +141,10 @@ impl Simulation {
             switch_link_latency: config.links.switch.latency.0,
             switch_latency: config.switch.latency().0,
         };
-        let mut stats = Stats::new(work.groups.len(), sim.warmup.0, window, end, ideal)?;
+        let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal)?;
+        stats.host_group =
+            crate::memory::fallible::collected(host_groups.len(), host_groups.iter().copied(), "the traffic tables")?;
+        let want_completions = work.wants_completions();
         stats.congestion_counters = marking.is_some() || !config.congestion_control.is_none();
         // The optional collectors: those of the mechanisms the run has, and those asked for.
         let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
@@ -167,6 +196,9 @@ impl Simulation {
             nics,
             host_returns: CreditReturns::new(hosts as usize)?,
             work,
+            completions: Vec::with_capacity(if want_completions { 64 } else { 0 }),
+            handed_over: Vec::with_capacity(if want_completions { 64 } else { 0 }),
+            want_completions,
             stats,
             traffic_rng,
             routing_rng,
@@ -176,25 +208,37 @@ impl Simulation {
     }
 
     fn schedule_start(&mut self) {
-        for g in 0..self.work.groups.len() {
-            self.start_sources(g);
-        }
-        for (index, phase) in self.work.phases.iter().enumerate() {
-            self.queue.push(phase.at.0, Event::Phase { index: index as u32 });
-        }
+        let Parts { mut ctx, nics, work, rng, handed_over, .. } = self.parts();
+        work.start(&mut Env { ctx: &mut ctx, nics, rng });
+        hand_over_completions(&mut ctx, nics, rng, work, handed_over);
         self.queue.push(self.stalls.period(), Event::Watchdog);
     }
 
-    /// (Re)starts the sources of group `g` from now on with its current settings.
-    fn start_sources(&mut self, g: usize) {
-        let group = &self.work.groups[g];
-        let sends = group.sends(&self.work.patterns);
-        for &h in &group.hosts {
-            let epoch = self.nics.bump_epoch(h as usize);
-            if sends {
-                let at = self.now + group.process.first(group.load, &mut self.traffic_rng);
-                self.queue.push(at, Event::Timer(Timer { owner: h, epoch, kind: TimerKind::Workload(0) }));
-            }
+    /// Borrows the state events are handled with.
+    fn parts(&mut self) -> Parts<'_> {
+        let completions = if self.want_completions { Some(&mut self.completions) } else { None };
+        Parts {
+            ctx: Ctx {
+                now: self.now,
+                end: self.end,
+                queue: &mut self.queue,
+                packets: &mut self.packets,
+                messages: &mut self.messages,
+                stats: &mut self.stats,
+                topo: &self.topo,
+                routing: &self.routing,
+                routing_rng: &mut self.routing_rng,
+                last_progress: &mut self.last_progress,
+                host_returns: &mut self.host_returns,
+                completions,
+            },
+            fabric: &mut self.fabric,
+            nics: &mut self.nics,
+            work: &mut self.work,
+            rng: &mut self.traffic_rng,
+            handed_over: &mut self.handed_over,
+            now: &mut self.now,
+            events: &mut self.events,
         }
     }
 
@@ -202,46 +246,32 @@ impl Simulation {
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
         let started = Instant::now();
         let mut pacer = ProgressPacer { report: progress, last: started };
-        // Packet events run in an inner loop that borrows the state once; the rare events
-        // that reconfigure the run (phases, the watchdog) come back here.
+        // Events run in an inner loop that borrows the state once; the watchdog, which
+        // inspects the whole run, comes back here.
         while let Some((time, event)) = self.run_packets(&mut pacer)? {
             self.now = time;
             match event {
-                Event::Phase { index } => self.begin_phase(index as usize),
                 Event::Watchdog => {
                     // The checks are not simulated work: the summary must not depend on
                     // the watchdog interval.
                     self.events -= 1;
                     self.check_progress()?
                 }
-                _ => unreachable!("packet events are dispatched by run_packets"),
+                _ => unreachable!("other events are dispatched by run_packets"),
             }
         }
         (pacer.report)(1.0);
         self.finish(started.elapsed().as_secs_f64())
     }
 
-    /// Dispatches events until the end of the run (`None`) or until a phase or watchdog
-    /// event, which it returns.
+    /// Dispatches events until the end of the run (`None`) or until a watchdog event,
+    /// which it returns.
     fn run_packets(&mut self, pacer: &mut ProgressPacer) -> Result<Option<(u64, Event)>> {
-        let Simulation { fabric, nics, traffic_rng, work, now, end, events, .. } = self;
-        let mut ctx = Ctx {
-            now: *now,
-            end: *end,
-            queue: &mut self.queue,
-            packets: &mut self.packets,
-            messages: &mut self.messages,
-            stats: &mut self.stats,
-            topo: &self.topo,
-            routing: &self.routing,
-            routing_rng: &mut self.routing_rng,
-            last_progress: &mut self.last_progress,
-            host_group: &work.host_group,
-            host_returns: &mut self.host_returns,
-        };
-        let work: &Workload = work;
+        let want_completions = self.want_completions;
+        let Parts { mut ctx, fabric, nics, work, rng, handed_over, now, events } = self.parts();
+        let end = ctx.end;
         while let Some((time, event)) = ctx.queue.pop() {
-            if time >= *end {
+            if time >= end {
                 *now = ctx.now;
                 return Ok(None);
             }
@@ -253,58 +283,38 @@ impl Simulation {
                 Event::LinkWake { port } => fabric.link_wake(&mut ctx, port),
                 Event::Credit { target, vc, bytes } => {
                     if target & HOST_TARGET != 0 {
-                        nics.credit(&mut ctx, work, target & !HOST_TARGET, vc as usize, bytes as u64);
+                        nics.credit(&mut ctx, target & !HOST_TARGET, vc as usize, bytes as u64);
                     } else {
                         fabric.credit(&mut ctx, target, vc as usize, bytes as u64);
                     }
                 }
                 Event::Pause { target, vc, on } => {
                     if target & HOST_TARGET != 0 {
-                        nics.pause(&mut ctx, work, target & !HOST_TARGET, vc as usize, on);
+                        nics.pause(&mut ctx, target & !HOST_TARGET, vc as usize, on);
                     } else {
                         fabric.pause(&mut ctx, target, vc as usize, on);
                     }
                 }
-                Event::Deliver { packet } => nics.receive(&mut ctx, work, packet),
-                Event::HostWake { host } => nics.wake_event(&mut ctx, work, host),
+                Event::Deliver { packet } => nics.receive(&mut ctx, packet),
+                Event::HostWake { host } => nics.wake_event(&mut ctx, host),
                 Event::Timer(timer) => match timer.kind {
-                    TimerKind::Workload(_) => {
-                        if timer.epoch == nics.epoch(timer.owner as usize) {
-                            nics.generate(&mut ctx, work, traffic_rng, timer.owner);
-                        }
-                    }
+                    TimerKind::Workload(_) => work.timer(&mut Env { ctx: &mut ctx, nics, rng }, timer),
                     TimerKind::CongestionControl(_) => nics.cc_timer(&mut ctx, timer),
                 },
-                Event::Phase { .. } | Event::Watchdog => {
+                Event::Watchdog => {
                     *now = ctx.now;
                     return Ok(Some((time, event)));
                 }
             }
+            if want_completions {
+                hand_over_completions(&mut ctx, nics, rng, work, handed_over);
+            }
             if *events & 0xffff == 0 {
-                pacer.check(time as f64 / *end as f64)?;
+                pacer.check(time as f64 / end as f64)?;
             }
         }
         *now = ctx.now;
         Ok(None)
-    }
-
-    fn begin_phase(&mut self, index: usize) {
-        let changes = self.work.phases[index].changes.clone();
-        for change in changes {
-            let group = &mut self.work.groups[change.group as usize];
-            if let Some(p) = change.pattern {
-                group.pattern = p;
-            }
-            if let Some(load) = change.load {
-                group.load = load;
-            }
-            if let Some(cap) = change.cap {
-                group.cap = cap;
-            }
-            if change.pattern.is_some() || change.load.is_some() {
-                self.start_sources(change.group as usize);
-            }
-        }
     }
 
     /// The periodic watchdog check; the next one follows a quarter interval later.
@@ -394,10 +404,10 @@ impl Simulation {
         self.check_invariants()?;
         let infos: Vec<GroupInfo> = self
             .work
-            .groups
+            .groups()
             .iter()
             .map(|g| GroupInfo {
-                name: g.name.clone(),
+                name: g.name.to_string(),
                 hosts: g.hosts.len() as u64,
                 capacity_bps: g.hosts.iter().map(|&h| self.nics.rate(h as usize).0 as f64).sum(),
             })
@@ -418,20 +428,19 @@ impl Simulation {
         }
         summary.events = self.events;
         summary.wall_seconds = wall_seconds;
-        if let Some(first) = self.work.phases.first() {
-            let start = first.at.0;
-            let end = self.work.phases.get(1).map_or(start, |p| p.at.0);
-            // Recovery is that of the bystanders: the groups no phase changes (all groups
-            // if every one is changed).
-            let changed: Vec<bool> = (0..infos.len())
-                .map(|g| self.work.phases.iter().any(|p| p.changes.iter().any(|c| c.group as usize == g)))
-                .collect();
-            let bystander = |g: usize| !changed[g] || changed.iter().all(|&c| c);
+        if let Some(window) = self.work.recovery() {
+            let bystander = |g: usize| window.bystander.get(g).copied().unwrap_or(false);
             let bystander_capacity = (0..infos.len()).filter(|&g| bystander(g)).map(|g| capacity[g]).sum();
             let series = &self.stats.series;
             let throughput = series.accepted_of(bystander, bystander_capacity);
-            summary.recovery =
-                observe::recovery(&throughput, series.window(), self.stats.measure_from, start, end, PS_PER_UNIT);
+            summary.recovery = observe::recovery(
+                &throughput,
+                series.window(),
+                self.stats.measure_from,
+                window.start,
+                window.end,
+                PS_PER_UNIT,
+            );
         }
         let mut report = Report { summary, ..Report::default() };
         report.add_table("timeseries", self.stats.series.table(&names, &capacity, PS_PER_UNIT));
@@ -480,6 +489,38 @@ impl Simulation {
             most_paused: links.into_iter().take(10).collect(),
         }
     }
+}
+
+/// The state an event is handled with, borrowed once (`Simulation::parts`).
+struct Parts<'a> {
+    ctx: Ctx<'a>,
+    fabric: &'a mut IoqFabric,
+    nics: &'a mut Nics,
+    work: &'a mut AnyWorkload,
+    rng: &'a mut Pcg64Mcg,
+    handed_over: &'a mut Vec<MessageDone>,
+    now: &'a mut u64,
+    events: &'a mut u64,
+}
+
+/// Hands the messages completed during an event to the workload, in the order of
+/// completion. Its reactions complete none at once: a completing packet always arrives
+/// as an event of its own (`Ctx::send_to_host`).
+fn hand_over_completions(
+    ctx: &mut Ctx,
+    nics: &mut Nics,
+    rng: &mut Pcg64Mcg,
+    work: &mut AnyWorkload,
+    handed_over: &mut Vec<MessageDone>,
+) {
+    match ctx.completions.as_deref_mut() {
+        Some(completions) if !completions.is_empty() => std::mem::swap(completions, handed_over),
+        _ => return,
+    }
+    for done in handed_over.drain(..) {
+        work.message_done(&mut Env { ctx, nics, rng }, done);
+    }
+    debug_assert!(ctx.completions.as_deref().is_none_or(|c| c.is_empty()), "a reaction completed a message at once");
 }
 
 /// Calls the progress callback at most every 100 ms of wall time; the callback may

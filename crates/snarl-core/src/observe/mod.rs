@@ -86,6 +86,9 @@ pub struct Stats {
     pub packet_hops: u64,
     /// Report the congestion-control counters (runs with ECN or congestion control).
     pub congestion_counters: bool,
+    /// Group of each host, as the workload reports it (index into `groups`): the group
+    /// a host's sending and receiving count for.
+    pub host_group: Vec<u16>,
 }
 
 impl Stats {
@@ -103,6 +106,7 @@ impl Stats {
             delivered: 0,
             packet_hops: 0,
             congestion_counters: false,
+            host_group: Vec::new(),
         })
     }
 

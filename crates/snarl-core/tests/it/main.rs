@@ -2,6 +2,7 @@
 
 mod analytic;
 mod bad_input;
+mod closed_loop;
 mod common;
 mod dcqcn;
 mod determinism;

@@ -1,0 +1,170 @@
+//! The workload: whatever decides which messages the hosts post and when. The kernel
+//! knows it only through the [`Workload`] trait, by way of [`AnyWorkload`] (a `match`, so
+//! the built-in workload is dispatched statically).
+//!
+//! A workload acts in callbacks: [`Workload::start`] at time 0, [`Workload::timer`] when
+//! one of its timers (`TimerKind::Workload(code)`) fires, and, if it asks for them
+//! ([`Workload::wants_completions`]), [`Workload::message_done`] when the last packet of
+//! a message reaches its destination. In each it may post messages ([`Env::post`]), set
+//! timers ([`Env::set_timer`]) and draw from the traffic random stream ([`Env::rng`]).
+//! Open-loop traffic ([`OpenLoop`](super::OpenLoop)) needs timers only; a closed loop
+//! (a reply once a request arrived, a job's next step once its messages are done) reacts
+//! to completions.
+
+use crate::kernel::{Ctx, Event, Timer, TimerKind};
+use crate::nic::Nics;
+use crate::packet::Tag;
+use rand_pcg::Pcg64Mcg;
+
+use super::OpenLoop;
+
+/// The last packet of a message was delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageDone {
+    /// The host that posted it.
+    pub src: u32,
+    pub dst: u32,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The tag it was posted with.
+    pub tag: Tag,
+    /// When it was posted (ps).
+    pub created: u64,
+    /// When its last packet was delivered (ps): the time of the callback.
+    pub at: u64,
+}
+
+/// What a workload may touch in a callback.
+pub struct Env<'e, 'c> {
+    pub ctx: &'e mut Ctx<'c>,
+    pub nics: &'e mut Nics,
+    /// The traffic random stream (destinations, sizes, queue pairs, gaps).
+    pub rng: &'e mut Pcg64Mcg,
+}
+
+impl Env<'_, '_> {
+    /// The current time (ps).
+    #[inline]
+    pub fn now(&self) -> u64 {
+        self.ctx.now
+    }
+
+    /// Queues a message of `size` bytes from `host` to `dst` on queue pair `qp` at
+    /// `host`'s NIC and lets the NIC send if it can; `false` when the source queue was
+    /// full (the message is counted as refused and dropped).
+    #[inline]
+    pub fn post(&mut self, host: u32, dst: u32, size: u64, qp: u32, tag: Tag) -> bool {
+        self.nics.post(self.ctx, host, dst, size, qp, tag)
+    }
+
+    /// Calls back [`Workload::timer`] at `at` with this `owner`, `epoch` and `code`.
+    #[inline]
+    pub fn set_timer(&mut self, at: u64, owner: u32, epoch: u32, code: u8) {
+        self.ctx.schedule(at, Event::Timer(Timer { owner, epoch, kind: TimerKind::Workload(code) }));
+    }
+}
+
+/// A group of hosts as the report names it.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupView<'a> {
+    pub name: &'a str,
+    pub hosts: &'a [u32],
+}
+
+/// The interval after which the report measures recovery (`summary.recovery`): from
+/// `start` (a disturbance begins) to `end` (it ends; `start` again for a disturbance that
+/// lasts to the end of the run), for the throughput of the groups marked `bystander`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecoveryWindow {
+    pub start: u64,
+    pub end: u64,
+    /// Per group (in the order of [`Workload::groups`]).
+    pub bystander: Vec<bool>,
+}
+
+/// What decides the traffic of a run. See the module documentation.
+pub trait Workload {
+    /// At time 0: schedules the first timers, posts the first messages, sets the hosts'
+    /// injection caps ([`Nics::set_cap`]).
+    fn start(&mut self, env: &mut Env);
+
+    /// A timer set with [`Env::set_timer`] fired.
+    fn timer(&mut self, env: &mut Env, timer: Timer);
+
+    /// Whether the run reports message completions to [`Workload::message_done`]. Asked
+    /// once, when the simulation is built; without them the delivery path does not
+    /// record completions at all.
+    fn wants_completions(&self) -> bool {
+        false
+    }
+
+    /// A message completed (called after the event that delivered its last packet, in
+    /// the order of delivery). A message that lost a packet (a lossy fabric) never
+    /// completes.
+    fn message_done(&mut self, env: &mut Env, done: MessageDone) {
+        let _ = (env, done);
+    }
+
+    /// The groups the report shows (at least one), with their hosts.
+    fn groups(&self) -> Vec<GroupView<'_>>;
+
+    /// The group (index into [`Workload::groups`]) whose counters each host's traffic
+    /// adds to, per host.
+    fn host_groups(&self) -> &[u16];
+
+    /// The interval after which the report measures recovery, if the workload has a
+    /// disturbance.
+    fn recovery(&self) -> Option<RecoveryWindow> {
+        None
+    }
+}
+
+/// Every workload a simulation can run: the built-in ones by value (static dispatch), and
+/// any other as a boxed [`Workload`] (`Simulation::with_workload`).
+pub enum AnyWorkload {
+    /// Groups, patterns, injection processes and phases from `[traffic]`.
+    OpenLoop(OpenLoop),
+    /// A workload made outside this crate.
+    Custom(Box<dyn Workload + Send>),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $w:ident => $call:expr) => {
+        match $self {
+            AnyWorkload::OpenLoop($w) => $call,
+            AnyWorkload::Custom($w) => $call,
+        }
+    };
+}
+
+impl Workload for AnyWorkload {
+    fn start(&mut self, env: &mut Env) {
+        dispatch!(self, w => w.start(env))
+    }
+
+    #[inline]
+    fn timer(&mut self, env: &mut Env, timer: Timer) {
+        dispatch!(self, w => w.timer(env, timer))
+    }
+
+    fn wants_completions(&self) -> bool {
+        dispatch!(self, w => w.wants_completions())
+    }
+
+    #[inline]
+    fn message_done(&mut self, env: &mut Env, done: MessageDone) {
+        dispatch!(self, w => w.message_done(env, done))
+    }
+
+    fn groups(&self) -> Vec<GroupView<'_>> {
+        dispatch!(self, w => w.groups())
+    }
+
+    fn host_groups(&self) -> &[u16] {
+        dispatch!(self, w => w.host_groups())
+    }
+
+    fn recovery(&self) -> Option<RecoveryWindow> {
+        dispatch!(self, w => w.recovery())
+    }
+}
