@@ -1,0 +1,235 @@
+//! Endpoints: a bounded source queue of messages the workload posts (`Nics::post`),
+//! segmentation into packets, per-host injection caps (set by the workload) and the
+//! flow-control view of the host link (credits, or the priorities PFC has paused).
+//!
+//! The source queue is bounded as on a real NIC: a message posted to a full queue is
+//! counted (`source_queue_full`) and dropped at the source, never stored, so memory
+//! stays bounded at and beyond saturation.
+//!
+//! By default a host sends its queued messages in strict FIFO order. With
+//! `nic.scheduling = "round_robin"`, or with per-flow congestion control (DCQCN), the NIC
+//! schedules its queued messages round robin by flow: it sends the next packet of the
+//! first queued message (starting after the one served last) whose flow's rate allows it
+//! now and whose VC has credits, only the oldest queued message of a flow being eligible
+//! (per-flow order); it wakes at the earliest next-send time otherwise. A slow or
+//! throttled flow thus never blocks the other flows of its host. With DCQCN it also sends
+//! congestion notification packets (CNPs) from a small per-host queue, ahead of data.
+//!
+//! The files: `scheduling.rs` (which packet goes next: FIFO, or round robin by flow under
+//! congestion control, with CNPs ahead of data), `ports.rs` (the host link: launching a
+//! packet, credits and pause frames coming back), `receive.rs` (what arrives: delivery,
+//! and what a packet's flags mean to the congestion control).
+
+mod ports;
+mod receive;
+mod scheduling;
+
+use crate::cc::AnyCongestionControl;
+use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
+use crate::kernel::{Ctx, HOST_TARGET};
+use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
+use crate::observe::TraceEvent;
+use crate::packet::{Message, Tag, NIL};
+use crate::routing::hash::qp_number;
+use crate::topology::{Endpoint, Topology};
+use crate::units::{Rate, SerialTime};
+use scheduling::FlowScheduler;
+use std::collections::VecDeque;
+use strength_reduce::StrengthReducedUsize;
+
+pub struct Nics {
+    vcs: usize,
+    /// `vcs` as a divisor: a flow's VC is a hash modulo `vcs`, once per message.
+    vc_divisor: StrengthReducedUsize,
+    mtu: u64,
+    queue_capacity: usize,
+    /// Far end of each host link: a global switch input port or `HOST_TARGET | host`.
+    peer: Vec<u32>,
+    rate: Vec<Rate>,
+    serializer: Vec<SerialTime>,
+    latency: Vec<u64>,
+    link_free_at: Vec<u64>,
+    /// Injection cap of each host as a fraction of its link (1.0: uncapped).
+    cap: Vec<f64>,
+    /// Earliest time the host's injection cap allows its next packet.
+    next_allowed: Vec<u64>,
+    wake_at: Vec<u64>,
+    credits: CreditSender,
+    pause: PauseState,
+    /// Ring buffers of message handles, `queue_capacity` slots per host.
+    queue: Vec<u32>,
+    queue_head: Vec<u32>,
+    queue_len: Vec<u32>,
+    /// The per-flow scheduler (and congestion control), if configured.
+    scheduler: Option<Box<FlowScheduler>>,
+}
+
+/// Size of a congestion notification packet on the wire.
+pub const CNP_BYTES: u64 = 64;
+
+impl Nics {
+    /// `port_of(switch, port)` gives the global id of a switch port;
+    /// `switch_input_capacity` is the credit budget per VC of a host link (`None`: the
+    /// link is not credit-controlled).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        topo: &impl Topology,
+        port_of: impl Fn(usize, usize) -> u32,
+        vcs: usize,
+        switch_input_capacity: Option<u64>,
+        mtu: u64,
+        queue_capacity: usize,
+        measure_from: u64,
+    ) -> crate::Result<Nics> {
+        let hosts = topo.num_hosts();
+        let what = "the NICs";
+        let mut peer = with_capacity(hosts, what)?;
+        let mut rate = with_capacity(hosts, what)?;
+        let mut latency = with_capacity(hosts, what)?;
+        for h in 0..hosts {
+            peer.push(match topo.attachment(h) {
+                Endpoint::Switch { switch, port } => port_of(switch as usize, port as usize),
+                Endpoint::Host(other) => HOST_TARGET | other,
+                Endpoint::Unconnected => NIL,
+            });
+            let link = topo.host_link(h);
+            rate.push(link.rate);
+            latency.push(link.latency.0);
+        }
+        let capacity = (0..hosts).map(|h| match topo.attachment(h) {
+            Endpoint::Switch { .. } => switch_input_capacity.map_or(UNLIMITED, |c| c as i64),
+            Endpoint::Host(_) => UNLIMITED,
+            Endpoint::Unconnected => 0,
+        });
+        Ok(Nics {
+            vcs,
+            vc_divisor: StrengthReducedUsize::new(vcs.max(1)),
+            mtu,
+            queue_capacity,
+            peer,
+            serializer: collected(hosts, rate.iter().map(|&r| SerialTime::new(r)), what)?,
+            rate,
+            latency,
+            link_free_at: zeroed(hosts, what)?,
+            cap: filled(hosts, 1.0, what)?,
+            next_allowed: zeroed(hosts, what)?,
+            wake_at: zeroed(hosts, what)?,
+            credits: CreditSender::new(hosts, capacity, vcs)?,
+            pause: PauseState::new(hosts, vcs, measure_from)?,
+            queue: filled(hosts * queue_capacity, NIL, "the NICs' source queues")?,
+            queue_head: zeroed(hosts, what)?,
+            queue_len: zeroed(hosts, what)?,
+            scheduler: None,
+        })
+    }
+
+    /// Schedules queued messages round robin by flow instead of FIFO.
+    pub fn enable_flow_scheduling(&mut self) -> crate::Result<()> {
+        let hosts = self.peer.len();
+        if self.scheduler.is_none() {
+            let what = "the NICs' flow scheduler";
+            self.scheduler = Some(Box::new(FlowScheduler {
+                cc: None,
+                cnps: filled(hosts, VecDeque::new(), what)?,
+                next_position: zeroed(hosts, what)?,
+                flow_head: zeroed(hosts * self.queue_capacity, what)?,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Congestion control `cc` at every NIC (with flow scheduling).
+    pub fn enable_congestion_control(&mut self, cc: AnyCongestionControl) -> crate::Result<()> {
+        self.enable_flow_scheduling()?;
+        if let Some(scheduler) = self.scheduler.as_deref_mut() {
+            scheduler.cc = Some(cc);
+        }
+        Ok(())
+    }
+
+    pub fn rate(&self, host: usize) -> Rate {
+        self.rate[host]
+    }
+
+    /// Caps the injection of `host` at `cap` (a fraction of its link, in (0, 1]; 1.0:
+    /// uncapped) from its next packet on.
+    pub fn set_cap(&mut self, host: u32, cap: f64) {
+        self.cap[host as usize] = cap;
+    }
+
+    /// Whether the source queue of `host` has room for another message.
+    #[inline]
+    pub fn has_room(&self, host: u32) -> bool {
+        (self.queue_len[host as usize] as usize) < self.queue_capacity
+    }
+
+    /// Queues a message of `size` bytes from `host` to `dst` on queue pair `qp` (its VC
+    /// is a hash of the flow) and sends if it can. Returns `false` when the source queue
+    /// was full: the message is counted (`source_queue_full`) and dropped.
+    pub fn post(&mut self, ctx: &mut Ctx, host: u32, dst: u32, size: u64, qp: u32, tag: Tag) -> bool {
+        let h = host as usize;
+        let accepted = self.has_room(host);
+        if accepted {
+            let vc = (qp_number(host, dst, qp) as usize % self.vc_divisor) as u8;
+            let id = ctx.messages.alloc(Message {
+                src: host,
+                dst,
+                tag,
+                qp,
+                created: ctx.now,
+                size,
+                unsent: size,
+                outstanding: 1,
+                vc,
+                next_free: NIL,
+            });
+            let slot = self.slot_after_head(h, self.queue_len[h] as usize);
+            self.queue[h * self.queue_capacity + slot] = id;
+            if let Some(scheduler) = &mut self.scheduler {
+                let (base, head, capacity) =
+                    (h * self.queue_capacity, self.queue_head[h] as usize, self.queue_capacity);
+                let older = (0..self.queue_len[h] as usize).any(|j| {
+                    let other = &ctx.messages[self.queue[base + (head + j) % capacity]];
+                    other.dst == dst && other.qp == qp
+                });
+                scheduler.flow_head[base + slot] = !older;
+            }
+            self.queue_len[h] += 1;
+        }
+        let group = ctx.stats.host_group[h];
+        ctx.trace(TraceEvent::Generated { group, bytes: size, accepted });
+        self.try_inject(ctx, host);
+        accepted
+    }
+
+    /// The paused priorities of every host link.
+    pub fn pause_state(&self) -> &PauseState {
+        &self.pause
+    }
+
+    /// Source-queue slot `offset` places after the head of host `h`'s queue (`offset` at
+    /// most the capacity; no division on the per-packet path).
+    #[inline]
+    pub(super) fn slot_after_head(&self, h: usize, offset: usize) -> usize {
+        let slot = self.queue_head[h] as usize + offset;
+        if slot >= self.queue_capacity {
+            slot - self.queue_capacity
+        } else {
+            slot
+        }
+    }
+
+    /// Credit counters within [0, capacity], also counting the credits on their way back.
+    pub fn check_invariants(&self, returns: &CreditReturns) -> Result<(), String> {
+        self.credits.check_bounds().map_err(|e| format!("host {e}"))?;
+        for host in 0..self.peer.len() {
+            for vc in 0..self.vcs {
+                let held = self.credits.credits(host, vc) + returns.pending(host, vc) as i64;
+                if held > self.credits.capacity(host, vc) {
+                    return Err(format!("host {host} vc {vc}: {held} credit bytes exceed the buffer"));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,86 @@
+//! The host link: launching a packet onto it, and the flow-control feedback that comes
+//! back along it (credits, pause and resume frames).
+
+use super::Nics;
+use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::observe::TraceEvent;
+use crate::packet::{Message, Packet, NIL};
+
+impl Nics {
+    /// Puts the next `size` bytes of message `mid` (`m`) on host `host`'s link: launches
+    /// the packet, paces a capped group, and counts the injection. Returns the
+    /// serialisation time.
+    pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64) -> u64 {
+        let group = ctx.stats.host_group[host as usize];
+        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0);
+        let cap = self.cap[host as usize];
+        if cap < 1.0 {
+            self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
+        }
+        ctx.trace(TraceEvent::Injected { group });
+        serialise
+    }
+
+    /// Puts a packet of `host` on its link now; returns its serialisation time.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn launch(
+        &mut self,
+        ctx: &mut Ctx,
+        host: u32,
+        dst: u32,
+        size: u64,
+        qp: u32,
+        message: u32,
+        group: u16,
+        vc: u8,
+        flags: u8,
+    ) -> u64 {
+        let (h, now) = (host as usize, ctx.now);
+        let serialise = self.serializer[h].time(size);
+        let arrival = now + self.latency[h];
+        let packet = ctx.packets.alloc(Packet {
+            next: NIL,
+            src: host,
+            dst,
+            size: size as u32,
+            qp,
+            message,
+            group,
+            vc,
+            out_vc: vc,
+            out_port: 0,
+            hops: 1,
+            via: NIL,
+            flags,
+            injected: now,
+            tail_at: arrival + serialise,
+            ready_at: 0,
+        });
+        self.credits.on_send(h, vc as usize, size);
+        self.link_free_at[h] = now + serialise;
+        ctx.trace(TraceEvent::Hop);
+        *ctx.last_progress = now;
+        let far = self.peer[h];
+        if far & HOST_TARGET != 0 {
+            ctx.send_to_host(arrival + serialise, packet);
+        } else {
+            ctx.schedule(arrival, Event::Arrive { port: far, packet });
+        }
+        serialise
+    }
+
+    pub fn credit(&mut self, ctx: &mut Ctx, host: u32, vc: usize, bytes: u64) {
+        self.credits.on_credit(host as usize, vc, bytes);
+        self.try_inject(ctx, host);
+    }
+
+    /// A PFC pause (`on`) or resume frame for priority `vc` reached `host`.
+    pub fn pause(&mut self, ctx: &mut Ctx, host: u32, vc: usize, on: bool) {
+        if on {
+            ctx.trace(TraceEvent::PauseReceived);
+        }
+        if self.pause.set(host as usize, vc, on, ctx.now) && !on {
+            self.try_inject(ctx, host);
+        }
+    }
+}

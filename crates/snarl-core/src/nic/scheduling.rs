@@ -1,0 +1,211 @@
+//! Which packet a NIC sends next: its source queue in FIFO order, or, under congestion
+//! control (or `nic.scheduling = "round_robin"`), round robin by flow with the flow's
+//! rate, credits and pauses deciding who may go, and CNPs ahead of data.
+
+use super::{Nics, CNP_BYTES};
+use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
+use crate::kernel::{Ctx, Event};
+use crate::observe::TraceEvent;
+use crate::packet::{CNP, NIL};
+use std::collections::VecDeque;
+
+/// A CNP waiting at its NIC: back to the sender `dst` for flow (dst, this host, qp).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CnpRequest {
+    pub(super) dst: u32,
+    pub(super) qp: u32,
+    pub(super) vc: u8,
+}
+
+/// The flow scheduler's state and, with DCQCN, its flows and CNP queues.
+pub(super) struct FlowScheduler {
+    pub(super) cc: Option<AnyCongestionControl>,
+    pub(super) cnps: Vec<VecDeque<CnpRequest>>,
+    /// Per host: position in the source queue (from its head) where the scheduler's next
+    /// round-robin scan starts.
+    pub(super) next_position: Vec<u32>,
+    /// Per source-queue slot (as `Nics::queue`): whether its message is the oldest queued
+    /// one of its flow, the only one of the flow that may send (per-flow order).
+    pub(super) flow_head: Vec<bool>,
+}
+
+impl Nics {
+    /// Sends the next packet of the head message if the link, the cap and the credits
+    /// allow it.
+    pub fn try_inject(&mut self, ctx: &mut Ctx, host: u32) {
+        if let Some(mut scheduler) = self.scheduler.take() {
+            self.try_inject_by_flow(ctx, host, &mut scheduler);
+            self.scheduler = Some(scheduler);
+            return;
+        }
+        let (h, now) = (host as usize, ctx.now);
+        if self.queue_len[h] == 0 {
+            return;
+        }
+        if self.link_free_at[h] > now {
+            self.wake(ctx, host, self.link_free_at[h]);
+            return;
+        }
+        if self.next_allowed[h] > now {
+            self.wake(ctx, host, self.next_allowed[h]);
+            return;
+        }
+        ctx.host_returns.collect(h, now, &mut self.credits);
+        let slot = h * self.queue_capacity + self.queue_head[h] as usize;
+        let mid = self.queue[slot];
+        let m = ctx.messages[mid];
+        let size = self.mtu.min(m.unsent);
+        if !self.credits.can_send(h, m.vc as usize, size) {
+            self.wait_for_credits(ctx, host);
+            return;
+        }
+        if self.pause.is_paused(h, m.vc as usize) {
+            return; // The resume frame will retry.
+        }
+        let message = &mut ctx.messages[mid];
+        message.unsent -= size;
+        message.outstanding += 1;
+        if message.unsent == 0 {
+            message.outstanding -= 1; // The message is fully segmented.
+            self.queue_head[h] = self.slot_after_head(h, 1) as u32;
+            self.queue_len[h] -= 1;
+        }
+        let serialise = self.launch_data(ctx, host, m, mid, size);
+        if self.queue_len[h] > 0 {
+            self.wake_at[h] = now + serialise;
+            ctx.schedule(now + serialise, Event::HostWake { host });
+        }
+    }
+
+    /// `try_inject` under per-flow congestion control: a CNP if one waits, else the next
+    /// packet of the first eligible flow (see the module documentation).
+    fn try_inject_by_flow(&mut self, ctx: &mut Ctx, host: u32, scheduler: &mut FlowScheduler) {
+        let (h, now) = (host as usize, ctx.now);
+        if self.queue_len[h] == 0 && scheduler.cnps[h].is_empty() {
+            return;
+        }
+        if self.link_free_at[h] > now {
+            self.wake(ctx, host, self.link_free_at[h]);
+            return;
+        }
+        ctx.host_returns.collect(h, now, &mut self.credits);
+        let mut credit_blocked = false;
+        if let Some(&cnp) = scheduler.cnps[h].front() {
+            credit_blocked = !self.credits.can_send(h, cnp.vc as usize, CNP_BYTES);
+            if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
+                scheduler.cnps[h].pop_front();
+                let group = ctx.stats.host_group[h];
+                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP);
+                ctx.trace(TraceEvent::CnpSent { group });
+                if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
+                    self.wake(ctx, host, now + serialise);
+                }
+                return;
+            }
+            // Blocked on credits or paused on its VC: data on other VCs may go meanwhile.
+        }
+        let len = self.queue_len[h] as usize;
+        if len == 0 {
+            if credit_blocked {
+                self.wait_for_credits(ctx, host);
+            }
+            return;
+        }
+        if self.next_allowed[h] > now {
+            self.wake(ctx, host, self.next_allowed[h]);
+            return;
+        }
+        let (capacity, head) = (self.queue_capacity, self.queue_head[h] as usize);
+        let base = h * capacity;
+        let slot = |pos: usize| base + (head + pos) % capacity;
+        let start = scheduler.next_position[h] as usize % len;
+        let mut earliest = u64::MAX;
+        let mut chosen = None;
+        for k in 0..len {
+            let pos = if start + k >= len { start + k - len } else { start + k };
+            if !scheduler.flow_head[slot(pos)] {
+                continue; // An older message of its flow goes first.
+            }
+            let m = &ctx.messages[self.queue[slot(pos)]];
+            let at = scheduler.cc.as_ref().map_or(0, |cc| cc.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
+            if at > now {
+                earliest = earliest.min(at);
+                continue;
+            }
+            if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent)) {
+                credit_blocked = true;
+                continue;
+            }
+            if self.pause.is_paused(h, m.vc as usize) {
+                continue; // The resume frame will retry.
+            }
+            chosen = Some(pos);
+            break;
+        }
+        let Some(pos) = chosen else {
+            if earliest != u64::MAX {
+                self.wake(ctx, host, earliest);
+            }
+            if credit_blocked {
+                self.wait_for_credits(ctx, host);
+            }
+            return;
+        };
+        let mid = self.queue[slot(pos)];
+        let m = ctx.messages[mid];
+        let size = self.mtu.min(m.unsent);
+        let message = &mut ctx.messages[mid];
+        message.unsent -= size;
+        message.outstanding += 1;
+        if message.unsent == 0 {
+            // The message is fully segmented; the next message of its flow, if any,
+            // becomes the flow's head.
+            message.outstanding -= 1;
+            if let Some(next) = (pos + 1..len).find(|&j| {
+                let other = &ctx.messages[self.queue[slot(j)]];
+                other.dst == m.dst && other.qp == m.qp
+            }) {
+                scheduler.flow_head[slot(next)] = true;
+            }
+            for j in pos..len - 1 {
+                self.queue[slot(j)] = self.queue[slot(j + 1)];
+                scheduler.flow_head[slot(j)] = scheduler.flow_head[slot(j + 1)];
+            }
+            self.queue_len[h] -= 1;
+            scheduler.next_position[h] = pos as u32;
+        } else {
+            scheduler.next_position[h] = pos as u32 + 1;
+        }
+        let serialise = self.launch_data(ctx, host, m, mid, size);
+        if let Some(cc) = scheduler.cc.as_mut() {
+            cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
+        }
+        if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
+            self.wake(ctx, host, now + serialise);
+        }
+    }
+
+    pub fn wake_event(&mut self, ctx: &mut Ctx, host: u32) {
+        if self.wake_at[host as usize] == ctx.now {
+            self.wake_at[host as usize] = 0;
+        }
+        self.try_inject(ctx, host);
+    }
+
+    /// A packet of `host` waits for credits: the next return wakes the NIC, whether on
+    /// its way already or sent later.
+    pub(super) fn wait_for_credits(&mut self, ctx: &mut Ctx, host: u32) {
+        if let Some(at) = ctx.host_returns.block(host as usize) {
+            self.wake(ctx, host, at);
+        }
+    }
+
+    pub(super) fn wake(&mut self, ctx: &mut Ctx, host: u32, at: u64) {
+        let pending = self.wake_at[host as usize];
+        if pending != 0 && pending >= ctx.now && pending <= at {
+            return;
+        }
+        self.wake_at[host as usize] = at;
+        ctx.schedule(at, Event::HostWake { host });
+    }
+}
