@@ -65,6 +65,12 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the fabric, traffic and observers of a validated config.
     pub fn new(config: &ValidConfig) -> Result<Simulation> {
+        Simulation::with_extra_queues(config, 0)
+    }
+
+    /// `new` with `extra_queues` switch queues per port beyond the VCs (empty unless a
+    /// mechanism uses them; the tests check that they change nothing).
+    pub fn with_extra_queues(config: &ValidConfig, extra_queues: usize) -> Result<Simulation> {
         // Fabrics the topology refuses by their size get that error; those that would not
         // fit in memory are refused here, before anything is allocated.
         if topology::within_limits(&config.topology) {
@@ -77,7 +83,7 @@ impl Simulation {
         let vcs = config.switch.vcs() as usize;
         let routing = AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?;
         let sim = &config.simulation;
-        let params = fabric_params(config, vcs);
+        let params = IoqParams { extra_queues, ..fabric_params(config, vcs) };
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
         let mut fabric = IoqFabric::new(&topo, params)?;
         let mut nics = Nics::new(
@@ -516,6 +522,7 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
     match &config.switch {
         SwitchConfig::Ioq { input_buffer, output_buffer, speedup, latency, .. } => IoqParams {
             vcs,
+            extra_queues: 0,
             input_capacity: input_buffer.0,
             output_capacity: output_buffer.0,
             shared_pool: 0,
@@ -534,6 +541,7 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
             };
             IoqParams {
                 vcs,
+                extra_queues: 0,
                 input_capacity: port_buffer.0 - egress_cap.0,
                 output_capacity: egress_cap.0,
                 shared_pool: shared_pool.0,

@@ -11,11 +11,11 @@ impl IoqFabric {
     /// Releases the output-buffer space of a packet whose tail has left.
     #[inline]
     pub(super) fn settle(&mut self, o: usize, now: u64) -> bool {
-        let (bytes, vc) = self.leaving(o, now);
+        let (bytes, queue) = self.leaving(o, now);
         if bytes == 0 {
             return false;
         }
-        self.output[o * self.vcs + vc].used -= bytes;
+        self.output[o * self.queues + queue].used -= bytes;
         self.ports[o].releasing_bytes = 0;
         true
     }
@@ -66,43 +66,43 @@ impl IoqFabric {
     /// `try_transmit` with the link free: send the first eligible packet, or wait.
     #[inline(never)]
     pub(super) fn transmit(&mut self, ctx: &mut Ctx, port: u32) {
-        let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
+        let (o, n, now) = (port as usize, self.queues, ctx.now);
         let released = self.settle(o, now);
         let mut blocked = false;
         let mut chosen = None;
         let mut earliest = u64::MAX;
-        let mut earliest_vc = 0;
+        let mut earliest_queue = 0;
         let mut nonempty = 0;
-        let first = self.ports[o].vc_next as usize;
-        for k in 0..vcs {
-            let vc = if first + k >= vcs { first + k - vcs } else { first + k };
-            let head = self.output[o * vcs + vc].fifo.head;
+        let first = self.ports[o].queue_next as usize;
+        for k in 0..n {
+            let queue = if first + k >= n { first + k - n } else { first + k };
+            let head = self.output[o * n + queue].fifo.head;
             if head == NIL {
                 continue;
             }
             nonempty += 1;
             let p = &ctx.packets[head];
-            if !self.has_credits(o, vc, p.size as u64, now) || self.pause.is_paused(o, vc) {
+            if !self.has_credits(o, queue, p.size as u64, now) || self.pause.is_paused(o, queue) {
                 blocked = true;
                 continue;
             }
             if p.ready_at > now {
                 if p.ready_at < earliest {
-                    (earliest, earliest_vc) = (p.ready_at, vc);
+                    (earliest, earliest_queue) = (p.ready_at, queue);
                 }
                 continue;
             }
-            chosen = Some(vc);
+            chosen = Some(queue);
             break;
         }
-        if let Some(vc) = chosen {
-            self.send(ctx, port, vc, now);
+        if let Some(queue) = chosen {
+            self.send(ctx, port, queue, now);
         } else if earliest != u64::MAX {
-            let sole = nonempty == 1 && self.output[o * vcs + earliest_vc].fifo.is_single();
+            let sole = nonempty == 1 && self.output[o * n + earliest_queue].fifo.is_single();
             if sole {
                 // The only packet for an idle link with credits in hand: nothing can
                 // overtake it, so commit its transmission now for when it is ready.
-                self.send(ctx, port, earliest_vc, earliest);
+                self.send(ctx, port, earliest_queue, earliest);
             } else {
                 self.wake(ctx, port, earliest);
             }
@@ -119,25 +119,25 @@ impl IoqFabric {
         }
     }
 
-    /// Puts the head of (port, vc) on the wire from `now` (the current time, or a later
+    /// Puts the head of (port, queue) on the wire from `now` (the current time, or a later
     /// time at which the transmission is committed to start).
-    pub(super) fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize, now: u64) {
-        let (o, vcs) = (port as usize, self.vcs);
+    pub(super) fn send(&mut self, ctx: &mut Ctx, port: u32, queue: usize, now: u64) {
+        let (o, n) = (port as usize, self.queues);
         let id = if self.watched {
-            self.dequeue_watched(ctx, o * vcs + vc)
+            self.dequeue_watched(ctx, o * n + queue)
         } else {
-            self.output[o * vcs + vc].fifo.pop(ctx.packets)
+            self.output[o * n + queue].fifo.pop(ctx.packets)
         };
-        self.ports[o].vc_next = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
+        self.ports[o].queue_next = if queue + 1 == n { 0 } else { queue as u8 + 1 };
         let size = ctx.packets[id].size as u64;
         let link = *self.timing.of(o);
         let serialise = link.serializer.time(size);
         let end = now + serialise;
-        self.credits.on_send(o, vc, size);
+        self.credits.on_send(o, queue, size);
         self.ports[o].link_free_at = end;
-        (self.ports[o].releasing_bytes, self.ports[o].releasing_vc) = (size as u32, vc as u8);
+        (self.ports[o].releasing_bytes, self.ports[o].releasing_queue) = (size as u32, queue as u8);
         // Wake at the end of the transmission only if someone waits for this output.
-        let queued = self.output[o * vcs..o * vcs + vcs].iter().any(|q| !q.fifo.is_empty());
+        let queued = self.output[o * n..o * n + n].iter().any(|q| !q.fifo.is_empty());
         if queued || self.has_requests(o) {
             self.ports[o].wake_at = end;
             ctx.schedule(end, Event::LinkWake { port });
@@ -156,17 +156,17 @@ impl IoqFabric {
         }
     }
 
-    /// Whether output `o` holds credits for `bytes` on `vc` at `now`. Returned credits are
+    /// Whether output `o` holds credits for `bytes` on `queue` at `now`. Returned credits are
     /// collected only when those in hand do not suffice: collecting reads the link's
     /// return ring, and most transmissions find credits in hand (only this output spends
     /// them, so collecting later changes nothing).
     #[inline]
-    pub(super) fn has_credits(&mut self, o: usize, vc: usize, bytes: u64, now: u64) -> bool {
-        if self.credits.can_send(o, vc, bytes) {
+    pub(super) fn has_credits(&mut self, o: usize, queue: usize, bytes: u64, now: u64) -> bool {
+        if self.credits.can_send(o, queue, bytes) {
             return true;
         }
         self.returns.collect(o, now, &mut self.credits);
-        self.credits.can_send(o, vc, bytes)
+        self.credits.can_send(o, queue, bytes)
     }
 
     /// Schedules a `LinkWake` at `at` unless one is already pending no later.

@@ -1,7 +1,7 @@
 //! The input-output queued (IOQ) switch, for all switches of a fabric at once.
 //!
 //! State lives in flat vectors indexed by global port id (`port_base[switch] + port`)
-//! and by `port * vcs + vc`, grouped by what the per-packet path touches together (a
+//! and by queue, `port * queues + queue` (see `queues` for the queue-id space), grouped by what the per-packet path touches together (a
 //! port's state in one cache line, a queue beside its accounting), so a hop touches few
 //! lines and never allocates. A packet's life at a switch:
 //!
@@ -49,6 +49,8 @@ mod egress;
 mod inspect;
 mod ports;
 mod queues;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use ports::Port;
 use queues::NO_PROBE;
@@ -67,6 +69,10 @@ pub enum LinkControl {
 /// The buffers and timing of every switch of a fabric.
 pub struct IoqParams {
     pub vcs: usize,
+    /// Queues per port beyond the VCs' own (ids `vcs..vcs + extra_queues`), for
+    /// mechanisms that place packets apart from their VC's queue; they stay empty
+    /// unless one does.
+    pub extra_queues: usize,
     /// Credit fabrics: per-VC input buffer. Shared-buffer fabrics: a port's ingress share.
     pub input_capacity: u64,
     /// Per-VC (egress-queue) output buffer.
@@ -82,6 +88,9 @@ pub struct IoqParams {
 
 pub struct IoqFabric {
     vcs: usize,
+    /// Queues per port: the VCs' then the extra queues (the multiplier of every
+    /// per-queue table).
+    queues: usize,
     input_capacity: u64,
     output_capacity: u64,
     latency: u64,
@@ -90,7 +99,7 @@ pub struct IoqFabric {
     memory: SharedMemory,
     /// Paused priorities of each output (PFC).
     pause: PauseState,
-    /// Probe index of each output queue (port * vcs + vc), or `NO_PROBE`.
+    /// Probe index of each output queue (port * queues + queue), or `NO_PROBE`.
     probe: Vec<u16>,
 
     // Per switch.
@@ -102,19 +111,19 @@ pub struct IoqFabric {
     /// Serialisation, crossbar transfer and latency of each port's link.
     timing: LinkTimings,
 
-    // Per (global port, VC).
+    // Per (global port, queue).
     input: Vec<InputQueue>,
     output: Vec<OutputQueue>,
     credits: CreditSender,
     /// Credits on their way back to each output.
     returns: CreditReturns,
 
-    /// Request masks: bit (input port * vcs + vc) of output port o's words.
+    /// Request masks: bit (input port * queues + queue) of output port o's words.
     requests: Vec<u64>,
-    /// Bit of a request mask -> (input port, VC), precomputed to keep divisions off the
-    /// per-packet path.
+    /// Bit of a request mask -> (input port, queue), precomputed to keep divisions off
+    /// the per-packet path.
     bit_input: Vec<u16>,
-    bit_vc: Vec<u8>,
+    bit_queue: Vec<u8>,
 
     /// ECN marking at the output queues, if configured.
     ecn: Option<Ecn>,
@@ -127,6 +136,7 @@ impl IoqFabric {
     pub fn new(topo: &impl Topology, params: IoqParams) -> crate::Result<IoqFabric> {
         let IoqParams {
             vcs,
+            extra_queues,
             input_capacity,
             output_capacity,
             shared_pool,
@@ -135,6 +145,10 @@ impl IoqFabric {
             mut control,
             measure_from,
         } = params;
+        let queues = vcs + extra_queues;
+        if queues > u8::MAX as usize + 1 {
+            return Err(crate::Error::config("switch.vcs", format!("at most 256 queues per port, found {queues}")));
+        }
         let credit_based = matches!(control, LinkControl::Credit);
         let switches = topo.num_switches();
         let what = "the switch ports";
@@ -152,7 +166,7 @@ impl IoqFabric {
         let mut credit_capacity = with_capacity(total, what)?;
         let mut words_total = 0usize;
         for (s, &ports) in radix.iter().enumerate() {
-            let words = (ports as usize * vcs).div_ceil(64);
+            let words = (ports as usize * queues).div_ceil(64);
             for p in 0..ports as usize {
                 let link = topo.link(s, p);
                 let (far, capacity) = match topo.peer(s, p) {
@@ -175,31 +189,33 @@ impl IoqFabric {
                 words_total += words;
             }
         }
-        let max_bits = radix.iter().map(|&r| r as usize * vcs).max().unwrap_or(0);
+        let max_bits = radix.iter().map(|&r| r as usize * queues).max().unwrap_or(0);
         if let LinkControl::Pfc(receiver) = &mut control {
-            receiver.resize(total)?;
+            receiver.resize(total, queues)?;
         }
-        let queues = "the switch queues";
+        let n = total * queues;
+        let what_queues = "the switch queues";
         Ok(IoqFabric {
             vcs,
+            queues,
             input_capacity,
             output_capacity,
             latency,
             control,
             memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
-            pause: PauseState::new(total, vcs, measure_from)?,
-            probe: filled(total * vcs, NO_PROBE, queues)?,
+            pause: PauseState::new(total, queues, measure_from)?,
+            probe: filled(n, NO_PROBE, what_queues)?,
             timing: LinkTimings::new(total, timings)?,
-            credits: CreditSender::new(total, credit_capacity, vcs)?,
+            credits: CreditSender::new(total, credit_capacity, queues)?,
             port_base,
             radix,
             ports: port_state,
-            input: filled(total * vcs, InputQueue::default(), queues)?,
-            output: filled(total * vcs, OutputQueue::default(), queues)?,
+            input: filled(n, InputQueue::default(), what_queues)?,
+            output: filled(n, OutputQueue::default(), what_queues)?,
             returns: CreditReturns::new(total)?,
             requests: zeroed(words_total, "the switches' request masks")?,
-            bit_input: collected(max_bits, (0..max_bits).map(|b| (b / vcs) as u16), what)?,
-            bit_vc: collected(max_bits, (0..max_bits).map(|b| (b % vcs) as u8), what)?,
+            bit_input: collected(max_bits, (0..max_bits).map(|b| (b / queues) as u16), what)?,
+            bit_queue: collected(max_bits, (0..max_bits).map(|b| (b % queues) as u8), what)?,
             ecn: None,
             watched: false,
         })
@@ -214,20 +230,20 @@ impl IoqFabric {
     /// The head of `packet` reaches global input port `gp`.
     #[inline]
     pub fn arrive(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
-        let vc = ctx.packets[packet].vc as usize;
-        let q = gp as usize * self.vcs + vc;
+        let queue = self.ingress_queue(&ctx.packets[packet]);
+        let q = gp as usize * self.queues + queue;
         if !matches!(self.control, LinkControl::Credit) && !self.admit(ctx, gp, packet) {
             return;
         }
         let was_empty = self.input[q].fifo.is_empty();
         self.input[q].fifo.push(ctx.packets, packet);
         if let LinkControl::Pfc(receiver) = &mut self.control {
-            if let Some(frame) = receiver.on_change(gp as usize, vc, self.input[q].fifo.bytes) {
-                self.send_pfc(ctx, gp, vc, frame);
+            if let Some(frame) = receiver.on_change(gp as usize, queue, self.input[q].fifo.bytes) {
+                self.send_pfc(ctx, gp, queue, frame);
             }
         }
         if was_empty {
-            let out = self.route_head(ctx, gp, vc);
+            let out = self.route_head(ctx, gp, queue);
             self.try_allocate(ctx, out);
         }
     }
@@ -243,21 +259,21 @@ impl IoqFabric {
         admitted
     }
 
-    /// A packet of `bytes` left the ingress queue (gp, vc) of a shared-buffer switch.
-    fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, bytes: u64) {
+    /// A packet of `bytes` left the ingress queue (gp, queue) of a shared-buffer switch.
+    fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, bytes: u64) {
         let i = gp as usize;
         self.memory.release(i, self.ports[i].owner as usize, bytes);
         if let LinkControl::Pfc(receiver) = &mut self.control {
-            if let Some(frame) = receiver.on_change(i, vc, self.input[i * self.vcs + vc].fifo.bytes) {
-                self.send_pfc(ctx, gp, vc, frame);
+            if let Some(frame) = receiver.on_change(i, queue, self.input[i * self.queues + queue].fifo.bytes) {
+                self.send_pfc(ctx, gp, queue, frame);
             }
         }
     }
 
-    /// Sends a pause or resume frame for priority `vc` from input `gp` to its upstream
-    /// sender. It goes out after the frame on the reverse link (control frames wait for
-    /// the wire but not for queued data) and takes effect on arrival.
-    fn send_pfc(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, frame: PfcFrame) {
+    /// Sends a pause or resume frame for queue `queue` (a priority) from input `gp` to its
+    /// upstream sender. It goes out after the frame on the reverse link (control frames
+    /// wait for the wire but not for queued data) and takes effect on arrival.
+    fn send_pfc(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, frame: PfcFrame) {
         let upstream = self.ports[gp as usize].peer;
         if upstream == NIL {
             return;
@@ -271,15 +287,15 @@ impl IoqFabric {
             ctx.stats.fabric.add(ctx.now, FabricEvent::ResumeFrame);
         }
         let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
-        ctx.schedule(at, Event::Pause { target: upstream, vc: vc as u8, on });
+        ctx.schedule(at, Event::Pause { target: upstream, vc: queue as u8, on });
     }
 
-    /// A pause (`on`) or resume frame for priority `vc` reached output `port`.
-    pub fn pause(&mut self, ctx: &mut Ctx, port: u32, vc: usize, on: bool) {
+    /// A pause (`on`) or resume frame for queue `queue` (a priority) reached output `port`.
+    pub fn pause(&mut self, ctx: &mut Ctx, port: u32, queue: usize, on: bool) {
         if on {
             ctx.stats.pfc.pause_frames_received += 1;
         }
-        if self.pause.set(port as usize, vc, on, ctx.now) && !on {
+        if self.pause.set(port as usize, queue, on, ctx.now) && !on {
             self.try_transmit(ctx, port);
         }
     }
@@ -292,9 +308,9 @@ impl IoqFabric {
         self.try_allocate(ctx, out);
     }
 
-    /// Credits for (`port`, `vc`) came back from downstream.
-    pub fn credit(&mut self, ctx: &mut Ctx, port: u32, vc: usize, bytes: u64) {
-        self.credits.on_credit(port as usize, vc, bytes);
+    /// Credits for (`port`, `queue`) came back from downstream.
+    pub fn credit(&mut self, ctx: &mut Ctx, port: u32, queue: usize, bytes: u64) {
+        self.credits.on_credit(port as usize, queue, bytes);
         self.try_transmit(ctx, port);
     }
 

