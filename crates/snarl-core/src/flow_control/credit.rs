@@ -1,5 +1,5 @@
 //! Credit-based lossless flow control (InfiniBand style): a sender holds one credit
-//! counter, in bytes, per (link, VC); a packet may start only if the whole packet fits
+//! counter, in bytes, per (link, queue); a packet may start only if the whole packet fits
 //! in the receiver's buffer (virtual cut-through), so nothing is ever dropped.
 
 use crate::memory::fallible::{collected, with_capacity};
@@ -15,7 +15,7 @@ pub struct CreditSender {
 pub const UNLIMITED: i64 = i64::MAX / 4;
 
 impl CreditSender {
-    /// `capacity[link]` is the receiver's per-VC buffer in bytes, for `links` links.
+    /// `capacity[link]` is the receiver's per-queue buffer in bytes, for `links` links.
     pub fn new(links: usize, capacity: impl IntoIterator<Item = i64>, queues: usize) -> crate::Result<CreditSender> {
         let n = links * queues;
         let what = "the credit counters";
@@ -50,7 +50,7 @@ impl CreditSender {
         debug_assert!(self.credits[i] <= self.capacity[i], "more credits returned than sent");
     }
 
-    /// Bytes sent on (link, all VCs) that the receiver still holds (none for unlimited
+    /// Bytes sent on (link, all queues) that the receiver still holds (none for unlimited
     /// receivers, which drain at once).
     #[inline]
     pub fn in_use(&self, link: usize) -> u64 {

@@ -18,7 +18,7 @@ use crate::config::{
     ValidConfig,
 };
 use crate::error::{Deadlock, Error, Result};
-use crate::flow_control::{CreditReturns, PauseState, PfcReceiver};
+use crate::flow_control::{CreditReturns, Feedback, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{self, FabricSeries, GroupInfo, IdealFct, Stats};
 use crate::packet::{self, MessageSlab, PacketSlab};
@@ -243,20 +243,13 @@ impl Simulation {
                 Event::Arrive { port, packet } => fabric.arrive(&mut ctx, port, packet),
                 Event::AllocRetry { output } => fabric.alloc_retry(&mut ctx, output),
                 Event::LinkWake { port } => fabric.link_wake(&mut ctx, port),
-                Event::Credit { target, vc, bytes } => {
-                    if target & HOST_TARGET != 0 {
-                        nics.credit(&mut ctx, work, target & !HOST_TARGET, vc as usize, bytes as u64);
-                    } else {
-                        fabric.credit(&mut ctx, target, vc as usize, bytes as u64);
+                Event::FeedbackToSwitch { port, feedback } => fabric.feedback(&mut ctx, port, feedback),
+                Event::FeedbackToHost { host, feedback } => match feedback {
+                    Feedback::Credit { queue, bytes } => {
+                        nics.credit(&mut ctx, work, host, queue as usize, bytes as u64)
                     }
-                }
-                Event::Pause { target, vc, on } => {
-                    if target & HOST_TARGET != 0 {
-                        nics.pause(&mut ctx, work, target & !HOST_TARGET, vc as usize, on);
-                    } else {
-                        fabric.pause(&mut ctx, target, vc as usize, on);
-                    }
-                }
+                    Feedback::Pause { queue, on } => nics.pause(&mut ctx, work, host, queue as usize, on),
+                },
                 Event::Deliver { packet } => {
                     let flags = ctx.packets[packet].flags;
                     if flags & packet::CNP != 0 {

@@ -1,8 +1,8 @@
 //! Crossbar allocation: routing the head of an input queue, posting its request to the
 //! output, round-robin arbitration, the grant, and re-routing waiting packets.
 
-use super::{IoqFabric, LinkControl};
-use crate::kernel::{Ctx, Event, HOST_TARGET};
+use super::IoqFabric;
+use crate::kernel::{Ctx, Event};
 use crate::packet::NIL;
 use crate::routing::{PortView, Route, RouteQuery, Routing};
 use crate::switch::arbiter::{Arbiter, RoundRobin};
@@ -246,26 +246,9 @@ impl IoqFabric {
         p.vc = p.out_vc;
         self.ports[i].input_busy_until = done;
         self.ports[o].crossbar_free_at = done;
-        if matches!(self.control, LinkControl::Credit) {
-            // The input buffer frees as the tail leaves it: credits travel back upstream.
-            let (upstream, at) = (self.ports[i].peer, done + self.timing.of(i).latency);
-            if upstream & HOST_TARGET == 0 {
-                if !self.returns.push_collecting(upstream as usize, at, queue, size, now, &mut self.credits) {
-                    ctx.schedule(at, Event::Credit { target: upstream, vc: queue as u8, bytes: size as u32 });
-                } else if self.returns.unblock(upstream as usize) {
-                    self.wake(ctx, upstream, at);
-                }
-            } else {
-                let host = upstream & !HOST_TARGET;
-                if !ctx.host_returns.push(host as usize, at, queue, size) {
-                    ctx.schedule(at, Event::Credit { target: upstream, vc: queue as u8, bytes: size as u32 });
-                } else if ctx.host_returns.unblock(host as usize) {
-                    ctx.schedule(at, Event::HostWake { host });
-                }
-            }
-        } else {
-            self.release_ingress(ctx, input, queue, size);
-        }
+        // The input buffer frees as the tail leaves it: the receiver's side reacts
+        // (credits travel back upstream, or the ingress share is released).
+        self.leave_ingress(ctx, input, queue, size, done);
 
         let oq = o * n + out_queue;
         self.output[oq].used += size;

@@ -3,7 +3,7 @@
 
 use super::queues::NO_PROBE;
 use super::IoqFabric;
-use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::kernel::{Ctx, Event};
 use crate::observe::FabricEvent;
 use crate::packet::NIL;
 
@@ -82,7 +82,7 @@ impl IoqFabric {
             }
             nonempty += 1;
             let p = &ctx.packets[head];
-            if !self.has_credits(o, queue, p.size as u64, now) || self.pause.is_paused(o, queue) {
+            if !self.sender.may_send(o, queue, p.size as u64, now) {
                 blocked = true;
                 continue;
             }
@@ -110,7 +110,7 @@ impl IoqFabric {
         if blocked && chosen.is_none() {
             // Wake for the next credit return; a return not yet on its way wakes us
             // when it is sent.
-            if let Some(at) = self.returns.block(o) {
+            if let Some(at) = self.sender.block(o) {
                 self.wake(ctx, port, at);
             }
         }
@@ -133,7 +133,7 @@ impl IoqFabric {
         let link = *self.timing.of(o);
         let serialise = link.serializer.time(size);
         let end = now + serialise;
-        self.credits.on_send(o, queue, size);
+        self.sender.on_send(o, queue, size);
         self.ports[o].link_free_at = end;
         (self.ports[o].releasing_bytes, self.ports[o].releasing_queue) = (size as u32, queue as u8);
         // Wake at the end of the transmission only if someone waits for this output.
@@ -148,25 +148,11 @@ impl IoqFabric {
         p.hops += 1;
         ctx.stats.packet_hops += 1;
         *ctx.last_progress = now;
-        let far = self.ports[o].peer;
-        if far & HOST_TARGET != 0 {
-            ctx.send_to_host(arrival + serialise, id);
-        } else {
+        if let Some(far) = self.ports[o].peer.port() {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
+        } else {
+            ctx.send_to_host(arrival + serialise, id);
         }
-    }
-
-    /// Whether output `o` holds credits for `bytes` on `queue` at `now`. Returned credits are
-    /// collected only when those in hand do not suffice: collecting reads the link's
-    /// return ring, and most transmissions find credits in hand (only this output spends
-    /// them, so collecting later changes nothing).
-    #[inline]
-    pub(super) fn has_credits(&mut self, o: usize, queue: usize, bytes: u64, now: u64) -> bool {
-        if self.credits.can_send(o, queue, bytes) {
-            return true;
-        }
-        self.returns.collect(o, now, &mut self.credits);
-        self.credits.can_send(o, queue, bytes)
     }
 
     /// Schedules a `LinkWake` at `at` unless one is already pending no later.

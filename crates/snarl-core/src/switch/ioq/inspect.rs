@@ -2,9 +2,8 @@
 //! heads wait for, what they hold. Kept apart from the per-packet path.
 
 use super::queues::OutputQueue;
-use super::{IoqFabric, LinkControl};
+use super::IoqFabric;
 use crate::error::BlockedQueue;
-use crate::kernel::HOST_TARGET;
 use crate::packet::{Fifo, PacketSlab, NIL};
 
 impl IoqFabric {
@@ -40,8 +39,7 @@ impl IoqFabric {
             let out = self.port_base[self.ports[gp].owner as usize] as usize + packets[fifo.head].out_port as usize;
             Some((self.input.len() + out * self.queues + self.input[i].request_queue as usize) as u32)
         } else {
-            let peer = self.ports[gp].peer;
-            (peer != NIL && peer & HOST_TARGET == 0).then(|| peer * self.queues as u32 + q as u32)
+            self.ports[gp].peer.port().map(|peer| peer * self.queues as u32 + q as u32)
         }
     }
 
@@ -67,7 +65,7 @@ impl IoqFabric {
             vc: q as u32,
             side: if input { "input" } else { "output" },
             packets: fifo.count(packets),
-            credit_bytes: (!input).then(|| self.credits.credits(gp, q)),
+            credit_bytes: (!input).then(|| self.sender.credits(gp, q)),
             on_cycle,
         }
     }
@@ -89,12 +87,12 @@ impl IoqFabric {
 
     /// Credit counters all within [0, capacity], and output accounting consistent.
     pub fn check_invariants(&self) -> Result<(), String> {
-        self.credits.check_bounds()?;
-        let credit_based = matches!(self.control, LinkControl::Credit);
+        self.sender.check_bounds()?;
+        let credit_based = self.control.credit_based();
         for (port, far) in self.ports.iter().map(|p| p.peer).enumerate().filter(|_| credit_based) {
             for queue in 0..self.queues {
-                let held = self.credits.credits(port, queue) + self.returns.pending(port, queue) as i64;
-                if far & HOST_TARGET == 0 && far != NIL && held > self.input_capacity as i64 {
+                let held = self.sender.credits_held(port, queue);
+                if far.port().is_some() && held > self.input_capacity as i64 {
                     return Err(format!("port {port} queue {queue}: {held} credit bytes exceed the buffer"));
                 }
             }
@@ -113,7 +111,7 @@ impl IoqFabric {
                 ));
             }
         }
-        if matches!(self.control, LinkControl::Credit) {
+        if credit_based {
             for (i, q) in self.input.iter().map(|q| &q.fifo).enumerate() {
                 if q.bytes > self.input_capacity {
                     return Err(format!("input buffer {i} holds {} bytes > capacity {}", q.bytes, self.input_capacity));

@@ -37,11 +37,10 @@
 use super::link_timing::{LinkTiming, LinkTimings};
 use super::shared_memory::SharedMemory;
 use crate::cc::ecn::Ecn;
-use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
-use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::flow_control::{Carried, Feedback, PauseState, Sender, UNLIMITED};
+use crate::kernel::{Ctx, Event};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::FabricEvent;
-use crate::packet::NIL;
 use crate::topology::{Endpoint, Topology};
 
 mod allocation;
@@ -52,19 +51,13 @@ mod queues;
 #[cfg(test)]
 mod tests;
 
+/// How a fabric's links keep the receivers' input buffers from overflowing: the
+/// receiver's side of flow control.
+pub use crate::flow_control::Receiver as LinkControl;
+use ports::Peer;
 pub(crate) use ports::Port;
 use queues::NO_PROBE;
 pub(crate) use queues::{InputQueue, OutputQueue};
-
-/// How a fabric's links keep the receivers' input buffers from overflowing.
-pub enum LinkControl {
-    /// Credits per VC: a packet starts only if the receiver's buffer has room for it.
-    Credit,
-    /// Shared ingress memory and priority flow control.
-    Pfc(PfcReceiver),
-    /// Shared ingress memory, and packets that find it full are dropped.
-    TailDrop,
-}
 
 /// The buffers and timing of every switch of a fabric.
 pub struct IoqParams {
@@ -97,8 +90,6 @@ pub struct IoqFabric {
     control: LinkControl,
     /// Shared-buffer fabrics: the ingress side of the packet memory.
     memory: SharedMemory,
-    /// Paused priorities of each output (PFC).
-    pause: PauseState,
     /// Probe index of each output queue (port * queues + queue), or `NO_PROBE`.
     probe: Vec<u16>,
 
@@ -114,9 +105,9 @@ pub struct IoqFabric {
     // Per (global port, queue).
     input: Vec<InputQueue>,
     output: Vec<OutputQueue>,
-    credits: CreditSender,
-    /// Credits on their way back to each output.
-    returns: CreditReturns,
+    /// The sender's side of each output's flow control: credits in hand and on their
+    /// way back, paused flags.
+    sender: Sender,
 
     /// Request masks: bit (input port * queues + queue) of output port o's words.
     requests: Vec<u64>,
@@ -149,7 +140,7 @@ impl IoqFabric {
         if queues > u8::MAX as usize + 1 {
             return Err(crate::Error::config("switch.vcs", format!("at most 256 queues per port, found {queues}")));
         }
-        let credit_based = matches!(control, LinkControl::Credit);
+        let credit_based = control.credit_based();
         let switches = topo.num_switches();
         let what = "the switch ports";
         let mut port_base = with_capacity(switches, what)?;
@@ -172,10 +163,10 @@ impl IoqFabric {
                 let (far, capacity) = match topo.peer(s, p) {
                     Endpoint::Switch { switch, port } => {
                         let capacity = if credit_based { input_capacity as i64 } else { UNLIMITED };
-                        (port_base[switch as usize] + port as u32, capacity)
+                        (Peer::switch_port(port_base[switch as usize] + port as u32), capacity)
                     }
-                    Endpoint::Host(h) => (HOST_TARGET | h, UNLIMITED),
-                    Endpoint::Unconnected => (NIL, 0),
+                    Endpoint::Host(h) => (Peer::host_nic(h), UNLIMITED),
+                    Endpoint::Unconnected => (Peer::NONE, 0),
                 };
                 credit_capacity.push(capacity);
                 timings.push(LinkTiming::new(link, speedup));
@@ -203,16 +194,14 @@ impl IoqFabric {
             latency,
             control,
             memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
-            pause: PauseState::new(total, queues, measure_from)?,
             probe: filled(n, NO_PROBE, what_queues)?,
             timing: LinkTimings::new(total, timings)?,
-            credits: CreditSender::new(total, credit_capacity, queues)?,
+            sender: Sender::new(total, credit_capacity, queues, measure_from)?,
             port_base,
             radix,
             ports: port_state,
             input: filled(n, InputQueue::default(), what_queues)?,
             output: filled(n, OutputQueue::default(), what_queues)?,
-            returns: CreditReturns::new(total)?,
             requests: zeroed(words_total, "the switches' request masks")?,
             bit_input: collected(max_bits, (0..max_bits).map(|b| (b / queues) as u16), what)?,
             bit_queue: collected(max_bits, (0..max_bits).map(|b| (b % queues) as u8), what)?,
@@ -232,15 +221,13 @@ impl IoqFabric {
     pub fn arrive(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
         let queue = self.ingress_queue(&ctx.packets[packet]);
         let q = gp as usize * self.queues + queue;
-        if !matches!(self.control, LinkControl::Credit) && !self.admit(ctx, gp, packet) {
+        if !self.control.credit_based() && !self.admit(ctx, gp, packet) {
             return;
         }
         let was_empty = self.input[q].fifo.is_empty();
         self.input[q].fifo.push(ctx.packets, packet);
-        if let LinkControl::Pfc(receiver) = &mut self.control {
-            if let Some(frame) = receiver.on_change(gp as usize, queue, self.input[q].fifo.bytes) {
-                self.send_pfc(ctx, gp, queue, frame);
-            }
+        if let Some(feedback) = self.control.on_enqueue(gp as usize, queue, self.input[q].fifo.bytes) {
+            self.feed_back(ctx, gp, feedback, ctx.now);
         }
         if was_empty {
             let out = self.route_head(ctx, gp, queue);
@@ -259,43 +246,73 @@ impl IoqFabric {
         admitted
     }
 
-    /// A packet of `bytes` left the ingress queue (gp, queue) of a shared-buffer switch.
-    fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, bytes: u64) {
+    /// A packet of `bytes` left ingress queue (gp, queue) through the crossbar; the
+    /// space it held is free from `freed_at`.
+    #[inline]
+    fn leave_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, bytes: u64, freed_at: u64) {
         let i = gp as usize;
-        self.memory.release(i, self.ports[i].owner as usize, bytes);
-        if let LinkControl::Pfc(receiver) = &mut self.control {
-            if let Some(frame) = receiver.on_change(i, queue, self.input[i * self.queues + queue].fifo.bytes) {
-                self.send_pfc(ctx, gp, queue, frame);
+        if !self.control.credit_based() {
+            self.memory.release(i, self.ports[i].owner as usize, bytes);
+        }
+        let held = self.input[i * self.queues + queue].fifo.bytes;
+        if let Some(feedback) = self.control.on_dequeue(i, queue, bytes, held) {
+            self.feed_back(ctx, gp, feedback, freed_at);
+        }
+    }
+
+    /// Sends `feedback` from input `gp` to its upstream sender. Credits leave as the space
+    /// frees (`freed_at`) and arrive one link latency later, in the sender's return ring
+    /// when it has room (a sender blocked on credits is woken for them); a ring full of
+    /// returns still on their way sends them as an event. (Inlined: on the credit path it
+    /// runs once per packet-hop.)
+    #[inline(always)]
+    fn feed_back(&mut self, ctx: &mut Ctx, gp: u32, feedback: Feedback, freed_at: u64) {
+        let Feedback::Credit { queue, bytes } = feedback else {
+            return self.send_frame(ctx, gp, feedback);
+        };
+        let (upstream, at) = (self.ports[gp as usize].peer, freed_at + self.timing.of(gp as usize).latency);
+        if let Some(port) = upstream.port() {
+            match self.sender.return_credit(port as usize, at, queue as usize, bytes as u64, ctx.now) {
+                Carried::InRing => {}
+                Carried::InRingWake => self.wake(ctx, port, at),
+                Carried::Full => ctx.schedule(at, Event::FeedbackToSwitch { port, feedback }),
+            }
+        } else if let Some(host) = upstream.host() {
+            if !ctx.host_returns.push(host as usize, at, queue as usize, bytes as u64) {
+                ctx.schedule(at, Event::FeedbackToHost { host, feedback });
+            } else if ctx.host_returns.unblock(host as usize) {
+                ctx.schedule(at, Event::HostWake { host });
             }
         }
     }
 
-    /// Sends a pause or resume frame for queue `queue` (a priority) from input `gp` to its
-    /// upstream sender. It goes out after the frame on the reverse link (control frames
-    /// wait for the wire but not for queued data) and takes effect on arrival.
-    fn send_pfc(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, frame: PfcFrame) {
+    /// Sends a pause or resume frame from input `gp` to its upstream sender. It goes out
+    /// after the frame on the reverse link (control frames wait for the wire but not for
+    /// queued data) and takes effect on arrival.
+    fn send_frame(&mut self, ctx: &mut Ctx, gp: u32, feedback: Feedback) {
         let upstream = self.ports[gp as usize].peer;
-        if upstream == NIL {
+        if upstream == Peer::NONE {
             return;
         }
-        let on = frame == PfcFrame::Pause;
-        if on {
-            ctx.stats.pfc.pause_frames_sent += 1;
-            ctx.stats.fabric.add(ctx.now, FabricEvent::PauseFrame);
-        } else {
-            ctx.stats.pfc.resume_frames_sent += 1;
-            ctx.stats.fabric.add(ctx.now, FabricEvent::ResumeFrame);
+        if let Feedback::Pause { on, .. } = feedback {
+            if on {
+                ctx.stats.pfc.pause_frames_sent += 1;
+                ctx.stats.fabric.add(ctx.now, FabricEvent::PauseFrame);
+            } else {
+                ctx.stats.pfc.resume_frames_sent += 1;
+                ctx.stats.fabric.add(ctx.now, FabricEvent::ResumeFrame);
+            }
         }
         let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
-        ctx.schedule(at, Event::Pause { target: upstream, vc: queue as u8, on });
+        ctx.schedule(at, upstream.feedback_event(feedback));
     }
 
-    /// A pause (`on`) or resume frame for queue `queue` (a priority) reached output `port`.
-    pub fn pause(&mut self, ctx: &mut Ctx, port: u32, queue: usize, on: bool) {
-        if on {
+    /// Flow-control feedback (credits, a pause or resume frame) reached output `port`.
+    pub fn feedback(&mut self, ctx: &mut Ctx, port: u32, feedback: Feedback) {
+        if let Feedback::Pause { on: true, .. } = feedback {
             ctx.stats.pfc.pause_frames_received += 1;
         }
-        if self.pause.set(port as usize, queue, on, ctx.now) && !on {
+        if self.sender.on_feedback(port as usize, feedback, ctx.now) {
             self.try_transmit(ctx, port);
         }
     }
@@ -306,12 +323,6 @@ impl IoqFabric {
             self.ports[out as usize].retry_at = 0;
         }
         self.try_allocate(ctx, out);
-    }
-
-    /// Credits for (`port`, `queue`) came back from downstream.
-    pub fn credit(&mut self, ctx: &mut Ctx, port: u32, queue: usize, bytes: u64) {
-        self.credits.on_credit(port as usize, queue, bytes);
-        self.try_transmit(ctx, port);
     }
 
     /// The output link of `port` may have finished a packet or have one ready.
@@ -339,6 +350,6 @@ impl IoqFabric {
 
     /// The paused priorities of every output (PFC).
     pub fn pause_state(&self) -> &PauseState {
-        &self.pause
+        self.sender.pause_state()
     }
 }

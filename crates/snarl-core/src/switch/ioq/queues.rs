@@ -76,9 +76,8 @@ impl IoqFabric {
     pub(super) fn output_occupancy(&self, gp: usize, now: u64) -> u64 {
         let n = self.queues;
         let (leaving, _) = self.leaving(gp, now);
-        let returned = self.returns.arrived(gp, now);
-        self.output[gp * n..gp * n + n].iter().map(|q| q.used).sum::<u64>() - leaving + self.credits.in_use(gp)
-            - returned
+        self.output[gp * n..gp * n + n].iter().map(|q| q.used).sum::<u64>() - leaving
+            + self.sender.held_downstream(gp, now)
     }
 
     /// Whether output queue (gp, queue) has room for a packet of `bytes` now (counting
