@@ -1,61 +1,61 @@
 //! Credit-based lossless flow control (InfiniBand style): a sender holds one credit
-//! counter, in bytes, per (link, VC); a packet may start only if the whole packet fits
+//! counter, in bytes, per (link, queue); a packet may start only if the whole packet fits
 //! in the receiver's buffer (virtual cut-through), so nothing is ever dropped.
 
 use crate::memory::fallible::{collected, with_capacity};
 
-/// Credit counters of many senders, indexed by `link * vcs + vc`.
+/// Credit counters of many senders, indexed by `link * queues + queue`.
 pub struct CreditSender {
     credits: Vec<i64>,
     capacity: Vec<i64>,
-    vcs: usize,
+    queues: usize,
 }
 
 /// Receivers that never apply backpressure (hosts draining at line rate).
 pub const UNLIMITED: i64 = i64::MAX / 4;
 
 impl CreditSender {
-    /// `capacity[link]` is the receiver's per-VC buffer in bytes, for `links` links.
-    pub fn new(links: usize, capacity: impl IntoIterator<Item = i64>, vcs: usize) -> crate::Result<CreditSender> {
-        let n = links * vcs;
+    /// `capacity[link]` is the receiver's per-queue buffer in bytes, for `links` links.
+    pub fn new(links: usize, capacity: impl IntoIterator<Item = i64>, queues: usize) -> crate::Result<CreditSender> {
+        let n = links * queues;
         let what = "the credit counters";
-        let capacity = collected(n, capacity.into_iter().flat_map(|c| std::iter::repeat_n(c, vcs)), what)?;
+        let capacity = collected(n, capacity.into_iter().flat_map(|c| std::iter::repeat_n(c, queues)), what)?;
         let mut credits = with_capacity(n, what)?;
         credits.extend_from_slice(&capacity);
-        Ok(CreditSender { credits, capacity, vcs })
+        Ok(CreditSender { credits, capacity, queues })
     }
 
     #[inline]
-    fn index(&self, link: usize, vc: usize) -> usize {
-        link * self.vcs + vc
+    fn index(&self, link: usize, queue: usize) -> usize {
+        link * self.queues + queue
     }
 
     #[inline]
-    pub fn can_send(&self, link: usize, vc: usize, bytes: u64) -> bool {
-        self.credits[self.index(link, vc)] >= bytes as i64
+    pub fn can_send(&self, link: usize, queue: usize, bytes: u64) -> bool {
+        self.credits[self.index(link, queue)] >= bytes as i64
     }
 
     /// Unlimited receivers are charged too: their budget outlasts any run (about 2^61
     /// bytes, years at terabits per second), and the send path reads one array, not two.
     #[inline]
-    pub fn on_send(&mut self, link: usize, vc: usize, bytes: u64) {
-        let i = self.index(link, vc);
+    pub fn on_send(&mut self, link: usize, queue: usize, bytes: u64) {
+        let i = self.index(link, queue);
         self.credits[i] -= bytes as i64;
     }
 
     #[inline]
-    pub fn on_credit(&mut self, link: usize, vc: usize, bytes: u64) {
-        let i = self.index(link, vc);
+    pub fn on_credit(&mut self, link: usize, queue: usize, bytes: u64) {
+        let i = self.index(link, queue);
         self.credits[i] += bytes as i64;
         debug_assert!(self.credits[i] <= self.capacity[i], "more credits returned than sent");
     }
 
-    /// Bytes sent on (link, all VCs) that the receiver still holds (none for unlimited
+    /// Bytes sent on (link, all queues) that the receiver still holds (none for unlimited
     /// receivers, which drain at once).
     #[inline]
     pub fn in_use(&self, link: usize) -> u64 {
-        let start = link * self.vcs;
-        (start..start + self.vcs)
+        let start = link * self.queues;
+        (start..start + self.queues)
             .filter(|&i| self.capacity[i] != UNLIMITED)
             .map(|i| (self.capacity[i] - self.credits[i]) as u64)
             .sum()
@@ -65,20 +65,26 @@ impl CreditSender {
     pub fn check_bounds(&self) -> Result<(), String> {
         for (i, (&c, &cap)) in self.credits.iter().zip(&self.capacity).enumerate() {
             if c < 0 || c > cap {
-                return Err(format!("link {} vc {}: {} credits outside [0, {}]", i / self.vcs, i % self.vcs, c, cap));
+                return Err(format!(
+                    "link {} queue {}: {} credits outside [0, {}]",
+                    i / self.queues,
+                    i % self.queues,
+                    c,
+                    cap
+                ));
             }
         }
         Ok(())
     }
 
-    /// The receiver's buffer for (link, vc), in bytes.
-    pub fn capacity(&self, link: usize, vc: usize) -> i64 {
-        self.capacity[self.index(link, vc)]
+    /// The receiver's buffer for (link, queue), in bytes.
+    pub fn capacity(&self, link: usize, queue: usize) -> i64 {
+        self.capacity[self.index(link, queue)]
     }
 
-    /// Remaining credits of (link, vc).
-    pub fn credits(&self, link: usize, vc: usize) -> i64 {
-        self.credits[self.index(link, vc)]
+    /// Remaining credits of (link, queue).
+    pub fn credits(&self, link: usize, queue: usize) -> i64 {
+        self.credits[self.index(link, queue)]
     }
 }
 

@@ -12,7 +12,7 @@ use crate::memory::fallible::zeroed;
 /// The sender's view: which priorities of which links are paused, and for how long they
 /// have been (from `measure_from` on).
 pub struct PauseState {
-    vcs: usize,
+    queues: usize,
     measure_from: u64,
     paused: Vec<bool>,
     since: Vec<u64>,
@@ -21,10 +21,10 @@ pub struct PauseState {
 }
 
 impl PauseState {
-    pub fn new(links: usize, vcs: usize, measure_from: u64) -> Result<PauseState> {
-        let (n, what) = (links * vcs, "the pause state");
+    pub fn new(links: usize, queues: usize, measure_from: u64) -> Result<PauseState> {
+        let (n, what) = (links * queues, "the pause state");
         Ok(PauseState {
-            vcs,
+            queues,
             measure_from,
             paused: zeroed(n, what)?,
             since: zeroed(n, what)?,
@@ -34,14 +34,14 @@ impl PauseState {
     }
 
     #[inline]
-    pub fn is_paused(&self, link: usize, vc: usize) -> bool {
-        self.paused[link * self.vcs + vc]
+    pub fn is_paused(&self, link: usize, queue: usize) -> bool {
+        self.paused[link * self.queues + queue]
     }
 
-    /// A pause (`on`) or resume frame for (link, vc) arrived at `now`; `true` if it
+    /// A pause (`on`) or resume frame for (link, queue) arrived at `now`; `true` if it
     /// changed the state.
-    pub fn set(&mut self, link: usize, vc: usize, on: bool, now: u64) -> bool {
-        let i = link * self.vcs + vc;
+    pub fn set(&mut self, link: usize, queue: usize, on: bool, now: u64) -> bool {
+        let i = link * self.queues + queue;
         if self.paused[i] == on {
             return false;
         }
@@ -55,27 +55,27 @@ impl PauseState {
         true
     }
 
-    /// Time (link, vc) spent paused from `measure_from` to `now`, the open pause included.
-    pub fn paused_time(&self, link: usize, vc: usize, now: u64) -> u64 {
-        let i = link * self.vcs + vc;
+    /// Time (link, queue) spent paused from `measure_from` to `now`, the open pause included.
+    pub fn paused_time(&self, link: usize, queue: usize, now: u64) -> u64 {
+        let i = link * self.queues + queue;
         let open = if self.paused[i] { now.saturating_sub(self.since[i].max(self.measure_from)) } else { 0 };
         self.paused_time[i] + open
     }
 
-    /// Pause frames that took effect on (link, vc).
-    pub fn pauses(&self, link: usize, vc: usize) -> u32 {
-        self.pauses[link * self.vcs + vc]
+    /// Pause frames that took effect on (link, queue).
+    pub fn pauses(&self, link: usize, queue: usize) -> u32 {
+        self.pauses[link * self.queues + queue]
     }
 
     pub fn links(&self) -> usize {
-        self.paused.len() / self.vcs
+        self.paused.len() / self.queues
     }
 }
 
 /// The receiver's side: per-priority thresholds and whether a pause is outstanding on
 /// each ingress queue.
 pub struct PfcReceiver {
-    vcs: usize,
+    queues: usize,
     xoff: Vec<u64>,
     xon: Vec<u64>,
     pausing: Vec<bool>,
@@ -89,25 +89,30 @@ pub enum PfcFrame {
 }
 
 impl PfcReceiver {
-    /// `xoff[vc]`, `xon[vc]` in bytes; `ports` ingress ports.
+    /// `xoff[priority]`, `xon[priority]` in bytes.
     pub fn new(xoff: Vec<u64>, xon: Vec<u64>) -> PfcReceiver {
-        PfcReceiver { vcs: xoff.len(), xoff, xon, pausing: Vec::new() }
+        PfcReceiver { queues: xoff.len(), xoff, xon, pausing: Vec::new() }
     }
 
-    /// Watches `ports` ingress ports.
-    pub fn resize(&mut self, ports: usize) -> Result<()> {
-        self.pausing = zeroed(ports * self.vcs, "the PFC state")?;
+    /// Watches `queues` ingress queues on each of `ports` ports: the priorities' own,
+    /// then extra queues, which take the thresholds of priority 0.
+    pub fn resize(&mut self, ports: usize, queues: usize) -> Result<()> {
+        let (xoff, xon) = (self.xoff[0], self.xon[0]);
+        self.xoff.resize(queues.max(self.xoff.len()), xoff);
+        self.xon.resize(queues.max(self.xon.len()), xon);
+        self.queues = queues;
+        self.pausing = zeroed(ports * queues, "the PFC state")?;
         Ok(())
     }
 
-    /// The ingress queue (port, vc) now holds `bytes`: the frame to send, if any.
+    /// The ingress queue (port, queue) now holds `bytes`: the frame to send, if any.
     #[inline]
-    pub fn on_change(&mut self, port: usize, vc: usize, bytes: u64) -> Option<PfcFrame> {
-        let i = port * self.vcs + vc;
-        if !self.pausing[i] && bytes >= self.xoff[vc] {
+    pub fn on_change(&mut self, port: usize, queue: usize, bytes: u64) -> Option<PfcFrame> {
+        let i = port * self.queues + queue;
+        if !self.pausing[i] && bytes >= self.xoff[queue] {
             self.pausing[i] = true;
             Some(PfcFrame::Pause)
-        } else if self.pausing[i] && bytes <= self.xon[vc] {
+        } else if self.pausing[i] && bytes <= self.xon[queue] {
             self.pausing[i] = false;
             Some(PfcFrame::Resume)
         } else {
@@ -123,7 +128,7 @@ mod tests {
     #[test]
     fn receiver_pauses_at_xoff_and_resumes_at_xon_once_each() {
         let mut r = PfcReceiver::new(vec![500, 300], vec![400, 100]);
-        r.resize(2).unwrap();
+        r.resize(2, 2).unwrap();
         assert_eq!(r.on_change(0, 0, 499), None);
         assert_eq!(r.on_change(0, 0, 500), Some(PfcFrame::Pause));
         assert_eq!(r.on_change(0, 0, 900), None, "one pause per crossing");

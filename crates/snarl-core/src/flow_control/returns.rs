@@ -14,7 +14,7 @@ use crate::memory::fallible::filled;
 pub(crate) struct Ring {
     at: [u64; SLOTS],
     bytes: [u32; SLOTS],
-    vc: [u8; SLOTS],
+    queue: [u8; SLOTS],
     head: u8,
     len: u8,
     /// The sender waits for credits: the next return pushed for it must wake it.
@@ -36,9 +36,9 @@ impl CreditReturns {
         Ok(CreditReturns { rings: filled(links, Ring::default(), "the credit-return rings")? })
     }
 
-    /// Queues `bytes` of credit for (link, vc) arriving at `at`; `false` if the ring is full.
+    /// Queues `bytes` of credit for (link, queue) arriving at `at`; `false` if the ring is full.
     #[inline]
-    pub fn push(&mut self, link: usize, at: u64, vc: usize, bytes: u64) -> bool {
+    pub fn push(&mut self, link: usize, at: u64, queue: usize, bytes: u64) -> bool {
         let ring = &mut self.rings[link];
         let len = ring.len as usize;
         if len == SLOTS {
@@ -48,7 +48,7 @@ impl CreditReturns {
         debug_assert!(len == 0 || ring.at[(slot + SLOTS - 1) % SLOTS] <= at, "out of order");
         ring.at[slot] = at;
         ring.bytes[slot] = bytes as u32;
-        ring.vc[slot] = vc as u8;
+        ring.queue[slot] = queue as u8;
         ring.len += 1;
         true
     }
@@ -60,7 +60,7 @@ impl CreditReturns {
         &mut self,
         link: usize,
         at: u64,
-        vc: usize,
+        queue: usize,
         bytes: u64,
         now: u64,
         credits: &mut CreditSender,
@@ -68,7 +68,7 @@ impl CreditReturns {
         if self.rings[link].len as usize == SLOTS {
             self.collect(link, now, credits);
         }
-        self.push(link, at, vc, bytes)
+        self.push(link, at, queue, bytes)
     }
 
     /// The sender of `link` waits for credits: returns on their way will not wake it,
@@ -101,7 +101,7 @@ impl CreditReturns {
             if ring.at[head] > now {
                 break;
             }
-            credits.on_credit(link, ring.vc[head] as usize, ring.bytes[head] as u64);
+            credits.on_credit(link, ring.queue[head] as usize, ring.bytes[head] as u64);
             ring.head = ((head + 1) % SLOTS) as u8;
             ring.len -= 1;
         }
@@ -113,17 +113,17 @@ impl CreditReturns {
         self.iter(link).filter(|&(at, _, _)| at <= now).map(|(_, bytes, _)| bytes as u64).sum()
     }
 
-    /// Bytes of (link, vc) still travelling or uncollected.
-    pub fn pending(&self, link: usize, vc: usize) -> u64 {
-        self.iter(link).filter(|&(_, _, v)| v as usize == vc).map(|(_, bytes, _)| bytes as u64).sum()
+    /// Bytes of (link, queue) still travelling or uncollected.
+    pub fn pending(&self, link: usize, queue: usize) -> u64 {
+        self.iter(link).filter(|&(_, _, v)| v as usize == queue).map(|(_, bytes, _)| bytes as u64).sum()
     }
 
-    /// (arrival, bytes, vc) of the returns on `link`, oldest first.
+    /// (arrival, bytes, queue) of the returns on `link`, oldest first.
     fn iter(&self, link: usize) -> impl Iterator<Item = (u64, u32, u8)> + '_ {
         let ring = &self.rings[link];
         (0..ring.len as usize).map(move |k| {
             let slot = (ring.head as usize + k) % SLOTS;
-            (ring.at[slot], ring.bytes[slot], ring.vc[slot])
+            (ring.at[slot], ring.bytes[slot], ring.queue[slot])
         })
     }
 }

@@ -1,5 +1,7 @@
 //! The closed set of events the kernel dispatches by `match`.
 
+use crate::flow_control::Feedback;
+
 /// Events carry small indices only: global port ids, host ids, packet handles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -14,12 +16,11 @@ pub enum Event {
     AllocRetry { output: u32 },
     /// Output port `port` may be able to transmit (transfer finished or packet ready).
     LinkWake { port: u32 },
-    /// Credits for `bytes` on `vc` return to a sender: an output port, or a host NIC
-    /// when the high bit of `target` is set.
-    Credit { target: u32, vc: u8, bytes: u32 },
-    /// A PFC pause (`on`) or resume frame for priority `vc` reaches a sender: an output
-    /// port, or a host NIC when the high bit of `target` is set.
-    Pause { target: u32, vc: u8, on: bool },
+    /// Flow-control feedback (credits, a pause or resume frame) reaches the sender of a
+    /// link: output port `port` (global id) of a switch.
+    FeedbackToSwitch { port: u32, feedback: Feedback },
+    /// Flow-control feedback reaches the NIC of host `host`.
+    FeedbackToHost { host: u32, feedback: Feedback },
     /// Periodic check that packets still move.
     Watchdog,
     /// A component's timer fired.
@@ -46,7 +47,7 @@ pub enum TimerKind {
     CongestionControl(u8),
 }
 
-/// Flag in `Event::Credit::target` marking a host NIC.
+/// Flag in a link's far end (`HOST_TARGET | host`) marking a host NIC.
 pub const HOST_TARGET: u32 = 1 << 31;
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::config::{
     ValidConfig,
 };
 use crate::error::{Deadlock, Error, Result};
-use crate::flow_control::{CreditReturns, PauseState, PfcReceiver};
+use crate::flow_control::{CreditReturns, Feedback, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{
     self, AnyCollector, FabricSeries, Finish, GroupInfo, IdealFct, QueueProbes, QueueSeries, RateLog, Stats,
@@ -72,16 +72,22 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the fabric, traffic and observers of a validated config.
     pub fn new(config: &ValidConfig) -> Result<Simulation> {
-        Simulation::build(config, None)
+        Simulation::build(config, None, 0)
     }
 
     /// Builds the fabric and observers of a validated config, with `workload` in place
     /// of the config's `[traffic]` (which is not resolved).
     pub fn with_workload(config: &ValidConfig, workload: AnyWorkload) -> Result<Simulation> {
-        Simulation::build(config, Some(workload))
+        Simulation::build(config, Some(workload), 0)
     }
 
-    fn build(config: &ValidConfig, workload: Option<AnyWorkload>) -> Result<Simulation> {
+    /// `new` with `extra_queues` switch queues per port beyond the VCs (empty unless a
+    /// mechanism uses them; the tests check that they change nothing).
+    pub fn with_extra_queues(config: &ValidConfig, extra_queues: usize) -> Result<Simulation> {
+        Simulation::build(config, None, extra_queues)
+    }
+
+    fn build(config: &ValidConfig, workload: Option<AnyWorkload>, extra_queues: usize) -> Result<Simulation> {
         // Fabrics the topology refuses by their size get that error; those that would not
         // fit in memory are refused here, before anything is allocated.
         if topology::within_limits(&config.topology) {
@@ -94,7 +100,7 @@ impl Simulation {
         let vcs = config.switch.vcs() as usize;
         let routing = AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?;
         let sim = &config.simulation;
-        let params = fabric_params(config, vcs);
+        let params = IoqParams { extra_queues, ..fabric_params(config, vcs) };
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
         let mut fabric = IoqFabric::new(&topo, params)?;
         let mut nics = Nics::new(
@@ -281,20 +287,11 @@ impl Simulation {
                 Event::Arrive { port, packet } => fabric.arrive(&mut ctx, port, packet),
                 Event::AllocRetry { output } => fabric.alloc_retry(&mut ctx, output),
                 Event::LinkWake { port } => fabric.link_wake(&mut ctx, port),
-                Event::Credit { target, vc, bytes } => {
-                    if target & HOST_TARGET != 0 {
-                        nics.credit(&mut ctx, target & !HOST_TARGET, vc as usize, bytes as u64);
-                    } else {
-                        fabric.credit(&mut ctx, target, vc as usize, bytes as u64);
-                    }
-                }
-                Event::Pause { target, vc, on } => {
-                    if target & HOST_TARGET != 0 {
-                        nics.pause(&mut ctx, target & !HOST_TARGET, vc as usize, on);
-                    } else {
-                        fabric.pause(&mut ctx, target, vc as usize, on);
-                    }
-                }
+                Event::FeedbackToSwitch { port, feedback } => fabric.feedback(&mut ctx, port, feedback),
+                Event::FeedbackToHost { host, feedback } => match feedback {
+                    Feedback::Credit { queue, bytes } => nics.credit(&mut ctx, host, queue as usize, bytes as u64),
+                    Feedback::Pause { queue, on } => nics.pause(&mut ctx, host, queue as usize, on),
+                },
                 Event::Deliver { packet } => nics.receive(&mut ctx, packet),
                 Event::HostWake { host } => nics.wake_event(&mut ctx, host),
                 Event::Timer(timer) => match timer.kind {
@@ -562,6 +559,7 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
     match &config.switch {
         SwitchConfig::Ioq { input_buffer, output_buffer, speedup, latency, .. } => IoqParams {
             vcs,
+            extra_queues: 0,
             input_capacity: input_buffer.0,
             output_capacity: output_buffer.0,
             shared_pool: 0,
@@ -580,6 +578,7 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
             };
             IoqParams {
                 vcs,
+                extra_queues: 0,
                 input_capacity: port_buffer.0 - egress_cap.0,
                 output_capacity: egress_cap.0,
                 shared_pool: shared_pool.0,

@@ -1,8 +1,8 @@
 //! Crossbar allocation: routing the head of an input queue, posting its request to the
 //! output, round-robin arbitration, the grant, and re-routing waiting packets.
 
-use super::{IoqFabric, LinkControl};
-use crate::kernel::{Ctx, Event, HOST_TARGET};
+use super::IoqFabric;
+use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
 use crate::routing::{PortView, Route, RouteQuery, Routing};
@@ -30,22 +30,22 @@ impl PortView for SwitchView<'_> {
 
     #[inline]
     fn has_room(&self, port: u16, vc: u8, bytes: u64) -> bool {
-        self.fabric.has_room(self.base + port as usize, vc as usize, bytes, self.now)
+        self.fabric.has_room(self.base + port as usize, self.fabric.egress_queue(vc), bytes, self.now)
     }
 }
 
 impl IoqFabric {
-    /// Routes the packet at the head of input (gp, vc) and posts its request.
+    /// Routes the packet at the head of input (gp, queue) and posts its request.
     #[inline]
-    pub(super) fn route_head(&mut self, ctx: &mut Ctx, gp: u32, vc: usize) -> u32 {
-        let route = self.decide(ctx, gp, vc);
-        self.post(ctx, gp, vc, route)
+    pub(super) fn route_head(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> u32 {
+        let route = self.decide(ctx, gp, queue);
+        self.post(ctx, gp, queue, route)
     }
 
-    /// The routing's choice for the packet at the head of input (gp, vc).
+    /// The routing's choice for the packet at the head of input (gp, queue).
     #[inline]
-    pub(super) fn decide(&self, ctx: &mut Ctx, gp: u32, vc: usize) -> Route {
-        let id = self.input[gp as usize * self.vcs + vc].fifo.head;
+    pub(super) fn decide(&self, ctx: &mut Ctx, gp: u32, queue: usize) -> Route {
+        let id = self.input[gp as usize * self.queues + queue].fifo.head;
         let switch = self.ports[gp as usize].owner;
         let base = self.port_base[switch as usize];
         let p = &ctx.packets[id];
@@ -64,21 +64,21 @@ impl IoqFabric {
         ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng)
     }
 
-    /// Records `route` on the head packet of input (gp, vc) and posts its request to the
-    /// chosen output, which it returns.
+    /// Records `route` on the head packet of input (gp, queue) and posts its request to
+    /// the chosen output queue, whose port it returns.
     #[inline]
-    pub(super) fn post(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, route: Route) -> u32 {
-        let id = self.input[gp as usize * self.vcs + vc].fifo.head;
+    pub(super) fn post(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, route: Route) -> u32 {
+        let id = self.input[gp as usize * self.queues + queue].fifo.head;
         let base = self.port_base[self.ports[gp as usize].owner as usize];
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
         p.via = route.via;
-        let q = gp as usize * self.vcs + vc;
+        let q = gp as usize * self.queues + queue;
         self.input[q].request_size = p.size;
-        self.input[q].request_vc = route.vc;
+        self.input[q].request_queue = self.egress_queue(route.vc) as u8;
         let out = base + route.port as u32;
-        let bit = (gp - base) as usize * self.vcs + vc;
+        let bit = (gp - base) as usize * self.queues + queue;
         self.requests[self.ports[out as usize].mask_base as usize + bit / 64] |= 1 << (bit % 64);
         self.ports[out as usize].waiting += 1;
         out
@@ -129,7 +129,7 @@ impl IoqFabric {
     #[inline]
     pub(super) fn may_reroute(&self, ctx: &Ctx, base: usize, bit: usize) -> bool {
         let input = base + self.bit_input[bit] as usize;
-        let head = self.input[input * self.vcs + self.bit_vc[bit] as usize].fifo.head;
+        let head = self.input[input * self.queues + self.bit_queue[bit] as usize].fifo.head;
         self.ports[input].input_busy_until <= ctx.now && ctx.packets[head].hops == 1
     }
 
@@ -138,16 +138,16 @@ impl IoqFabric {
     pub(super) fn reroute(&mut self, ctx: &mut Ctx, out: u32, bit: usize) -> Option<u32> {
         let o = out as usize;
         let base = self.port_base[self.ports[o].owner as usize];
-        let (input, vc) = (base + self.bit_input[bit] as u32, self.bit_vc[bit] as usize);
-        let route = self.decide(ctx, input, vc);
+        let (input, queue) = (base + self.bit_input[bit] as u32, self.bit_queue[bit] as usize);
+        let route = self.decide(ctx, input, queue);
         let moved_to = base + route.port as u32;
-        let size = ctx.packets[self.input[input as usize * self.vcs + vc].fifo.head].size as u64;
-        if moved_to == out || !self.has_room(moved_to as usize, route.vc as usize, size, ctx.now) {
+        let size = ctx.packets[self.input[input as usize * self.queues + queue].fifo.head].size as u64;
+        if moved_to == out || !self.has_room(moved_to as usize, self.egress_queue(route.vc), size, ctx.now) {
             return None;
         }
         self.requests[self.ports[o].mask_base as usize + bit / 64] &= !(1 << (bit % 64));
         self.ports[o].waiting -= 1;
-        Some(self.post(ctx, input, vc, route))
+        Some(self.post(ctx, input, queue, route))
     }
 
     /// Grants the crossbar path into output `out` to one eligible request, if any. The
@@ -172,8 +172,8 @@ impl IoqFabric {
         self.settle(o, now);
         let switch = self.ports[o].owner as usize;
         let base = self.port_base[switch] as usize;
-        let bits = self.radix[switch] as usize * self.vcs;
-        let vcs = self.vcs;
+        let bits = self.radix[switch] as usize * self.queues;
+        let n = self.queues;
         let words =
             self.ports[o].mask_base as usize..self.ports[o].mask_base as usize + self.ports[o].mask_words as usize;
         let mut inputs_free_at = u64::MAX;
@@ -184,16 +184,16 @@ impl IoqFabric {
                 inputs_free_at = inputs_free_at.min(self.ports[input].input_busy_until);
                 return false;
             }
-            let q = input * vcs + self.bit_vc[bit] as usize;
-            let fits = self.output[o * vcs + self.input[q].request_vc as usize].used
+            let q = input * n + self.bit_queue[bit] as usize;
+            let fits = self.output[o * n + self.input[q].request_queue as usize].used
                 + self.input[q].request_size as u64
                 <= self.output_capacity;
             output_full |= !fits;
             fits
         });
         if let Some(bit) = picked {
-            let (input, vc) = (base + self.bit_input[bit] as usize, self.bit_vc[bit] as usize);
-            self.grant(ctx, input as u32, vc, out, bit);
+            let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
+            self.grant(ctx, input as u32, queue, out, bit);
             if self.has_requests(o) {
                 // The others wait for this transfer to end.
                 self.retry(ctx, out, self.ports[o].crossbar_free_at);
@@ -222,9 +222,12 @@ impl IoqFabric {
         ctx.schedule(at, Event::AllocRetry { output: out });
     }
 
-    pub(super) fn grant(&mut self, ctx: &mut Ctx, input: u32, vc: usize, out: u32, bit: usize) {
-        let (i, o, vcs) = (input as usize, out as usize, self.vcs);
-        let id = self.input[i * vcs + vc].fifo.pop(ctx.packets);
+    /// Moves the head of input queue (`input`, `queue`) through the crossbar into the
+    /// output queue of `out` that it requested (request mask bit `bit`).
+    pub(super) fn grant(&mut self, ctx: &mut Ctx, input: u32, queue: usize, out: u32, bit: usize) {
+        let (i, o, n) = (input as usize, out as usize, self.queues);
+        let out_queue = self.input[i * n + queue].request_queue as usize;
+        let id = self.input[i * n + queue].fifo.pop(ctx.packets);
         self.requests[self.ports[o].mask_base as usize + bit / 64] &= !(1 << (bit % 64));
         self.ports[o].waiting -= 1;
         self.ports[o].grant_next = (bit + 1) as u16;
@@ -242,40 +245,22 @@ impl IoqFabric {
         let serialise = out_link.serializer.time(size);
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = p.out_vc;
-        let out_vc = p.out_vc as usize;
         self.ports[i].input_busy_until = done;
         self.ports[o].crossbar_free_at = done;
-        if matches!(self.control, LinkControl::Credit) {
-            // The input buffer frees as the tail leaves it: credits travel back upstream.
-            let (upstream, at) = (self.ports[i].peer, done + self.timing.of(i).latency);
-            if upstream & HOST_TARGET == 0 {
-                if !self.returns.push_collecting(upstream as usize, at, vc, size, now, &mut self.credits) {
-                    ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
-                } else if self.returns.unblock(upstream as usize) {
-                    self.wake(ctx, upstream, at);
-                }
-            } else {
-                let host = upstream & !HOST_TARGET;
-                if !ctx.host_returns.push(host as usize, at, vc, size) {
-                    ctx.schedule(at, Event::Credit { target: upstream, vc: vc as u8, bytes: size as u32 });
-                } else if ctx.host_returns.unblock(host as usize) {
-                    ctx.schedule(at, Event::HostWake { host });
-                }
-            }
-        } else {
-            self.release_ingress(ctx, input, vc, size);
-        }
+        // The input buffer frees as the tail leaves it: the receiver's side reacts
+        // (credits travel back upstream, or the ingress share is released).
+        self.leave_ingress(ctx, input, queue, size, done);
 
-        let oq = o * vcs + out_vc;
+        let oq = o * n + out_queue;
         self.output[oq].used += size;
         if self.watched {
             self.enqueue_watched(ctx, oq, id);
         } else {
             self.output[oq].fifo.push(ctx.packets, id);
         }
-        if !self.input[i * vcs + vc].fifo.is_empty() {
-            // The next packet of this VC can go once the input is free again.
-            let wanted = self.route_head(ctx, input, vc);
+        if !self.input[i * n + queue].fifo.is_empty() {
+            // The next packet of this queue can go once the input is free again.
+            let wanted = self.route_head(ctx, input, queue);
             self.retry(ctx, wanted, done);
         }
         self.try_transmit(ctx, out);

@@ -5,8 +5,8 @@ use super::ports::Port;
 use super::queues::NO_PROBE;
 use super::IoqFabric;
 use crate::cc::{Marking, QueueState};
-use crate::flow_control::{CreditSender, PauseState};
-use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::flow_control::Sender;
+use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
 
@@ -14,12 +14,11 @@ use crate::packet::NIL;
 /// out only if the policy asks.
 struct MarkedQueue<'a> {
     bytes: u64,
-    /// The queue (`port * vcs + vc`).
+    /// The queue (`port * queues + queue`) and the queues per port.
     queue: usize,
-    vcs: usize,
+    queues: usize,
     ports: &'a [Port],
-    credits: &'a CreditSender,
-    pause: &'a PauseState,
+    sender: &'a Sender,
 }
 
 impl QueueState for MarkedQueue<'_> {
@@ -29,12 +28,11 @@ impl QueueState for MarkedQueue<'_> {
     }
 
     fn blocked(&self) -> bool {
-        let (port, vc) = (self.queue / self.vcs, self.queue % self.vcs);
-        !self.credits.can_send(port, vc, 1) || self.pause.is_paused(port, vc)
+        self.sender.is_blocked(self.queue / self.queues, self.queue % self.queues)
     }
 
     fn faces_host(&self) -> bool {
-        self.ports[self.queue / self.vcs].peer & HOST_TARGET != 0
+        self.ports[self.queue / self.queues].peer.host().is_some()
     }
 }
 
@@ -42,11 +40,11 @@ impl IoqFabric {
     /// Releases the output-buffer space of a packet whose tail has left.
     #[inline]
     pub(super) fn settle(&mut self, o: usize, now: u64) -> bool {
-        let (bytes, vc) = self.leaving(o, now);
+        let (bytes, queue) = self.leaving(o, now);
         if bytes == 0 {
             return false;
         }
-        self.output[o * self.vcs + vc].used -= bytes;
+        self.output[o * self.queues + queue].used -= bytes;
         self.ports[o].releasing_bytes = 0;
         true
     }
@@ -56,9 +54,8 @@ impl IoqFabric {
     #[inline(never)]
     pub(super) fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
         if let Some(marking) = &mut self.marking {
-            let (ports, credits, pause) = (&self.ports[..], &self.credits, &self.pause);
-            let queue =
-                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, vcs: self.vcs, ports, credits, pause };
+            let (ports, sender, queues) = (&self.ports[..], &self.sender, self.queues);
+            let queue = MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender };
             if marking.on_enqueue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked);
             }
@@ -78,9 +75,8 @@ impl IoqFabric {
             ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
         }
         if let Some(marking) = &mut self.marking {
-            let (ports, credits, pause) = (&self.ports[..], &self.credits, &self.pause);
-            let queue =
-                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, vcs: self.vcs, ports, credits, pause };
+            let (ports, sender, queues) = (&self.ports[..], &self.sender, self.queues);
+            let queue = MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender };
             if marking.on_dequeue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked);
             }
@@ -103,43 +99,43 @@ impl IoqFabric {
     /// `try_transmit` with the link free: send the first eligible packet, or wait.
     #[inline(never)]
     pub(super) fn transmit(&mut self, ctx: &mut Ctx, port: u32) {
-        let (o, vcs, now) = (port as usize, self.vcs, ctx.now);
+        let (o, n, now) = (port as usize, self.queues, ctx.now);
         let released = self.settle(o, now);
         let mut blocked = false;
         let mut chosen = None;
         let mut earliest = u64::MAX;
-        let mut earliest_vc = 0;
+        let mut earliest_queue = 0;
         let mut nonempty = 0;
-        let first = self.ports[o].vc_next as usize;
-        for k in 0..vcs {
-            let vc = if first + k >= vcs { first + k - vcs } else { first + k };
-            let head = self.output[o * vcs + vc].fifo.head;
+        let first = self.ports[o].queue_next as usize;
+        for k in 0..n {
+            let queue = if first + k >= n { first + k - n } else { first + k };
+            let head = self.output[o * n + queue].fifo.head;
             if head == NIL {
                 continue;
             }
             nonempty += 1;
             let p = &ctx.packets[head];
-            if !self.has_credits(o, vc, p.size as u64, now) || self.pause.is_paused(o, vc) {
+            if !self.sender.may_send(o, queue, p.size as u64, now) {
                 blocked = true;
                 continue;
             }
             if p.ready_at > now {
                 if p.ready_at < earliest {
-                    (earliest, earliest_vc) = (p.ready_at, vc);
+                    (earliest, earliest_queue) = (p.ready_at, queue);
                 }
                 continue;
             }
-            chosen = Some(vc);
+            chosen = Some(queue);
             break;
         }
-        if let Some(vc) = chosen {
-            self.send(ctx, port, vc, now);
+        if let Some(queue) = chosen {
+            self.send(ctx, port, queue, now);
         } else if earliest != u64::MAX {
-            let sole = nonempty == 1 && self.output[o * vcs + earliest_vc].fifo.is_single();
+            let sole = nonempty == 1 && self.output[o * n + earliest_queue].fifo.is_single();
             if sole {
                 // The only packet for an idle link with credits in hand: nothing can
                 // overtake it, so commit its transmission now for when it is ready.
-                self.send(ctx, port, earliest_vc, earliest);
+                self.send(ctx, port, earliest_queue, earliest);
             } else {
                 self.wake(ctx, port, earliest);
             }
@@ -147,7 +143,7 @@ impl IoqFabric {
         if blocked && chosen.is_none() {
             // Wake for the next credit return; a return not yet on its way wakes us
             // when it is sent.
-            if let Some(at) = self.returns.block(o) {
+            if let Some(at) = self.sender.block(o) {
                 self.wake(ctx, port, at);
             }
         }
@@ -156,25 +152,25 @@ impl IoqFabric {
         }
     }
 
-    /// Puts the head of (port, vc) on the wire from `now` (the current time, or a later
+    /// Puts the head of (port, queue) on the wire from `now` (the current time, or a later
     /// time at which the transmission is committed to start).
-    pub(super) fn send(&mut self, ctx: &mut Ctx, port: u32, vc: usize, now: u64) {
-        let (o, vcs) = (port as usize, self.vcs);
+    pub(super) fn send(&mut self, ctx: &mut Ctx, port: u32, queue: usize, now: u64) {
+        let (o, n) = (port as usize, self.queues);
         let id = if self.watched {
-            self.dequeue_watched(ctx, o * vcs + vc)
+            self.dequeue_watched(ctx, o * n + queue)
         } else {
-            self.output[o * vcs + vc].fifo.pop(ctx.packets)
+            self.output[o * n + queue].fifo.pop(ctx.packets)
         };
-        self.ports[o].vc_next = if vc + 1 == vcs { 0 } else { vc as u8 + 1 };
+        self.ports[o].queue_next = if queue + 1 == n { 0 } else { queue as u8 + 1 };
         let size = ctx.packets[id].size as u64;
         let link = *self.timing.of(o);
         let serialise = link.serializer.time(size);
         let end = now + serialise;
-        self.credits.on_send(o, vc, size);
+        self.sender.on_send(o, queue, size);
         self.ports[o].link_free_at = end;
-        (self.ports[o].releasing_bytes, self.ports[o].releasing_vc) = (size as u32, vc as u8);
+        (self.ports[o].releasing_bytes, self.ports[o].releasing_queue) = (size as u32, queue as u8);
         // Wake at the end of the transmission only if someone waits for this output.
-        let queued = self.output[o * vcs..o * vcs + vcs].iter().any(|q| !q.fifo.is_empty());
+        let queued = self.output[o * n..o * n + n].iter().any(|q| !q.fifo.is_empty());
         if queued || self.has_requests(o) {
             self.ports[o].wake_at = end;
             ctx.schedule(end, Event::LinkWake { port });
@@ -185,25 +181,11 @@ impl IoqFabric {
         p.hops += 1;
         ctx.trace(TraceEvent::Hop);
         *ctx.last_progress = now;
-        let far = self.ports[o].peer;
-        if far & HOST_TARGET != 0 {
-            ctx.send_to_host(arrival + serialise, id);
-        } else {
+        if let Some(far) = self.ports[o].peer.port() {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
+        } else {
+            ctx.send_to_host(arrival + serialise, id);
         }
-    }
-
-    /// Whether output `o` holds credits for `bytes` on `vc` at `now`. Returned credits are
-    /// collected only when those in hand do not suffice: collecting reads the link's
-    /// return ring, and most transmissions find credits in hand (only this output spends
-    /// them, so collecting later changes nothing).
-    #[inline]
-    pub(super) fn has_credits(&mut self, o: usize, vc: usize, bytes: u64, now: u64) -> bool {
-        if self.credits.can_send(o, vc, bytes) {
-            return true;
-        }
-        self.returns.collect(o, now, &mut self.credits);
-        self.credits.can_send(o, vc, bytes)
     }
 
     /// Schedules a `LinkWake` at `at` unless one is already pending no later.

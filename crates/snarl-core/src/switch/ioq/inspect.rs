@@ -2,14 +2,13 @@
 //! heads wait for, what they hold. Kept apart from the per-packet path.
 
 use super::queues::OutputQueue;
-use super::{IoqFabric, LinkControl};
+use super::IoqFabric;
 use crate::error::BlockedQueue;
-use crate::kernel::HOST_TARGET;
 use crate::packet::{Fifo, PacketSlab, NIL};
 
 impl IoqFabric {
     /// The head packet of every non-empty queue, as (queue, packet) in queue order: input
-    /// queues are numbered `port * vcs + vc`, output queues follow them.
+    /// queues are numbered `port * queues + queue`, output queues follow them.
     pub fn queue_heads(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         let inputs = self.input.iter().map(|q| q.fifo.head);
         let outputs = self.output.iter().map(|q| q.fifo.head);
@@ -17,7 +16,7 @@ impl IoqFabric {
     }
 
     /// Queue `queue` (numbered as by `queue_heads`): whether it is an input, its index
-    /// (port * vcs + vc) among the inputs or the outputs, and its FIFO.
+    /// (port * queues + queue) among the inputs or the outputs, and its FIFO.
     fn locate(&self, queue: u32) -> (bool, usize, &Fifo) {
         let (q, inputs) = (queue as usize, self.input.len());
         if q < inputs {
@@ -35,13 +34,12 @@ impl IoqFabric {
         if fifo.head == NIL {
             return None;
         }
-        let (gp, vc) = (i / self.vcs, i % self.vcs);
+        let (gp, q) = (i / self.queues, i % self.queues);
         if input {
             let out = self.port_base[self.ports[gp].owner as usize] as usize + packets[fifo.head].out_port as usize;
-            Some((self.input.len() + out * self.vcs + self.input[i].request_vc as usize) as u32)
+            Some((self.input.len() + out * self.queues + self.input[i].request_queue as usize) as u32)
         } else {
-            let peer = self.ports[gp].peer;
-            (peer != NIL && peer & HOST_TARGET == 0).then(|| peer * self.vcs as u32 + vc as u32)
+            self.ports[gp].peer.port().map(|peer| peer * self.queues as u32 + q as u32)
         }
     }
 
@@ -59,15 +57,15 @@ impl IoqFabric {
     /// What queue `queue` is and holds, for reports.
     pub fn describe_queue(&self, packets: &PacketSlab, queue: u32, on_cycle: bool) -> BlockedQueue {
         let (input, i, fifo) = self.locate(queue);
-        let (gp, vc) = (i / self.vcs, i % self.vcs);
+        let (gp, q) = (i / self.queues, i % self.queues);
         let switch = self.ports[gp].owner;
         BlockedQueue {
             switch,
             port: gp as u32 - self.port_base[switch as usize],
-            vc: vc as u32,
+            vc: q as u32,
             side: if input { "input" } else { "output" },
             packets: fifo.count(packets),
-            credit_bytes: (!input).then(|| self.credits.credits(gp, vc)),
+            credit_bytes: (!input).then(|| self.sender.credits(gp, q)),
             on_cycle,
         }
     }
@@ -89,19 +87,19 @@ impl IoqFabric {
 
     /// Credit counters all within [0, capacity], and output accounting consistent.
     pub fn check_invariants(&self) -> Result<(), String> {
-        self.credits.check_bounds()?;
-        let credit_based = matches!(self.control, LinkControl::Credit);
+        self.sender.check_bounds()?;
+        let credit_based = self.control.credit_based();
         for (port, far) in self.ports.iter().map(|p| p.peer).enumerate().filter(|_| credit_based) {
-            for vc in 0..self.vcs {
-                let held = self.credits.credits(port, vc) + self.returns.pending(port, vc) as i64;
-                if far & HOST_TARGET == 0 && far != NIL && held > self.input_capacity as i64 {
-                    return Err(format!("port {port} vc {vc}: {held} credit bytes exceed the buffer"));
+            for queue in 0..self.queues {
+                let held = self.sender.credits_held(port, queue);
+                if far.port().is_some() && held > self.input_capacity as i64 {
+                    return Err(format!("port {port} queue {queue}: {held} credit bytes exceed the buffer"));
                 }
             }
         }
         for (i, &OutputQueue { fifo: q, used }) in self.output.iter().enumerate() {
-            let port = i / self.vcs;
-            let releasing = if self.ports[port].releasing_vc as usize == i % self.vcs {
+            let port = i / self.queues;
+            let releasing = if self.ports[port].releasing_queue as usize == i % self.queues {
                 self.ports[port].releasing_bytes as u64
             } else {
                 0
@@ -113,7 +111,7 @@ impl IoqFabric {
                 ));
             }
         }
-        if matches!(self.control, LinkControl::Credit) {
+        if credit_based {
             for (i, q) in self.input.iter().map(|q| &q.fifo).enumerate() {
                 if q.bytes > self.input_capacity {
                     return Err(format!("input buffer {i} holds {} bytes > capacity {}", q.bytes, self.input_capacity));
@@ -121,8 +119,8 @@ impl IoqFabric {
             }
             return Ok(());
         }
-        let vcs = self.vcs;
-        let queued = |gp: usize| self.input[gp * vcs..(gp + 1) * vcs].iter().map(|q| q.fifo.bytes).sum();
+        let n = self.queues;
+        let queued = |gp: usize| self.input[gp * n..(gp + 1) * n].iter().map(|q| q.fifo.bytes).sum();
         let ports_of = |s: usize| self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize;
         self.memory.check(queued, ports_of)
     }

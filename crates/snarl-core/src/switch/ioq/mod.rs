@@ -1,7 +1,7 @@
 //! The input-output queued (IOQ) switch, for all switches of a fabric at once.
 //!
 //! State lives in flat vectors indexed by global port id (`port_base[switch] + port`)
-//! and by `port * vcs + vc`, grouped by what the per-packet path touches together (a
+//! and by queue, `port * queues + queue` (see `queues` for the queue-id space), grouped by what the per-packet path touches together (a
 //! port's state in one cache line, a queue beside its accounting), so a hop touches few
 //! lines and never allocates. A packet's life at a switch:
 //!
@@ -37,11 +37,10 @@
 use super::link_timing::{LinkTiming, LinkTimings};
 use super::shared_memory::SharedMemory;
 use crate::cc::AnyMarking;
-use crate::flow_control::{CreditReturns, CreditSender, PauseState, PfcFrame, PfcReceiver, UNLIMITED};
-use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::flow_control::{Carried, Feedback, PauseState, Sender, UNLIMITED};
+use crate::kernel::{Ctx, Event};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::TraceEvent;
-use crate::packet::NIL;
 use crate::topology::{Endpoint, Topology};
 
 mod allocation;
@@ -49,24 +48,24 @@ mod egress;
 mod inspect;
 mod ports;
 mod queues;
+#[cfg(test)]
+mod tests;
 
+/// How a fabric's links keep the receivers' input buffers from overflowing: the
+/// receiver's side of flow control.
+pub use crate::flow_control::Receiver as LinkControl;
+use ports::Peer;
 pub(crate) use ports::Port;
 use queues::NO_PROBE;
 pub(crate) use queues::{InputQueue, OutputQueue};
 
-/// How a fabric's links keep the receivers' input buffers from overflowing.
-pub enum LinkControl {
-    /// Credits per VC: a packet starts only if the receiver's buffer has room for it.
-    Credit,
-    /// Shared ingress memory and priority flow control.
-    Pfc(PfcReceiver),
-    /// Shared ingress memory, and packets that find it full are dropped.
-    TailDrop,
-}
-
 /// The buffers and timing of every switch of a fabric.
 pub struct IoqParams {
     pub vcs: usize,
+    /// Queues per port beyond the VCs' own (ids `vcs..vcs + extra_queues`), for
+    /// mechanisms that place packets apart from their VC's queue; they stay empty
+    /// unless one does.
+    pub extra_queues: usize,
     /// Credit fabrics: per-VC input buffer. Shared-buffer fabrics: a port's ingress share.
     pub input_capacity: u64,
     /// Per-VC (egress-queue) output buffer.
@@ -82,15 +81,16 @@ pub struct IoqParams {
 
 pub struct IoqFabric {
     vcs: usize,
+    /// Queues per port: the VCs' then the extra queues (the multiplier of every
+    /// per-queue table).
+    queues: usize,
     input_capacity: u64,
     output_capacity: u64,
     latency: u64,
     control: LinkControl,
     /// Shared-buffer fabrics: the ingress side of the packet memory.
     memory: SharedMemory,
-    /// Paused priorities of each output (PFC).
-    pause: PauseState,
-    /// Probe index of each output queue (port * vcs + vc), or `NO_PROBE`.
+    /// Probe index of each output queue (port * queues + queue), or `NO_PROBE`.
     probe: Vec<u16>,
 
     // Per switch.
@@ -102,19 +102,19 @@ pub struct IoqFabric {
     /// Serialisation, crossbar transfer and latency of each port's link.
     timing: LinkTimings,
 
-    // Per (global port, VC).
+    // Per (global port, queue).
     input: Vec<InputQueue>,
     output: Vec<OutputQueue>,
-    credits: CreditSender,
-    /// Credits on their way back to each output.
-    returns: CreditReturns,
+    /// The sender's side of each output's flow control: credits in hand and on their
+    /// way back, paused flags.
+    sender: Sender,
 
-    /// Request masks: bit (input port * vcs + vc) of output port o's words.
+    /// Request masks: bit (input port * queues + queue) of output port o's words.
     requests: Vec<u64>,
-    /// Bit of a request mask -> (input port, VC), precomputed to keep divisions off the
-    /// per-packet path.
+    /// Bit of a request mask -> (input port, queue), precomputed to keep divisions off
+    /// the per-packet path.
     bit_input: Vec<u16>,
-    bit_vc: Vec<u8>,
+    bit_queue: Vec<u8>,
 
     /// The marking policy at the output queues, if configured.
     marking: Option<AnyMarking>,
@@ -127,6 +127,7 @@ impl IoqFabric {
     pub fn new(topo: &impl Topology, params: IoqParams) -> crate::Result<IoqFabric> {
         let IoqParams {
             vcs,
+            extra_queues,
             input_capacity,
             output_capacity,
             shared_pool,
@@ -135,7 +136,11 @@ impl IoqFabric {
             mut control,
             measure_from,
         } = params;
-        let credit_based = matches!(control, LinkControl::Credit);
+        let queues = vcs + extra_queues;
+        if queues > u8::MAX as usize + 1 {
+            return Err(crate::Error::config("switch.vcs", format!("at most 256 queues per port, found {queues}")));
+        }
+        let credit_based = control.credit_based();
         let switches = topo.num_switches();
         let what = "the switch ports";
         let mut port_base = with_capacity(switches, what)?;
@@ -152,16 +157,16 @@ impl IoqFabric {
         let mut credit_capacity = with_capacity(total, what)?;
         let mut words_total = 0usize;
         for (s, &ports) in radix.iter().enumerate() {
-            let words = (ports as usize * vcs).div_ceil(64);
+            let words = (ports as usize * queues).div_ceil(64);
             for p in 0..ports as usize {
                 let link = topo.link(s, p);
                 let (far, capacity) = match topo.peer(s, p) {
                     Endpoint::Switch { switch, port } => {
                         let capacity = if credit_based { input_capacity as i64 } else { UNLIMITED };
-                        (port_base[switch as usize] + port as u32, capacity)
+                        (Peer::switch_port(port_base[switch as usize] + port as u32), capacity)
                     }
-                    Endpoint::Host(h) => (HOST_TARGET | h, UNLIMITED),
-                    Endpoint::Unconnected => (NIL, 0),
+                    Endpoint::Host(h) => (Peer::host_nic(h), UNLIMITED),
+                    Endpoint::Unconnected => (Peer::NONE, 0),
                 };
                 credit_capacity.push(capacity);
                 timings.push(LinkTiming::new(link, speedup));
@@ -175,31 +180,31 @@ impl IoqFabric {
                 words_total += words;
             }
         }
-        let max_bits = radix.iter().map(|&r| r as usize * vcs).max().unwrap_or(0);
+        let max_bits = radix.iter().map(|&r| r as usize * queues).max().unwrap_or(0);
         if let LinkControl::Pfc(receiver) = &mut control {
-            receiver.resize(total)?;
+            receiver.resize(total, queues)?;
         }
-        let queues = "the switch queues";
+        let n = total * queues;
+        let what_queues = "the switch queues";
         Ok(IoqFabric {
             vcs,
+            queues,
             input_capacity,
             output_capacity,
             latency,
             control,
             memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
-            pause: PauseState::new(total, vcs, measure_from)?,
-            probe: filled(total * vcs, NO_PROBE, queues)?,
+            probe: filled(n, NO_PROBE, what_queues)?,
             timing: LinkTimings::new(total, timings)?,
-            credits: CreditSender::new(total, credit_capacity, vcs)?,
+            sender: Sender::new(total, credit_capacity, queues, measure_from)?,
             port_base,
             radix,
             ports: port_state,
-            input: filled(total * vcs, InputQueue::default(), queues)?,
-            output: filled(total * vcs, OutputQueue::default(), queues)?,
-            returns: CreditReturns::new(total)?,
+            input: filled(n, InputQueue::default(), what_queues)?,
+            output: filled(n, OutputQueue::default(), what_queues)?,
             requests: zeroed(words_total, "the switches' request masks")?,
-            bit_input: collected(max_bits, (0..max_bits).map(|b| (b / vcs) as u16), what)?,
-            bit_vc: collected(max_bits, (0..max_bits).map(|b| (b % vcs) as u8), what)?,
+            bit_input: collected(max_bits, (0..max_bits).map(|b| (b / queues) as u16), what)?,
+            bit_queue: collected(max_bits, (0..max_bits).map(|b| (b % queues) as u8), what)?,
             marking: None,
             watched: false,
         })
@@ -214,20 +219,18 @@ impl IoqFabric {
     /// The head of `packet` reaches global input port `gp`.
     #[inline]
     pub fn arrive(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
-        let vc = ctx.packets[packet].vc as usize;
-        let q = gp as usize * self.vcs + vc;
-        if !matches!(self.control, LinkControl::Credit) && !self.admit(ctx, gp, packet) {
+        let queue = self.ingress_queue(&ctx.packets[packet]);
+        let q = gp as usize * self.queues + queue;
+        if !self.control.credit_based() && !self.admit(ctx, gp, packet) {
             return;
         }
         let was_empty = self.input[q].fifo.is_empty();
         self.input[q].fifo.push(ctx.packets, packet);
-        if let LinkControl::Pfc(receiver) = &mut self.control {
-            if let Some(frame) = receiver.on_change(gp as usize, vc, self.input[q].fifo.bytes) {
-                self.send_pfc(ctx, gp, vc, frame);
-            }
+        if let Some(feedback) = self.control.on_enqueue(gp as usize, queue, self.input[q].fifo.bytes) {
+            self.feed_back(ctx, gp, feedback, ctx.now);
         }
         if was_empty {
-            let out = self.route_head(ctx, gp, vc);
+            let out = self.route_head(ctx, gp, queue);
             self.try_allocate(ctx, out);
         }
     }
@@ -243,37 +246,67 @@ impl IoqFabric {
         admitted
     }
 
-    /// A packet of `bytes` left the ingress queue (gp, vc) of a shared-buffer switch.
-    fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, bytes: u64) {
+    /// A packet of `bytes` left ingress queue (gp, queue) through the crossbar; the
+    /// space it held is free from `freed_at`.
+    #[inline]
+    fn leave_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, bytes: u64, freed_at: u64) {
         let i = gp as usize;
-        self.memory.release(i, self.ports[i].owner as usize, bytes);
-        if let LinkControl::Pfc(receiver) = &mut self.control {
-            if let Some(frame) = receiver.on_change(i, vc, self.input[i * self.vcs + vc].fifo.bytes) {
-                self.send_pfc(ctx, gp, vc, frame);
+        if !self.control.credit_based() {
+            self.memory.release(i, self.ports[i].owner as usize, bytes);
+        }
+        let held = self.input[i * self.queues + queue].fifo.bytes;
+        if let Some(feedback) = self.control.on_dequeue(i, queue, bytes, held) {
+            self.feed_back(ctx, gp, feedback, freed_at);
+        }
+    }
+
+    /// Sends `feedback` from input `gp` to its upstream sender. Credits leave as the space
+    /// frees (`freed_at`) and arrive one link latency later, in the sender's return ring
+    /// when it has room (a sender blocked on credits is woken for them); a ring full of
+    /// returns still on their way sends them as an event. (Inlined: on the credit path it
+    /// runs once per packet-hop.)
+    #[inline(always)]
+    fn feed_back(&mut self, ctx: &mut Ctx, gp: u32, feedback: Feedback, freed_at: u64) {
+        let Feedback::Credit { queue, bytes } = feedback else {
+            return self.send_frame(ctx, gp, feedback);
+        };
+        let (upstream, at) = (self.ports[gp as usize].peer, freed_at + self.timing.of(gp as usize).latency);
+        if let Some(port) = upstream.port() {
+            match self.sender.return_credit(port as usize, at, queue as usize, bytes as u64, ctx.now) {
+                Carried::InRing => {}
+                Carried::InRingWake => self.wake(ctx, port, at),
+                Carried::Full => ctx.schedule(at, Event::FeedbackToSwitch { port, feedback }),
+            }
+        } else if let Some(host) = upstream.host() {
+            if !ctx.host_returns.push(host as usize, at, queue as usize, bytes as u64) {
+                ctx.schedule(at, Event::FeedbackToHost { host, feedback });
+            } else if ctx.host_returns.unblock(host as usize) {
+                ctx.schedule(at, Event::HostWake { host });
             }
         }
     }
 
-    /// Sends a pause or resume frame for priority `vc` from input `gp` to its upstream
-    /// sender. It goes out after the frame on the reverse link (control frames wait for
-    /// the wire but not for queued data) and takes effect on arrival.
-    fn send_pfc(&mut self, ctx: &mut Ctx, gp: u32, vc: usize, frame: PfcFrame) {
+    /// Sends a pause or resume frame from input `gp` to its upstream sender. It goes out
+    /// after the frame on the reverse link (control frames wait for the wire but not for
+    /// queued data) and takes effect on arrival.
+    fn send_frame(&mut self, ctx: &mut Ctx, gp: u32, feedback: Feedback) {
         let upstream = self.ports[gp as usize].peer;
-        if upstream == NIL {
+        if upstream == Peer::NONE {
             return;
         }
-        let on = frame == PfcFrame::Pause;
-        ctx.trace(TraceEvent::PauseSent { port: gp, queue: vc as u8, on });
+        if let Feedback::Pause { queue, on } = feedback {
+            ctx.trace(TraceEvent::PauseSent { port: gp, queue, on });
+        }
         let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
-        ctx.schedule(at, Event::Pause { target: upstream, vc: vc as u8, on });
+        ctx.schedule(at, upstream.feedback_event(feedback));
     }
 
-    /// A pause (`on`) or resume frame for priority `vc` reached output `port`.
-    pub fn pause(&mut self, ctx: &mut Ctx, port: u32, vc: usize, on: bool) {
-        if on {
+    /// Flow-control feedback (credits, a pause or resume frame) reached output `port`.
+    pub fn feedback(&mut self, ctx: &mut Ctx, port: u32, feedback: Feedback) {
+        if let Feedback::Pause { on: true, .. } = feedback {
             ctx.trace(TraceEvent::PauseReceived);
         }
-        if self.pause.set(port as usize, vc, on, ctx.now) && !on {
+        if self.sender.on_feedback(port as usize, feedback, ctx.now) {
             self.try_transmit(ctx, port);
         }
     }
@@ -284,12 +317,6 @@ impl IoqFabric {
             self.ports[out as usize].retry_at = 0;
         }
         self.try_allocate(ctx, out);
-    }
-
-    /// Credits for (`port`, `vc`) came back from downstream.
-    pub fn credit(&mut self, ctx: &mut Ctx, port: u32, vc: usize, bytes: u64) {
-        self.credits.on_credit(port as usize, vc, bytes);
-        self.try_transmit(ctx, port);
     }
 
     /// The output link of `port` may have finished a packet or have one ready.
@@ -317,6 +344,6 @@ impl IoqFabric {
 
     /// The paused priorities of every output (PFC).
     pub fn pause_state(&self) -> &PauseState {
-        &self.pause
+        self.sender.pause_state()
     }
 }

@@ -2,6 +2,53 @@
 //! of it.
 
 use super::IoqFabric;
+use crate::flow_control::Feedback;
+use crate::kernel::Event;
+use crate::packet::NIL;
+
+/// The far end of a port's link: an input port of a switch (global id), a host's NIC, or
+/// nothing (an unwired port), in one word of the port's line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub(crate) struct Peer(u32);
+
+impl Peer {
+    /// Flag marking a host.
+    const HOST: u32 = 1 << 31;
+    /// An unwired port.
+    pub(super) const NONE: Peer = Peer(NIL);
+
+    pub(super) fn switch_port(global: u32) -> Peer {
+        debug_assert!(global & Peer::HOST == 0);
+        Peer(global)
+    }
+
+    pub(super) fn host_nic(host: u32) -> Peer {
+        debug_assert!(host & Peer::HOST == 0);
+        Peer(Peer::HOST | host)
+    }
+
+    /// The switch input port (global id) at the far end, if it is one.
+    #[inline]
+    pub(super) fn port(self) -> Option<u32> {
+        (self.0 & Peer::HOST == 0).then_some(self.0)
+    }
+
+    /// The host at the far end, if it is one.
+    #[inline]
+    pub(super) fn host(self) -> Option<u32> {
+        (self.0 & Peer::HOST != 0 && self != Peer::NONE).then_some(self.0 & !Peer::HOST)
+    }
+
+    /// The event that carries `feedback` to this sender.
+    #[inline]
+    pub(super) fn feedback_event(self, feedback: Feedback) -> Event {
+        match self.port() {
+            Some(port) => Event::FeedbackToSwitch { port, feedback },
+            None => Event::FeedbackToHost { host: self.0 & !Peer::HOST, feedback },
+        }
+    }
+}
 
 /// The state of one global port that the per-packet path reads and writes together, in
 /// one cache line: its output side (link, crossbar, wake-ups, arbitration) and, as an
@@ -16,10 +63,10 @@ pub(crate) struct Port {
     pub(super) retry_at: u64,
     pub(super) crossbar_free_at: u64,
     pub(super) input_busy_until: u64,
-    /// Output-buffer bytes (and their VC) to release once the current transmission ends.
+    /// Output-buffer bytes (and their queue) to release once the current transmission ends.
     pub(super) releasing_bytes: u32,
-    /// Far end: a global input port, `HOST_TARGET | host`, or `NIL` when unwired.
-    pub(super) peer: u32,
+    /// Far end of the link.
+    pub(super) peer: Peer,
     /// The switch the port belongs to.
     pub(super) owner: u32,
     /// First word of the output's request mask in `IoqFabric::requests`.
@@ -30,19 +77,19 @@ pub(crate) struct Port {
     pub(super) grant_next: u16,
     /// Number of words of the output's request mask.
     pub(super) mask_words: u16,
-    pub(super) releasing_vc: u8,
-    /// VC the output link looks at first (round robin over VCs).
-    pub(super) vc_next: u8,
+    pub(super) releasing_queue: u8,
+    /// Queue the output link looks at first (round robin over the port's queues).
+    pub(super) queue_next: u8,
 }
 
 impl IoqFabric {
     /// Output-buffer bytes of output `gp` whose tail has left by `now` but that are not
-    /// settled yet, and their VC (`settle` releases them).
+    /// settled yet, and their queue (`settle` releases them).
     #[inline]
     pub(super) fn leaving(&self, gp: usize, now: u64) -> (u64, usize) {
-        let (bytes, vc) = (self.ports[gp].releasing_bytes, self.ports[gp].releasing_vc);
+        let (bytes, queue) = (self.ports[gp].releasing_bytes, self.ports[gp].releasing_queue);
         if self.ports[gp].link_free_at <= now {
-            (bytes as u64, vc as usize)
+            (bytes as u64, queue as usize)
         } else {
             (0, 0)
         }
@@ -63,15 +110,5 @@ impl IoqFabric {
     pub fn port_name(&self, gp: usize) -> String {
         let switch = self.ports[gp].owner;
         format!("switch {switch} port {}", gp as u32 - self.port_base[switch as usize])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn port_state_fills_one_cache_line() {
-        // A field more and every port spans two lines, which the per-packet path touches.
-        assert_eq!(std::mem::size_of::<super::Port>(), 64);
-        assert_eq!(std::mem::align_of::<super::Port>(), 64);
     }
 }

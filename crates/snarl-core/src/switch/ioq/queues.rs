@@ -1,19 +1,34 @@
-//! The input and output queues of every port and their accounting.
+//! The input and output queues of every port, their accounting, and the queue-id space.
+//!
+//! Each port has `queues = vcs + extra_queues` input queues and as many output queues,
+//! numbered 0..queues; every per-queue table (queues, probes, credits, paused flags, PFC
+//! state, request-mask bits) is indexed `port * queues + queue`. Queue `vc` is the
+//! default queue of the packets on VC `vc` ([`vc_queue`]); queues `vcs..queues` (see
+//! [`IoqFabric::extra_queues`]) are for mechanisms that set packets apart from their
+//! VC's queue, such as congestion isolation, which would move the packets of a
+//! congested flow into queue `vcs + k` at ingress and at egress. None does today: they
+//! exist, empty, and never requested, granted or sent from.
+//!
+//! A link's queue ids are the same at both ends: output queue (port, q) feeds input
+//! queue (peer, q), and the credits and pause flags the sender keeps for (link, q) are
+//! those of that input queue.
 
 use super::IoqFabric;
-use crate::packet::Fifo;
+use crate::packet::{Fifo, Packet};
+use std::ops::Range;
 
-/// An input VC queue, with the size and output VC of its head packet's request beside
+/// An input queue, with the size and output queue of its head packet's request beside
 /// it, so that arbitration, which may look at a waiting request many times, need not read
 /// the packet, and finds it in the line it reads the queue from.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct InputQueue {
     pub(super) fifo: Fifo,
     pub(super) request_size: u32,
-    pub(super) request_vc: u8,
+    /// Output queue (of the requested output port) the head packet will join.
+    pub(super) request_queue: u8,
 }
 
-/// An output VC queue and the output-buffer bytes it accounts for (queued, plus a packet
+/// An output queue and the output-buffer bytes it accounts for (queued, plus a packet
 /// on the wire until its tail has left): read and written together on every grant and
 /// transmission.
 #[derive(Clone, Copy, Debug, Default)]
@@ -25,29 +40,57 @@ pub(crate) struct OutputQueue {
 /// No probe on this queue.
 pub(super) const NO_PROBE: u16 = u16::MAX;
 
+/// The queue a packet on VC `vc` joins unless a mechanism places it elsewhere: the VC's
+/// own (the identity).
+#[inline]
+pub(super) fn vc_queue(vc: u8) -> usize {
+    vc as usize
+}
+
 impl IoqFabric {
+    /// The input queue an arriving packet joins.
+    #[inline]
+    pub(super) fn ingress_queue(&self, p: &Packet) -> usize {
+        vc_queue(p.vc)
+    }
+
+    /// The output queue a packet routed onto output VC `vc` joins.
+    #[inline]
+    pub(super) fn egress_queue(&self, vc: u8) -> usize {
+        vc_queue(vc)
+    }
+
+    /// Queues per port (VCs and extra queues).
+    pub fn queues(&self) -> usize {
+        self.queues
+    }
+
+    /// Ids of the extra queues of every port, `vcs..queues`.
+    pub fn extra_queues(&self) -> Range<usize> {
+        self.vcs..self.queues
+    }
+
     /// Output queue bytes of global port `gp` plus credits consumed downstream, over its
-    /// VCs, as the switch itself can tell at `now`.
+    /// queues, as the switch itself can tell at `now`.
     #[inline]
     pub(super) fn output_occupancy(&self, gp: usize, now: u64) -> u64 {
-        let v = self.vcs;
+        let n = self.queues;
         let (leaving, _) = self.leaving(gp, now);
-        let returned = self.returns.arrived(gp, now);
-        self.output[gp * v..gp * v + v].iter().map(|q| q.used).sum::<u64>() - leaving + self.credits.in_use(gp)
-            - returned
+        self.output[gp * n..gp * n + n].iter().map(|q| q.used).sum::<u64>() - leaving
+            + self.sender.held_downstream(gp, now)
     }
 
-    /// Whether output queue (gp, vc) has room for a packet of `bytes` now (counting the
-    /// space of a packet whose tail has left).
-    pub(super) fn has_room(&self, gp: usize, vc: usize, bytes: u64, now: u64) -> bool {
-        let (leaving, leaving_vc) = self.leaving(gp, now);
-        let freed = if leaving_vc == vc { leaving } else { 0 };
-        self.output[gp * self.vcs + vc].used + bytes <= self.output_capacity + freed
+    /// Whether output queue (gp, queue) has room for a packet of `bytes` now (counting
+    /// the space of a packet whose tail has left).
+    pub(super) fn has_room(&self, gp: usize, queue: usize, bytes: u64, now: u64) -> bool {
+        let (leaving, leaving_queue) = self.leaving(gp, now);
+        let freed = if leaving_queue == queue { leaving } else { 0 };
+        self.output[gp * self.queues + queue].used + bytes <= self.output_capacity + freed
     }
 
-    /// Records the occupancy of output queue (port, vc) in `probe` from now on.
+    /// Records the occupancy of the output queue of (port, vc) in `probe` from now on.
     pub fn add_probe(&mut self, switch: usize, port: usize, vc: usize, probe: u16) {
-        let q = self.global_port(switch, port) as usize * self.vcs + vc;
+        let q = self.global_port(switch, port) as usize * self.queues + vc_queue(vc as u8);
         self.probe[q] = probe;
         self.watched = true;
     }
