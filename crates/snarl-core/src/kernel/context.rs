@@ -21,8 +21,6 @@ pub struct Ctx<'a> {
     pub topo: &'a AnyTopology,
     pub routing: &'a AnyRouting,
     pub routing_rng: &'a mut Pcg64Mcg,
-    /// Time a packet last moved (watchdog).
-    pub last_progress: &'a mut u64,
     /// Credits travelling back to the host NICs (switches keep their own).
     pub host_returns: &'a mut CreditReturns,
     /// Messages completed during the current event, for the workload; `None` when it
@@ -74,7 +72,6 @@ impl Ctx<'_> {
         let bytes = p.size as u64;
         self.stats
             .trace(at, TraceEvent::Delivered { src_group: p.group, dst_group, bytes, created, injected: p.injected });
-        *self.last_progress = at;
         if done {
             if let Some(completions) = self.completions.as_deref_mut() {
                 let m = &self.messages[p.message];

@@ -48,7 +48,6 @@ pub struct Simulation {
     lossless: bool,
     /// PFC headroom per priority, for the report (0 without PFC).
     pfc_headroom: u64,
-    last_progress: u64,
     events: u64,
     queue: EventQueue,
     packets: PacketSlab,
@@ -191,7 +190,6 @@ impl Simulation {
                 FlowControlConfig::Pfc { .. } => pfc_headroom(&config.links, config.nic.mtu.0),
                 _ => 0,
             },
-            last_progress: 0,
             events: 0,
             queue: EventQueue::new(bucket, wheel_bits)?,
             packets: PacketSlab::new(),
@@ -234,7 +232,6 @@ impl Simulation {
                 topo: &self.topo,
                 routing: &self.routing,
                 routing_rng: &mut self.routing_rng,
-                last_progress: &mut self.last_progress,
                 host_returns: &mut self.host_returns,
                 completions,
             },
@@ -329,7 +326,7 @@ impl Simulation {
     /// other in a cycle (a deadlock that traffic elsewhere does not end).
     fn find_deadlock(&self) -> Result<()> {
         let in_flight = self.stats.packet_counts().in_flight;
-        let frozen = in_flight > 0 && self.now.saturating_sub(self.last_progress) >= self.stalls.interval();
+        let frozen = in_flight > 0 && self.now.saturating_sub(self.stats.last_moved) >= self.stalls.interval();
         let found = |deadlock: Deadlock| {
             let when =
                 Deadlock { at: self.show_time(self.now), interval: self.show_time(self.stalls.interval()), ..deadlock };

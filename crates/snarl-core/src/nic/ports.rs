@@ -59,7 +59,6 @@ impl Nics {
         self.credits.on_send(h, vc as usize, size);
         self.link_free_at[h] = now + serialise;
         ctx.trace(TraceEvent::Hop);
-        *ctx.last_progress = now;
         let far = self.peer[h];
         if far & HOST_TARGET != 0 {
             ctx.send_to_host(arrival + serialise, packet);

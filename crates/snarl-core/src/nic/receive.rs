@@ -45,7 +45,6 @@ impl Nics {
     fn receive_cnp(&mut self, ctx: &mut Ctx, packet: u32) {
         let p = ctx.packets[packet];
         ctx.trace(TraceEvent::CnpDelivered { group: p.group });
-        *ctx.last_progress = ctx.now;
         ctx.packets.release(packet);
         if let Some(cc) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.cc.as_mut()) {
             let line = self.rate[p.dst as usize].0 as f64;

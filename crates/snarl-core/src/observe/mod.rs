@@ -84,6 +84,9 @@ pub struct Stats {
     pub injected: u64,
     pub delivered: u64,
     pub packet_hops: u64,
+    /// When a packet last moved: started a hop or reached its destination (for the
+    /// watchdog).
+    pub last_moved: u64,
     /// Report the congestion-control counters (runs with ECN or congestion control).
     pub congestion_counters: bool,
     /// Group of each host, as the workload reports it (index into `groups`): the group
@@ -105,6 +108,7 @@ impl Stats {
             injected: 0,
             delivered: 0,
             packet_hops: 0,
+            last_moved: 0,
             congestion_counters: false,
             host_group: Vec::new(),
         })
@@ -278,9 +282,13 @@ impl Collector for Stats {
         match *event {
             TraceEvent::Generated { group, bytes, accepted } => self.on_generate(now, group, bytes, accepted),
             TraceEvent::Injected { group } => self.on_inject(group),
-            TraceEvent::Hop => self.packet_hops += 1,
+            TraceEvent::Hop => {
+                self.packet_hops += 1;
+                self.last_moved = now;
+            }
             TraceEvent::Delivered { src_group, dst_group, bytes, created, injected } => {
-                self.on_deliver(now, src_group, dst_group, bytes, created, injected)
+                self.on_deliver(now, src_group, dst_group, bytes, created, injected);
+                self.last_moved = now;
             }
             TraceEvent::MessageDone { group, created, bytes, hops } => {
                 self.on_message_done(now, group, created, bytes, hops)
@@ -292,7 +300,10 @@ impl Collector for Stats {
             TraceEvent::PauseReceived => self.pfc.pause_frames_received += 1,
             TraceEvent::EcnMarked => self.counters.ecn_marks += 1,
             TraceEvent::CnpSent { group } => self.on_inject_control(group),
-            TraceEvent::CnpDelivered { group } => self.on_deliver_control(group),
+            TraceEvent::CnpDelivered { group } => {
+                self.on_deliver_control(group);
+                self.last_moved = now;
+            }
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
             TraceEvent::QueueLength { .. } => {}
         }

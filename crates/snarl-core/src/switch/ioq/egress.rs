@@ -179,8 +179,8 @@ impl IoqFabric {
         let p = &mut ctx.packets[id];
         p.tail_at = arrival + serialise;
         p.hops += 1;
-        ctx.trace(TraceEvent::Hop);
-        *ctx.last_progress = now;
+        // At the (possibly committed, later) start of the transmission.
+        ctx.stats.trace(now, TraceEvent::Hop);
         if let Some(far) = self.ports[o].peer.port() {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
         } else {
