@@ -289,7 +289,14 @@ impl Simulation {
                     Feedback::Credit { queue, bytes } => nics.credit(&mut ctx, host, queue as usize, bytes as u64),
                     Feedback::Pause { queue, on } => nics.pause(&mut ctx, host, queue as usize, on),
                 },
-                Event::Deliver { packet } => nics.receive(&mut ctx, packet),
+                Event::Deliver { packet } => {
+                    nics.receive(&mut ctx, packet);
+                    // Only a `Deliver` event completes messages when the workload hears
+                    // of completions (`Ctx::send_to_host`).
+                    if want_completions {
+                        hand_over_completions(&mut ctx, nics, rng, work, handed_over);
+                    }
+                }
                 Event::HostWake { host } => nics.wake_event(&mut ctx, host),
                 Event::Timer(timer) => match timer.kind {
                     TimerKind::Workload(_) => work.timer(&mut Env { ctx: &mut ctx, nics, rng }, timer),
@@ -299,9 +306,6 @@ impl Simulation {
                     *now = ctx.now;
                     return Ok(Some((time, event)));
                 }
-            }
-            if want_completions {
-                hand_over_completions(&mut ctx, nics, rng, work, handed_over);
             }
             if *events & 0xffff == 0 {
                 pacer.check(time as f64 / end as f64)?;
@@ -497,9 +501,9 @@ struct Parts<'a> {
     events: &'a mut u64,
 }
 
-/// Hands the messages completed during an event to the workload, in the order of
-/// completion. Its reactions complete none at once: a completing packet always arrives
-/// as an event of its own (`Ctx::send_to_host`).
+/// Hands the messages completed during a `Deliver` event to the workload, in the order
+/// of completion. Its reactions complete none at once: a completing packet always
+/// arrives as an event of its own (`Ctx::send_to_host`).
 fn hand_over_completions(
     ctx: &mut Ctx,
     nics: &mut Nics,
