@@ -18,7 +18,7 @@ pub struct Ctx<'a> {
     pub messages: &'a mut MessageSlab,
     pub stats: &'a mut Stats,
     pub topo: &'a AnyTopology,
-    pub routing: &'a AnyRouting,
+    pub routing: &'a mut AnyRouting,
     pub routing_rng: &'a mut Pcg64Mcg,
     /// Time a packet last moved (watchdog).
     pub last_progress: &'a mut u64,

@@ -225,7 +225,7 @@ impl Simulation {
             messages: &mut self.messages,
             stats: &mut self.stats,
             topo: &self.topo,
-            routing: &self.routing,
+            routing: &mut self.routing,
             routing_rng: &mut self.routing_rng,
             last_progress: &mut self.last_progress,
             host_group: &work.host_group,
