@@ -250,12 +250,12 @@ impl IoqFabric {
     /// space it held is free from `freed_at`.
     #[inline]
     fn leave_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, bytes: u64, freed_at: u64) {
-        let i = gp as usize;
+        let (i, input, n) = (gp as usize, &self.input, self.queues);
+        let feedback = self.control.on_dequeue(i, queue, bytes, || input[i * n + queue].fifo.bytes);
         if !self.control.credit_based() {
             self.memory.release(i, self.ports[i].owner as usize, bytes);
         }
-        let held = self.input[i * self.queues + queue].fifo.bytes;
-        if let Some(feedback) = self.control.on_dequeue(i, queue, bytes, held) {
+        if let Some(feedback) = feedback {
             self.feed_back(ctx, gp, feedback, freed_at);
         }
     }
