@@ -19,7 +19,7 @@ pub struct Ctx<'a> {
     pub messages: &'a mut MessageSlab,
     pub stats: &'a mut Stats,
     pub topo: &'a AnyTopology,
-    pub routing: &'a AnyRouting,
+    pub routing: &'a mut AnyRouting,
     pub routing_rng: &'a mut Pcg64Mcg,
     /// Credits travelling back to the host NICs (switches keep their own).
     pub host_returns: &'a mut CreditReturns,

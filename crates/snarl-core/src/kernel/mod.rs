@@ -230,7 +230,7 @@ impl Simulation {
                 messages: &mut self.messages,
                 stats: &mut self.stats,
                 topo: &self.topo,
-                routing: &self.routing,
+                routing: &mut self.routing,
                 routing_rng: &mut self.routing_rng,
                 host_returns: &mut self.host_returns,
                 completions,

@@ -1,7 +1,7 @@
 //! ECMP: the up-port is a hash of the flow (5-tuple or queue-pair number), salted per
 //! switch so that consecutive stages do not make correlated choices.
 
-use super::hash::{five_tuple, mix64, qp_number};
+use super::hash::{mix64, qp_number};
 use super::{PortView, Route, RouteQuery, Routing};
 use crate::config::EcmpHash;
 use crate::packet::NIL;
@@ -14,13 +14,13 @@ pub struct Ecmp {
 
 impl Routing for Ecmp {
     #[inline]
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
+    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
         if hops.count <= 1 {
             return Route { port: hops.first, vc: q.vc, via: NIL };
         }
         let key = match self.hash {
-            EcmpHash::FiveTuple => five_tuple(q.src, q.dst, q.qp),
+            EcmpHash::FiveTuple => q.flow_hash(),
             EcmpHash::Qp => qp_number(q.src, q.dst, q.qp) as u64,
         };
         let salted = mix64(key ^ ((q.switch as u64) << 32));

@@ -1,10 +1,17 @@
 //! Routing: at each switch, pick the output port (and VC) for the packet at the head of
 //! an input queue. Routings see the switch only through a read-only [`PortView`].
+//!
+//! A routing may keep state of its own (`route` takes `&mut self`), such as a table per
+//! switch indexed by [`RouteQuery::switch`] and sized in [`AnyRouting::build`], and sees
+//! the current time ([`RouteQuery::now`]) and, on demand, a hash of the packet's flow
+//! ([`RouteQuery::flow_hash`]); routings that use neither pay nothing for them.
 
 mod dmodk;
 mod ecmp;
 pub mod hash;
 mod minimal;
+#[cfg(test)]
+mod stateful_test;
 mod ugal;
 mod updown;
 mod valiant;
@@ -39,6 +46,18 @@ pub struct RouteQuery {
     pub via: u32,
     /// Packet size in bytes.
     pub size: u32,
+    /// The current time (ps), for routings that keep time-dependent state.
+    pub now: u64,
+}
+
+impl RouteQuery {
+    /// A hash of the packet's flow: its 5-tuple, with the UDP source port derived from
+    /// the queue pair as RoCEv2 NICs do (ECMP's `five_tuple` hash). Computed on demand,
+    /// so routings that do not ask do not pay for it.
+    #[inline]
+    pub fn flow_hash(&self) -> u64 {
+        hash::five_tuple(self.src, self.dst, self.qp)
+    }
 }
 
 /// The decision: output port, output VC, and the intermediate switch the packet still
@@ -64,8 +83,10 @@ pub trait PortView {
     fn has_room(&self, port: u16, vc: u8, bytes: u64) -> bool;
 }
 
+/// A routing: called for the packet at the head of an input queue of switch `q.switch`
+/// (and again for a waiting packet that a source-adaptive routing re-routes).
 pub trait Routing {
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route;
+    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route;
 }
 
 /// The built-in routings, dispatched statically.
@@ -80,7 +101,7 @@ pub enum AnyRouting {
 
 impl Routing for AnyRouting {
     #[inline]
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
         match self {
             AnyRouting::UpDown(r) => r.route(topo, q, view, rng),
             AnyRouting::DModK(r) => r.route(topo, q, view, rng),
@@ -229,7 +250,7 @@ mod tests {
     /// fabric's description.
     fn walk_routes(topology: &TopologyConfig, routing: &RoutingConfig, vcs: usize) -> (Dependencies, String) {
         let topo = topology::build(topology, &LinksConfig::default()).unwrap();
-        let r = AnyRouting::build(routing, &topo, vcs, 4096).unwrap();
+        let mut r = AnyRouting::build(routing, &topo, vcs, 4096).unwrap();
         let hop_class =
             !topo.supports_up_down() && !matches!(routing, RoutingConfig::Minimal { deadlock_avoidance: false, .. });
         let max_hops = if hop_class { 2 * topo.diameter_hint() as u16 + 1 } else { 8 };
@@ -245,7 +266,7 @@ mod tests {
             let Endpoint::Switch { port: first_port, .. } = topo.attachment(src as usize) else { unreachable!() };
             let (mut switch, mut vc, mut hops, mut via, mut in_port) = (switch, 0u8, 0u16, NIL, first_port);
             loop {
-                let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, in_port, via, size: 64 };
+                let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, in_port, via, size: 64, now: 0 };
                 let route = r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng);
                 assert!(
                     (route.vc as usize) < vcs,

@@ -13,7 +13,7 @@ pub struct Valiant;
 
 impl Routing for Valiant {
     #[inline]
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
         let via = if q.hops == 0 { random_intermediate(topo, q, rng) } else { q.via };
         two_phase(topo, q, via, view, rng)
     }
@@ -90,7 +90,18 @@ mod tests {
         for (src, dst) in [(0, hosts - 1), (0, 9), (0, 3)] {
             let here = topo.host_switch(src as usize).0;
             let there = topo.host_switch(dst as usize).0;
-            let q = RouteQuery { switch: here as u32, src, dst, qp: 0, vc: 0, hops: 0, in_port: 0, via: NIL, size: 64 };
+            let q = RouteQuery {
+                switch: here as u32,
+                src,
+                dst,
+                qp: 0,
+                vc: 0,
+                hops: 0,
+                in_port: 0,
+                via: NIL,
+                size: 64,
+                now: 0,
+            };
             let same_group = topo.group_of(here) == topo.group_of(there);
             for _ in 0..200 {
                 let via = random_intermediate(&topo, &q, &mut rng) as usize;

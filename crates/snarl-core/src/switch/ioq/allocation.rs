@@ -59,6 +59,7 @@ impl IoqFabric {
             in_port: (gp - base) as u16,
             via: p.via,
             size: p.size,
+            now: ctx.now,
         };
         let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
         ctx.routing.route(ctx.topo, &query, &view, ctx.routing_rng)

@@ -1,19 +1,20 @@
 //! The input-output queued (IOQ) switch, for all switches of a fabric at once.
 //!
 //! State lives in flat vectors indexed by global port id (`port_base[switch] + port`)
-//! and by queue, `port * queues + queue` (see `queues` for the queue-id space), grouped by what the per-packet path touches together (a
-//! port's state in one cache line, a queue beside its accounting), so a hop touches few
-//! lines and never allocates. A packet's life at a switch:
+//! and by queue, `port * queues + queue` (see `queues` for the queue-id space), grouped
+//! by what the per-packet path touches together (a port's state in one cache line, a
+//! queue beside its accounting), so a hop touches few lines and never allocates. A packet's life at a switch:
 //!
-//! 1. `arrive`: its head enters the input VC queue; at the head of the queue it is
+//! 1. `arrive`: its head enters its input queue (its VC's); at the head of the queue it is
 //!    routed and requests its output (one bit in the output's request mask).
 //! 2. `try_allocate`: when the output's crossbar side is free, a round-robin arbiter
 //!    grants the first requesting input that is itself free and whose packet fits in the
-//!    output VC buffer. The transfer takes size / (rate · speedup) but cannot end before
-//!    the packet's tail has arrived (cut-through); then the input buffer space is
-//!    returned to the upstream sender as credits that travel the link back.
+//!    output queue's buffer. The transfer takes size / (rate · speedup) but cannot end before
+//!    the packet's tail has arrived (cut-through); then the receiver's side of flow
+//!    control reacts to the freed input buffer space (credits travel the link back to
+//!    the upstream sender, or the shared ingress memory is released).
 //! 3. `try_transmit`: the output link sends the first ready packet (round robin over
-//!    VCs) for which the downstream buffer has room; its output-buffer space is released
+//!    queues) that the sender's side of flow control lets go (credits, not paused); its output-buffer space is released
 //!    when the tail has left.
 //!
 //! Links are flow-controlled by credits (InfiniBand) or, in a shared-buffer switch, by
@@ -27,12 +28,13 @@
 //! or requests wait for it. Released output-buffer space is settled lazily, by whoever
 //! next looks at that output.
 //!
-//! The code is split by stage: `ports` (the per-port line and its wiring), `queues` (the
-//! input and output queues and their accounting), `allocation` (routing the head of an
+//! The code is split by stage: `ports` (the per-port line and its far end), `queues`
+//! (the input and output queues, their accounting and the queue-id space), `allocation` (routing the head of an
 //! input queue, requests, arbitration, grants, re-routing), `egress` (transmission, link
 //! wakes, watched queues with ECN marking and probes), `inspect` (what the watchdog, the
 //! reports and the invariant checks read). This module holds the fabric's state, its
-//! construction and the entry points the kernel calls.
+//! construction, the entry points the kernel calls, and the ingress side (admission,
+//! sending flow-control feedback upstream).
 
 use super::link_timing::{LinkTiming, LinkTimings};
 use super::shared_memory::SharedMemory;
@@ -250,12 +252,12 @@ impl IoqFabric {
     /// space it held is free from `freed_at`.
     #[inline]
     fn leave_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, bytes: u64, freed_at: u64) {
-        let i = gp as usize;
+        let (i, input, n) = (gp as usize, &self.input, self.queues);
+        let feedback = self.control.on_dequeue(i, queue, bytes, || input[i * n + queue].fifo.bytes);
         if !self.control.credit_based() {
             self.memory.release(i, self.ports[i].owner as usize, bytes);
         }
-        let held = self.input[i * self.queues + queue].fifo.bytes;
-        if let Some(feedback) = self.control.on_dequeue(i, queue, bytes, held) {
+        if let Some(feedback) = feedback {
             self.feed_back(ctx, gp, feedback, freed_at);
         }
     }
