@@ -5,11 +5,14 @@ use super::event_queue::EventQueue;
 use crate::flow_control::CreditReturns;
 use crate::observe::{Stats, TraceEvent};
 use crate::packet::{MessageSlab, PacketSlab, NIL};
-use crate::routing::AnyRouting;
-use crate::topology::AnyTopology;
 use crate::traffic::MessageDone;
 use rand_pcg::Pcg64Mcg;
 
+/// What every component may touch while it handles an event: the time, the event
+/// queue, the packets and messages, the random stream of the routing, the observers
+/// (reached through [`Ctx::trace`]), and two things in flight between components: the
+/// credits on their way back to the host NICs and the completions on their way to the
+/// workload. Components keep their own state; the kernel hands each its part.
 pub struct Ctx<'a> {
     pub now: u64,
     /// End of the run: nothing at or after it happens.
@@ -17,11 +20,12 @@ pub struct Ctx<'a> {
     pub queue: &'a mut EventQueue,
     pub packets: &'a mut PacketSlab,
     pub messages: &'a mut MessageSlab,
+    /// The statistics and the optional collectors.
     pub stats: &'a mut Stats,
-    pub topo: &'a AnyTopology,
-    pub routing: &'a mut AnyRouting,
+    /// The routing's random stream (the traffic's is the workload's, `Env::rng`).
     pub routing_rng: &'a mut Pcg64Mcg,
-    /// Credits travelling back to the host NICs (switches keep their own).
+    /// Credits travelling back along the host links: the switches put them on the wire,
+    /// the NICs collect them (switch outputs keep their own, in their `Sender`).
     pub host_returns: &'a mut CreditReturns,
     /// Messages completed during the current event, for the workload; `None` when it
     /// does not ask for them.

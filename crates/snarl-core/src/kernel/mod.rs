@@ -28,7 +28,7 @@ use crate::report::{PausedLink, PfcSummary, Report};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
 use crate::switch::{IoqFabric, IoqParams, LinkControl};
-use crate::topology::{self, AnyTopology, Topology};
+use crate::topology::{self, Topology};
 use crate::traffic::{AnyWorkload, Env, MessageDone, OpenLoop, Workload};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -52,8 +52,6 @@ pub struct Simulation {
     queue: EventQueue,
     packets: PacketSlab,
     messages: MessageSlab,
-    topo: AnyTopology,
-    routing: AnyRouting,
     fabric: IoqFabric,
     nics: Nics,
     host_returns: CreditReturns,
@@ -101,9 +99,12 @@ impl Simulation {
         let sim = &config.simulation;
         let params = IoqParams { extra_queues, ..fabric_params(config, vcs) };
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
-        let mut fabric = IoqFabric::new(&topo, params)?;
+        let mut fabric = IoqFabric::new(topo, routing, params)?;
+        let topo = fabric.topology();
+        let hosts = topo.num_hosts();
+        let packet_time = topo.host_link(0).rate.serialize(config.nic.mtu.0);
         let mut nics = Nics::new(
-            &topo,
+            topo,
             |s, p| fabric.global_port(s, p),
             vcs,
             host_credits,
@@ -127,15 +128,15 @@ impl Simulation {
         }
         let work = match workload {
             Some(work) => work,
-            None => AnyWorkload::OpenLoop(OpenLoop::build(config, topo.num_hosts(), nics.rate(0), &mut traffic_rng)?),
+            None => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, nics.rate(0), &mut traffic_rng)?),
         };
         let host_groups = work.host_groups();
         let groups = work.groups().len();
-        if host_groups.len() != topo.num_hosts() || host_groups.iter().any(|&g| g as usize >= groups) {
+        if host_groups.len() != hosts || host_groups.iter().any(|&g| g as usize >= groups) {
             return Err(Error::Invariant(format!(
                 "the workload puts {} hosts in {groups} groups; the fabric has {} hosts",
                 host_groups.len(),
-                topo.num_hosts()
+                hosts
             )));
         }
         let end = sim.duration.0;
@@ -165,7 +166,7 @@ impl Simulation {
         if let Some((kmin, kmax)) = marking.as_ref().and_then(|m| m.red_thresholds()) {
             probes.set_ecn_thresholds(kmin, kmax);
         }
-        add_queue_probes(config, &topo, &mut fabric, &mut probes)?;
+        add_queue_probes(config, &mut fabric, &mut probes)?;
         if !probes.probes.is_empty() {
             let queues = probes.probes.iter().map(|p| (p.switch, p.port, p.priority)).collect();
             stats.collectors.add(AnyCollector::QueueSeries(QueueSeries::new(queues, window, end)?));
@@ -174,8 +175,7 @@ impl Simulation {
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
         // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
         // every event out of the overflow heap while the wheel stays cache-sized.
-        let packet_time = topo.host_link(0).rate.serialize(config.nic.mtu.0);
-        let hosts = topo.num_hosts() as u64;
+        let hosts = hosts as u64;
         let bucket = (packet_time * 4 / hosts).max(16);
         let wheel_bits = (hosts / 2).max(1024).ilog2();
         let watchdog = sim.watchdog.map_or_else(|| default_watchdog(fabric.slowest_hop(config.nic.mtu.0)), |w| w.0);
@@ -194,8 +194,6 @@ impl Simulation {
             queue: EventQueue::new(bucket, wheel_bits)?,
             packets: PacketSlab::new(),
             messages: MessageSlab::new(),
-            topo,
-            routing,
             fabric,
             nics,
             host_returns: CreditReturns::new(hosts as usize)?,
@@ -229,8 +227,6 @@ impl Simulation {
                 packets: &mut self.packets,
                 messages: &mut self.messages,
                 stats: &mut self.stats,
-                topo: &self.topo,
-                routing: &mut self.routing,
                 routing_rng: &mut self.routing_rng,
                 host_returns: &mut self.host_returns,
                 completions,
@@ -593,13 +589,9 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
 }
 
 /// Registers the `observe.queues` probes, checking they name existing queues.
-fn add_queue_probes(
-    config: &Config,
-    topo: &AnyTopology,
-    fabric: &mut IoqFabric,
-    probes: &mut QueueProbes,
-) -> Result<()> {
+fn add_queue_probes(config: &Config, fabric: &mut IoqFabric, probes: &mut QueueProbes) -> Result<()> {
     for (i, q) in config.observe.queues.iter().enumerate() {
+        let topo = fabric.topology();
         let at = format!("observe.queues.{i}");
         if q.switch as usize >= topo.num_switches() {
             return Err(Error::config(

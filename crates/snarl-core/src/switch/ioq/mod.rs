@@ -43,7 +43,8 @@ use crate::flow_control::{Carried, Feedback, PauseState, Sender, UNLIMITED};
 use crate::kernel::{Ctx, Event};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::TraceEvent;
-use crate::topology::{Endpoint, Topology};
+use crate::routing::AnyRouting;
+use crate::topology::{AnyTopology, Endpoint, Topology};
 
 mod allocation;
 mod egress;
@@ -82,6 +83,10 @@ pub struct IoqParams {
 }
 
 pub struct IoqFabric {
+    /// The fabric's wiring, which the routing reads.
+    topo: AnyTopology,
+    /// Chooses each packet's output at each switch; it may keep state of its own.
+    routing: AnyRouting,
     vcs: usize,
     /// Queues per port: the VCs' then the extra queues (the multiplier of every
     /// per-queue table).
@@ -126,7 +131,8 @@ pub struct IoqFabric {
 }
 
 impl IoqFabric {
-    pub fn new(topo: &impl Topology, params: IoqParams) -> crate::Result<IoqFabric> {
+    /// The switches of `topo`, routing with `routing`.
+    pub fn new(topo: AnyTopology, routing: AnyRouting, params: IoqParams) -> crate::Result<IoqFabric> {
         let IoqParams {
             vcs,
             extra_queues,
@@ -189,6 +195,8 @@ impl IoqFabric {
         let n = total * queues;
         let what_queues = "the switch queues";
         Ok(IoqFabric {
+            topo,
+            routing,
             vcs,
             queues,
             input_capacity,
@@ -210,6 +218,11 @@ impl IoqFabric {
             marking: None,
             watched: false,
         })
+    }
+
+    /// The fabric's topology.
+    pub fn topology(&self) -> &AnyTopology {
+        &self.topo
     }
 
     /// Marks packets at the output queues with `marking`.
