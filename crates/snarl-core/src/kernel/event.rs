@@ -47,9 +47,6 @@ pub enum TimerKind {
     CongestionControl(u8),
 }
 
-/// Flag in a link's far end (`HOST_TARGET | host`) marking a host NIC.
-pub const HOST_TARGET: u32 = 1 << 31;
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -4,12 +4,14 @@
 mod context;
 mod event;
 mod event_queue;
+mod peer;
 mod watchdog;
 
 pub use context::Ctx;
-pub use event::{Event, Timer, TimerKind, HOST_TARGET};
+pub use event::{Event, Timer, TimerKind};
 pub(crate) use event_queue::Entry;
 pub use event_queue::EventQueue;
+pub use peer::Peer;
 pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 
 use crate::cc::{AnyCongestionControl, AnyMarking};

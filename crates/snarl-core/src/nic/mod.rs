@@ -26,7 +26,7 @@ mod scheduling;
 
 use crate::cc::AnyCongestionControl;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
-use crate::kernel::{Ctx, HOST_TARGET};
+use crate::kernel::{Ctx, Peer};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::TraceEvent;
 use crate::packet::{Message, Tag, NIL};
@@ -43,8 +43,9 @@ pub struct Nics {
     vc_divisor: StrengthReducedUsize,
     mtu: u64,
     queue_capacity: usize,
-    /// Far end of each host link: a global switch input port or `HOST_TARGET | host`.
-    peer: Vec<u32>,
+    /// Far end of each host link: a switch input port, another host (back to back), or
+    /// nothing.
+    peer: Vec<Peer>,
     rate: Vec<Rate>,
     serializer: Vec<SerialTime>,
     latency: Vec<u64>,
@@ -88,9 +89,9 @@ impl Nics {
         let mut latency = with_capacity(hosts, what)?;
         for h in 0..hosts {
             peer.push(match topo.attachment(h) {
-                Endpoint::Switch { switch, port } => port_of(switch as usize, port as usize),
-                Endpoint::Host(other) => HOST_TARGET | other,
-                Endpoint::Unconnected => NIL,
+                Endpoint::Switch { switch, port } => Peer::switch_port(port_of(switch as usize, port as usize)),
+                Endpoint::Host(other) => Peer::host_nic(other),
+                Endpoint::Unconnected => Peer::NONE,
             });
             let link = topo.host_link(h);
             rate.push(link.rate);

@@ -2,7 +2,7 @@
 //! back along it (credits, pause and resume frames).
 
 use super::Nics;
-use crate::kernel::{Ctx, Event, HOST_TARGET};
+use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
 use crate::packet::{Message, Packet, NIL};
 
@@ -59,11 +59,9 @@ impl Nics {
         self.credits.on_send(h, vc as usize, size);
         self.link_free_at[h] = now + serialise;
         ctx.trace(TraceEvent::Hop);
-        let far = self.peer[h];
-        if far & HOST_TARGET != 0 {
-            ctx.send_to_host(arrival + serialise, packet);
-        } else {
-            ctx.schedule(arrival, Event::Arrive { port: far, packet });
+        match self.peer[h].port() {
+            Some(port) => ctx.schedule(arrival, Event::Arrive { port, packet }),
+            None => ctx.send_to_host(arrival + serialise, packet),
         }
         serialise
     }

@@ -57,7 +57,7 @@ mod tests;
 /// How a fabric's links keep the receivers' input buffers from overflowing: the
 /// receiver's side of flow control.
 pub use crate::flow_control::Receiver as LinkControl;
-use ports::Peer;
+use crate::kernel::Peer;
 pub(crate) use ports::Port;
 use queues::NO_PROBE;
 pub(crate) use queues::{InputQueue, OutputQueue};

@@ -2,53 +2,7 @@
 //! of it.
 
 use super::IoqFabric;
-use crate::flow_control::Feedback;
-use crate::kernel::Event;
-use crate::packet::NIL;
-
-/// The far end of a port's link: an input port of a switch (global id), a host's NIC, or
-/// nothing (an unwired port), in one word of the port's line.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(transparent)]
-pub(crate) struct Peer(u32);
-
-impl Peer {
-    /// Flag marking a host.
-    const HOST: u32 = 1 << 31;
-    /// An unwired port.
-    pub(super) const NONE: Peer = Peer(NIL);
-
-    pub(super) fn switch_port(global: u32) -> Peer {
-        debug_assert!(global & Peer::HOST == 0);
-        Peer(global)
-    }
-
-    pub(super) fn host_nic(host: u32) -> Peer {
-        debug_assert!(host & Peer::HOST == 0);
-        Peer(Peer::HOST | host)
-    }
-
-    /// The switch input port (global id) at the far end, if it is one.
-    #[inline]
-    pub(super) fn port(self) -> Option<u32> {
-        (self.0 & Peer::HOST == 0).then_some(self.0)
-    }
-
-    /// The host at the far end, if it is one.
-    #[inline]
-    pub(super) fn host(self) -> Option<u32> {
-        (self.0 & Peer::HOST != 0 && self != Peer::NONE).then_some(self.0 & !Peer::HOST)
-    }
-
-    /// The event that carries `feedback` to this sender.
-    #[inline]
-    pub(super) fn feedback_event(self, feedback: Feedback) -> Event {
-        match self.port() {
-            Some(port) => Event::FeedbackToSwitch { port, feedback },
-            None => Event::FeedbackToHost { host: self.0 & !Peer::HOST, feedback },
-        }
-    }
-}
+use crate::kernel::Peer;
 
 /// The state of one global port that the per-packet path reads and writes together, in
 /// one cache line: its output side (link, crossbar, wake-ups, arbitration) and, as an
