@@ -10,7 +10,7 @@ pub struct DModK;
 
 impl Routing for DModK {
     #[inline]
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
         Route { port: hops.first + hops.dmodk, vc: q.vc, via: NIL }
     }

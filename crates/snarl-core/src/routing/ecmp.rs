@@ -14,7 +14,7 @@ pub struct Ecmp {
 
 impl Routing for Ecmp {
     #[inline]
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
         if hops.count <= 1 {
             return Route { port: hops.first, vc: q.vc, via: NIL };

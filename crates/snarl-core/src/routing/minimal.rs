@@ -21,7 +21,7 @@ pub struct MinimalRouting {
 
 impl Routing for MinimalRouting {
     #[inline]
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
         let (dst_switch, dst_port) = topo.host_switch(q.dst as usize);
         if dst_switch == q.switch as usize {
             return eject(q, dst_port);

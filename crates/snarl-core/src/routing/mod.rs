@@ -1,15 +1,17 @@
 //! Routing: at each switch, pick the output port (and VC) for the packet at the head of
 //! an input queue. Routings see the switch only through a read-only [`PortView`].
 //!
-//! A routing may keep state of its own (`route` takes `&mut self`), such as a table per
-//! switch indexed by [`RouteQuery::switch`] and sized in [`AnyRouting::build`], and sees
-//! the current time ([`RouteQuery::now`]) and, on demand, a hash of the packet's flow
-//! ([`RouteQuery::flow_hash`]); routings that use neither pay nothing for them.
+//! A routing may keep state of its own per switch ([`PerSwitch`], sized in
+//! [`AnyRouting::build`] and reached by [`RouteQuery::switch`]; `route` takes `&self`
+//! because the switch lends it a view of its queues while it decides), and sees the
+//! current time ([`RouteQuery::now`]) and, on demand, a hash of the packet's flow
+//! ([`RouteQuery::flow_hash`]); routings that use none of these pay nothing for them.
 
 mod dmodk;
 mod ecmp;
 pub mod hash;
 mod minimal;
+mod state;
 #[cfg(test)]
 mod stateful_test;
 mod ugal;
@@ -19,6 +21,7 @@ mod valiant;
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
 pub use minimal::MinimalRouting;
+pub use state::PerSwitch;
 pub use ugal::Ugal;
 pub use updown::UpDownRouting;
 pub use valiant::Valiant;
@@ -86,7 +89,7 @@ pub trait PortView {
 /// A routing: called for the packet at the head of an input queue of switch `q.switch`
 /// (and again for a waiting packet that a source-adaptive routing re-routes).
 pub trait Routing {
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route;
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route;
 }
 
 /// The built-in routings, dispatched statically.
@@ -101,7 +104,7 @@ pub enum AnyRouting {
 
 impl Routing for AnyRouting {
     #[inline]
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
         match self {
             AnyRouting::UpDown(r) => r.route(topo, q, view, rng),
             AnyRouting::DModK(r) => r.route(topo, q, view, rng),
@@ -250,7 +253,7 @@ mod tests {
     /// fabric's description.
     fn walk_routes(topology: &TopologyConfig, routing: &RoutingConfig, vcs: usize) -> (Dependencies, String) {
         let topo = topology::build(topology, &LinksConfig::default()).unwrap();
-        let mut r = AnyRouting::build(routing, &topo, vcs, 4096).unwrap();
+        let r = AnyRouting::build(routing, &topo, vcs, 4096).unwrap();
         let hop_class =
             !topo.supports_up_down() && !matches!(routing, RoutingConfig::Minimal { deadlock_avoidance: false, .. });
         let max_hops = if hop_class { 2 * topo.diameter_hint() as u16 + 1 } else { 8 };

@@ -4,7 +4,7 @@
 //! turn. It shows that state persists across calls, per switch, and that time is seen.
 
 use super::hash::five_tuple;
-use super::{AnyRouting, PortView, Route, RouteQuery, Routing};
+use super::{AnyRouting, PerSwitch, PortView, Route, RouteQuery, Routing};
 use crate::config::{EcmpHash, LinksConfig, RoutingConfig, TopologyConfig};
 use crate::packet::NIL;
 use crate::topology::{self, AnyTopology, Endpoint, Topology, UpDown};
@@ -12,28 +12,34 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use std::collections::HashMap;
 
+/// A switch's flowlets: flow hash -> (port, time of its last packet), and the turn of
+/// the next flowlet.
+#[derive(Default)]
+struct Table {
+    flows: HashMap<u64, (u16, u64)>,
+    next: u16,
+}
+
 struct Flowlets {
     gap: u64,
-    /// Per switch: flow hash -> (port, time of its last packet).
-    tables: Vec<HashMap<u64, (u16, u64)>>,
-    /// Per switch: the turn of the next flowlet.
-    next: Vec<u16>,
+    tables: PerSwitch<Table>,
 }
 
 impl Routing for Flowlets {
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
         if hops.count <= 1 {
             return Route { port: hops.first, vc: q.vc, via: NIL };
         }
-        let s = q.switch as usize;
-        let (port, last) = self.tables[s].entry(q.flow_hash()).or_insert((u16::MAX, 0));
-        if *port == u16::MAX || q.now - *last >= self.gap {
-            *port = hops.first + self.next[s] % hops.count;
-            self.next[s] += 1;
-        }
-        *last = q.now;
-        Route { port: *port, vc: q.vc, via: NIL }
+        self.tables.with(q.switch, |table| {
+            let (port, last) = table.flows.entry(q.flow_hash()).or_insert((u16::MAX, 0));
+            if *port == u16::MAX || q.now - *last >= self.gap {
+                *port = hops.first + table.next % hops.count;
+                table.next += 1;
+            }
+            *last = q.now;
+            Route { port: *port, vc: q.vc, via: NIL }
+        })
     }
 }
 
@@ -63,8 +69,7 @@ fn at_leaf(topo: &AnyTopology, src: u32, dst: u32, qp: u32, now: u64) -> RouteQu
 #[test]
 fn a_routing_keeps_state_per_switch_across_calls_and_sees_the_time() {
     let topo = fat_tree();
-    let mut r =
-        Flowlets { gap: 100, tables: vec![HashMap::new(); topo.num_switches()], next: vec![0; topo.num_switches()] };
+    let mut r = Flowlets { gap: 100, tables: PerSwitch::new(topo.num_switches(), Table::default) };
     let mut rng = Pcg64Mcg::seed_from_u64(1);
     let far = topo.num_hosts() as u32 - 1;
     let mut route =
@@ -85,8 +90,8 @@ fn a_routing_keeps_state_per_switch_across_calls_and_sees_the_time() {
     let up = topo.next_hops(leaf as usize, far as usize);
     assert_eq!(route(&mut r, elsewhere, 0, 430), up.first, "a fresh switch starts at its first port");
     let Endpoint::Switch { switch: home, .. } = topo.attachment(0) else { unreachable!() };
-    assert_eq!(r.tables[home as usize].len(), 2);
-    assert_eq!(r.next[home as usize], 3);
+    assert_eq!(r.tables.with(home, |t| t.flows.len()), 2);
+    assert_eq!(r.tables.with(home, |t| t.next), 3);
 }
 
 #[test]
@@ -96,7 +101,7 @@ fn the_flow_hash_is_ecmps_and_stateless_routings_route_as_before() {
     assert_eq!(q.flow_hash(), five_tuple(3, 100, 2));
     // ECMP through the shared, mutable entry point: the same route whatever the time
     // and however often it is asked.
-    let mut ecmp = AnyRouting::build(&RoutingConfig::Ecmp { hash: EcmpHash::FiveTuple }, &topo, 1, 4096).unwrap();
+    let ecmp = AnyRouting::build(&RoutingConfig::Ecmp { hash: EcmpHash::FiveTuple }, &topo, 1, 4096).unwrap();
     let mut rng = Pcg64Mcg::seed_from_u64(1);
     let first = ecmp.route(&topo, &q, &Idle, &mut rng);
     for now in [1, 1_000, 1_000_000] {

@@ -33,7 +33,7 @@ pub struct Ugal {
 
 impl Routing for Ugal {
     #[inline]
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
         if q.hops > 0 {
             return two_phase(topo, q, q.via, view, rng);
         }
@@ -181,7 +181,7 @@ mod tests {
         let q =
             RouteQuery { switch: here as u32, src, dst, qp: 0, vc: 0, hops: 0, in_port: 0, via: NIL, size: 64, now: 0 };
         let detours = |information| {
-            let mut ugal = Ugal { threshold: 0, information };
+            let ugal = Ugal { threshold: 0, information };
             let mut rng = Pcg64Mcg::seed_from_u64(1);
             (0..100).filter(|_| ugal.route(&topo, &q, &view, &mut rng).via != NIL).count()
         };
@@ -219,7 +219,7 @@ mod tests {
         let mut rng = Pcg64Mcg::seed_from_u64(7);
         for information in [UgalInformation::Local, UgalInformation::Global] {
             // A threshold no detour can beat keeps the packet minimal.
-            let mut ugal = Ugal { threshold: 1 << 40, information };
+            let ugal = Ugal { threshold: 1 << 40, information };
             for _ in 0..20 {
                 let route = ugal.route(&topo, &q, &view, &mut rng);
                 assert_eq!((route.port, route.via), (ports[1], NIL), "{information:?}");

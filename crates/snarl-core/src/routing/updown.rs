@@ -15,7 +15,7 @@ pub struct UpDownRouting {
 
 impl Routing for UpDownRouting {
     #[inline]
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
         let index = if hops.count <= 1 {
             0

@@ -13,7 +13,7 @@ pub struct Valiant;
 
 impl Routing for Valiant {
     #[inline]
-    fn route(&mut self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
         let via = if q.hops == 0 { random_intermediate(topo, q, rng) } else { q.via };
         two_phase(topo, q, via, view, rng)
     }

@@ -1,7 +1,6 @@
 //! Crossbar allocation: routing the head of an input queue, posting its request to the
 //! output, round-robin arbitration, the grant, and re-routing waiting packets.
 
-use super::queues::{vc_queue, Outputs};
 use super::IoqFabric;
 use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
@@ -12,10 +11,9 @@ use crate::switch::arbiter::{Arbiter, RoundRobin};
 /// Most waiting packets one output re-routes at a time.
 const MAX_REROUTES: usize = 16;
 
-/// The read-only view a routing gets of one switch (whose ports start at `base`).
+/// The read-only view a routing gets of one switch.
 struct SwitchView<'a> {
-    outputs: Outputs<'a>,
-    port_base: &'a [u32],
+    fabric: &'a IoqFabric,
     base: usize,
     now: u64,
 }
@@ -23,17 +21,16 @@ struct SwitchView<'a> {
 impl PortView for SwitchView<'_> {
     #[inline]
     fn occupancy(&self, port: u16) -> u64 {
-        self.outputs.occupancy(self.base + port as usize, self.now)
+        self.fabric.output_occupancy(self.base + port as usize, self.now)
     }
 
     fn occupancy_at(&self, switch: usize, port: u16) -> u64 {
-        self.outputs.occupancy(self.port_base[switch] as usize + port as usize, self.now)
+        self.fabric.output_occupancy(self.fabric.port_base[switch] as usize + port as usize, self.now)
     }
 
     #[inline]
     fn has_room(&self, port: u16, vc: u8, bytes: u64) -> bool {
-        // The queue a packet routed onto `vc` joins, as `IoqFabric::egress_queue` places it.
-        self.outputs.has_room(self.base + port as usize, vc_queue(vc), bytes, self.now)
+        self.fabric.has_room(self.base + port as usize, self.fabric.egress_queue(vc), bytes, self.now)
     }
 }
 
@@ -47,7 +44,7 @@ impl IoqFabric {
 
     /// The routing's choice for the packet at the head of input (gp, queue).
     #[inline]
-    pub(super) fn decide(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> Route {
+    pub(super) fn decide(&self, ctx: &mut Ctx, gp: u32, queue: usize) -> Route {
         let id = self.input[gp as usize * self.queues + queue].fifo.head;
         let switch = self.ports[gp as usize].owner;
         let base = self.port_base[switch as usize];
@@ -64,9 +61,7 @@ impl IoqFabric {
             size: p.size,
             now: ctx.now,
         };
-        let (ports, output, sender) = (&self.ports[..], &self.output[..], &self.sender);
-        let outputs = Outputs { ports, output, sender, queues: self.queues, capacity: self.output_capacity };
-        let view = SwitchView { outputs, port_base: &self.port_base, base: base as usize, now: ctx.now };
+        let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
         self.routing.route(&self.topo, &query, &view, ctx.routing_rng)
     }
 

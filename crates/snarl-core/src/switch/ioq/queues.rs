@@ -13,9 +13,7 @@
 //! queue (peer, q), and the credits and pause flags the sender keeps for (link, q) are
 //! those of that input queue.
 
-use super::ports::Port;
 use super::IoqFabric;
-use crate::flow_control::Sender;
 use crate::packet::{Fifo, Packet};
 use std::ops::Range;
 
@@ -49,40 +47,6 @@ pub(super) fn vc_queue(vc: u8) -> usize {
     vc as usize
 }
 
-/// The output side of every port as a routing reads it: what its queues hold, the packet
-/// leaving, the credits held downstream. Borrowed field by field, apart from the routing
-/// the fabric also owns, which may change while it reads.
-pub(super) struct Outputs<'a> {
-    pub(super) ports: &'a [Port],
-    pub(super) output: &'a [OutputQueue],
-    pub(super) sender: &'a Sender,
-    /// Queues per port.
-    pub(super) queues: usize,
-    /// Per output queue.
-    pub(super) capacity: u64,
-}
-
-impl Outputs<'_> {
-    /// Output queue bytes of global port `gp` plus credits consumed downstream, over its
-    /// queues, as the switch itself can tell at `now`.
-    #[inline]
-    pub(super) fn occupancy(&self, gp: usize, now: u64) -> u64 {
-        let n = self.queues;
-        let (leaving, _) = self.ports[gp].leaving(now);
-        self.output[gp * n..gp * n + n].iter().map(|q| q.used).sum::<u64>() - leaving
-            + self.sender.held_downstream(gp, now)
-    }
-
-    /// Whether output queue (gp, queue) has room for a packet of `bytes` now (counting
-    /// the space of a packet whose tail has left).
-    #[inline]
-    pub(super) fn has_room(&self, gp: usize, queue: usize, bytes: u64, now: u64) -> bool {
-        let (leaving, leaving_queue) = self.ports[gp].leaving(now);
-        let freed = if leaving_queue == queue { leaving } else { 0 };
-        self.output[gp * self.queues + queue].used + bytes <= self.capacity + freed
-    }
-}
-
 impl IoqFabric {
     /// The input queue an arriving packet joins.
     #[inline]
@@ -106,16 +70,22 @@ impl IoqFabric {
         self.vcs..self.queues
     }
 
-    /// The output side of every port, for reading.
+    /// Output queue bytes of global port `gp` plus credits consumed downstream, over its
+    /// queues, as the switch itself can tell at `now`.
     #[inline]
-    pub(super) fn outputs(&self) -> Outputs<'_> {
-        let (ports, output, sender) = (&self.ports[..], &self.output[..], &self.sender);
-        Outputs { ports, output, sender, queues: self.queues, capacity: self.output_capacity }
+    pub(super) fn output_occupancy(&self, gp: usize, now: u64) -> u64 {
+        let n = self.queues;
+        let (leaving, _) = self.leaving(gp, now);
+        self.output[gp * n..gp * n + n].iter().map(|q| q.used).sum::<u64>() - leaving
+            + self.sender.held_downstream(gp, now)
     }
 
-    /// Whether output queue (gp, queue) has room for a packet of `bytes` now.
+    /// Whether output queue (gp, queue) has room for a packet of `bytes` now (counting
+    /// the space of a packet whose tail has left).
     pub(super) fn has_room(&self, gp: usize, queue: usize, bytes: u64, now: u64) -> bool {
-        self.outputs().has_room(gp, queue, bytes, now)
+        let (leaving, leaving_queue) = self.leaving(gp, now);
+        let freed = if leaving_queue == queue { leaving } else { 0 };
+        self.output[gp * self.queues + queue].used + bytes <= self.output_capacity + freed
     }
 
     /// Records the occupancy of the output queue of (port, vc) in `probe` from now on.
