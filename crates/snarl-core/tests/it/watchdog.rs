@@ -7,31 +7,7 @@ use snarl_core::{load_config, Error};
 /// An 8-switch ring with two hosts per switch and no deadlock avoidance. The even hosts
 /// send 3 switches clockwise (their channels close a cycle that fills and jams); the odd
 /// hosts send 1 switch counter-clockwise, over links the jam never touches.
-const RING: &str = r#"
-    [simulation]
-    duration = "2ms"
-    [topology]
-    type = "torus"
-    sides = [8]
-    hosts_per_switch = 2
-    [switch]
-    vcs = 1
-    input_buffer = "4KiB"
-    output_buffer = "4KiB"
-    [routing]
-    type = "minimal"
-    deadlock_avoidance = false
-    [traffic]
-    load = 1.0
-    [[traffic.groups]]
-    name = "clockwise"
-    hosts = [0, 2, 4, 6, 8, 10, 12, 14]
-    pattern = { type = "shift", offset = 3, among = "group" }
-    [[traffic.groups]]
-    name = "counter-clockwise"
-    rest = true
-    pattern = { type = "shift", offset = 7, among = "group" }
-"#;
+const RING: &str = include_str!("../configs/ring-deadlock.toml");
 
 fn deadlock(text: &str, overrides: &[(&str, &str)]) -> String {
     let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

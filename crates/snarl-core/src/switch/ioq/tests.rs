@@ -102,31 +102,7 @@ fn extra_queues_change_nothing_with_pfc_ecn_and_dcqcn() {
 #[test]
 fn extra_queues_change_nothing_in_what_the_watchdog_reports() {
     // The torus ring of the watchdog tests: without hop classes it deadlocks.
-    let ring = r#"
-        [simulation]
-        duration = "2ms"
-        [topology]
-        type = "torus"
-        sides = [8]
-        hosts_per_switch = 2
-        [switch]
-        vcs = 1
-        input_buffer = "4KiB"
-        output_buffer = "4KiB"
-        [routing]
-        type = "minimal"
-        deadlock_avoidance = false
-        [traffic]
-        load = 1.0
-        [[traffic.groups]]
-        name = "clockwise"
-        hosts = [0, 2, 4, 6, 8, 10, 12, 14]
-        pattern = { type = "shift", offset = 3, among = "group" }
-        [[traffic.groups]]
-        name = "counter-clockwise"
-        rest = true
-        pattern = { type = "shift", offset = 7, among = "group" }
-    "#;
+    let ring = include_str!("../../../tests/configs/ring-deadlock.toml");
     let found = same_with_extra_queues(ring, &[]);
     assert!(found.starts_with("deadlock") && found.contains("1 cycle"), "{found}");
     let frozen = same_with_extra_queues(ring, &[("traffic.groups.1.load", "0")]);
