@@ -475,9 +475,10 @@ pub enum UpSelect {
     /// Uniformly random among the minimal up-ports, per packet.
     #[default]
     Random,
-    /// A fixed choice per source host (source-mod-k): one path per (source, destination).
+    /// A fixed choice per source host (S-mod-K: at every level a digit of the source, as
+    /// D-mod-K takes one of the destination): one path per (source, destination).
     Deterministic,
-    /// The minimal up-port whose queues hold the fewest bytes (ties: lowest port).
+    /// The minimal up-port whose queues hold the fewest bytes (ties: at random).
     Adaptive,
 }
 

@@ -361,6 +361,10 @@ mod tests {
         fn level(&self, _: usize) -> usize {
             1
         }
+
+        fn up_digit(&self, _switch: usize, _host: usize) -> u16 {
+            0
+        }
     }
 
     #[test]

@@ -192,6 +192,15 @@ impl UpDown for AnyTopology {
             _ => 0,
         }
     }
+
+    #[inline]
+    fn up_digit(&self, switch: usize, host: usize) -> u16 {
+        match self {
+            AnyTopology::SpineLeaf(t) => t.up_digit(switch, host),
+            AnyTopology::Xgft(t) => t.up_digit(switch, host),
+            _ => 0,
+        }
+    }
 }
 
 /// Direct and hierarchical fabrics only (see [`AnyTopology::supports_minimal`]).

@@ -57,6 +57,10 @@ impl UpDown for BackToBack {
     fn level(&self, _switch: usize) -> usize {
         0
     }
+
+    fn up_digit(&self, _switch: usize, _host: usize) -> u16 {
+        0
+    }
 }
 
 #[cfg(test)]

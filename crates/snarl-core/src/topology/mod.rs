@@ -101,6 +101,12 @@ pub trait UpDown {
     fn next_hops(&self, switch: usize, dst_host: usize) -> PortRange;
     /// Level of a switch: 1 for leaves, growing towards the roots.
     fn level(&self, switch: usize) -> usize;
+    /// The up-port index (in `0..count` of `next_hops` where it goes up) that spreads
+    /// hosts over the up-ports as D-mod-K spreads destinations: a digit of `host` chosen
+    /// by the switch's level, so that at every level consecutive hosts take consecutive
+    /// ports. D-mod-K's choice is `up_digit(switch, dst)`; a source-based deterministic
+    /// routing's is `up_digit(switch, src)`.
+    fn up_digit(&self, switch: usize, host: usize) -> u16;
 }
 
 /// Most candidate ports any fabric offers for one minimal hop. Fabrics that would offer

@@ -62,6 +62,10 @@ impl UpDown for SingleSwitch {
     fn level(&self, _switch: usize) -> usize {
         1
     }
+
+    fn up_digit(&self, _switch: usize, _host: usize) -> u16 {
+        0
+    }
 }
 
 #[cfg(test)]

@@ -167,11 +167,17 @@ impl UpDown for SpineLeaf {
             // Up port dst mod (spines·links): dst picks spine (dst mod that) / links and
             // parallel link dst mod links, the same link the spine picks on the way down.
             let count = self.up_ports();
-            PortRange { first: self.hosts_per_leaf as u16, count: count as u16, dmodk: (dst_host % count) as u16 }
+            PortRange { first: self.hosts_per_leaf as u16, count: count as u16, dmodk: self.up_digit(switch, dst_host) }
         } else {
             let p = self.links_per_pair;
-            PortRange { first: (dst_leaf * p) as u16, count: p as u16, dmodk: (dst_host % p) as u16 }
+            PortRange { first: (dst_leaf * p) as u16, count: p as u16, dmodk: self.up_digit(switch, dst_host) }
         }
+    }
+
+    /// At a leaf, host mod the up-ports; at a spine, host mod the parallel links.
+    fn up_digit(&self, switch: usize, host: usize) -> u16 {
+        let count = if switch < self.leaves { self.up_ports() } else { self.links_per_pair };
+        (host % count) as u16
     }
 
     fn level(&self, switch: usize) -> usize {

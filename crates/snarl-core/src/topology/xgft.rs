@@ -264,16 +264,18 @@ impl UpDown for Xgft {
             // D-mod-K: the up choice at level l is digit l of dst in radix (w₂, w₃, ...), so
             // the b-label reached at each level, and hence the root, depends on dst alone,
             // and consecutive destinations are spread over consecutive parents.
-            PortRange {
-                first: lv.down as u16,
-                count: lv.up as u16,
-                dmodk: ((dst_host / lv.per_width) % lv.per_up) as u16,
-            }
+            PortRange { first: lv.down as u16, count: lv.up as u16, dmodk: self.up_digit(switch, dst_host) }
         }
     }
 
     fn level(&self, switch: usize) -> usize {
         self.locate(switch).0
+    }
+
+    #[inline]
+    fn up_digit(&self, switch: usize, host: usize) -> u16 {
+        let lv = &self.levels[self.below[switch].level as usize];
+        ((host / lv.per_width) % lv.per_up) as u16
     }
 }
 
@@ -405,6 +407,33 @@ mod tests {
             check_wiring(&t).unwrap();
             up_down_path_ok(&t).unwrap_or_else(|e| panic!("{}: {e}", t.describe()));
         }
+    }
+
+    #[test]
+    fn up_digits_spread_hosts_over_the_up_ports_of_every_level() {
+        // k = 8, three levels: four hosts and four up-ports per leaf. The hosts of a leaf
+        // take one up-port each; at level 2, the hosts that take up-port 0 at their leaf
+        // spread over all of its up-ports (src mod k took the same index at both levels).
+        let t = Xgft::fat_tree(8, 3, links()).unwrap();
+        let leaf = match t.attachment(0) {
+            Endpoint::Switch { switch, .. } => switch as usize,
+            _ => unreachable!(),
+        };
+        let up = t.next_hops(leaf, t.num_hosts() - 1).count;
+        let mut at_leaf = vec![0; up as usize];
+        for h in 0..4 {
+            at_leaf[t.up_digit(leaf, h) as usize] += 1;
+        }
+        assert!(at_leaf.iter().all(|&n| n == 1), "{at_leaf:?}");
+        let parent = match t.peer(leaf, t.next_hops(leaf, t.num_hosts() - 1).first as usize) {
+            Endpoint::Switch { switch, .. } => switch as usize,
+            _ => unreachable!(),
+        };
+        let mut at_parent = std::collections::BTreeSet::new();
+        for h in (0..t.num_hosts()).filter(|&h| t.up_digit(leaf, h) == 0) {
+            at_parent.insert(t.up_digit(parent, h));
+        }
+        assert_eq!(at_parent.len(), t.next_hops(parent, t.num_hosts() - 1).count as usize);
     }
 
     #[test]
