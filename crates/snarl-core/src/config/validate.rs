@@ -208,7 +208,7 @@ impl Config {
                 }
                 ("switch.vcs", *speedup)
             }
-            SwitchConfig::SharedBuffer { port_buffer, egress_cap, speedup, .. } => {
+            SwitchConfig::SharedBuffer { port_buffer, egress_cap, shared_pool, speedup, .. } => {
                 if egress_cap.0 < self.nic.mtu.0 {
                     p.add(
                         "switch.egress_cap",
@@ -230,7 +230,18 @@ impl Config {
                         "a `shared_buffer` switch uses `pfc` (lossless) or `none` (tail drop), not credits",
                     ),
                     FlowControlConfig::Pfc { xoff, xon } => {
-                        self.validate_pfc(p, xoff, xon, port_buffer.0.saturating_sub(egress_cap.0))
+                        self.validate_pfc(p, xoff, xon, port_buffer.0.saturating_sub(egress_cap.0));
+                        if shared_pool.0 > 0 {
+                            // A key that cannot act in this mode is refused, not ignored.
+                            p.add(
+                                "switch.shared_pool",
+                                format!(
+                                    "has no effect under PFC, found {shared_pool}: pause frames keep every ingress \
+                                     within its share (xoff plus headroom fit in port_buffer - egress_cap), so the \
+                                     pool is never borrowed; leave it out, or use flow_control.type = \"none\""
+                                ),
+                            );
+                        }
                     }
                     FlowControlConfig::None {} => {}
                 }
@@ -564,6 +575,20 @@ mod tests {
             fabric("type = \"hyperx\"\nsides = [6, 6, 6]\nhosts_per_switch = 6").unwrap(),
             TopologyConfig::HyperX { sides: vec![6, 6, 6], hosts_per_switch: 6, links_per_pair: 1 }
         );
+    }
+
+    #[test]
+    fn a_shared_pool_under_pfc_is_refused_as_having_no_effect() {
+        let pool = [("switch.type", "shared_buffer"), ("switch.shared_pool", "\"1MiB\"")];
+        let pfc = [("flow_control.type", "pfc"), ("flow_control.xoff", "8"), ("flow_control.xon", "4")];
+        let e = problem(&[&pool[..], &pfc[..]].concat());
+        assert!(e.contains("`switch.shared_pool`") && e.contains("no effect under PFC"), "{e}");
+        let o: Vec<(String, String)> = [&pool[..], &[("flow_control.type", "none")]]
+            .concat()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert!(load_config(BASE, &o, None).is_ok(), "tail drop borrows from the pool");
     }
 
     #[test]
