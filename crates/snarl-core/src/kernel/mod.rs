@@ -25,7 +25,7 @@ use crate::nic::Nics;
 use crate::observe::{
     self, AnyCollector, FabricSeries, Finish, GroupInfo, IdealFct, QueueProbes, QueueSeries, RateLog, Stats,
 };
-use crate::packet::{MessageSlab, PacketSlab};
+use crate::packet::{MessageSlab, PacketSlab, NIL};
 use crate::report::{PausedLink, PfcSummary, Report};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
@@ -42,6 +42,8 @@ const PS_PER_UNIT: f64 = 1_000.0;
 pub struct Simulation {
     now: u64,
     end: u64,
+    /// The longest packet.
+    mtu: u64,
     seed: u64,
     time_unit: TimeUnit,
     /// Queues whose head stopped moving (see `watchdog`).
@@ -149,7 +151,7 @@ impl Simulation {
             switch_link_latency: config.links.switch.latency.0,
             switch_latency: config.switch.latency().0,
         };
-        let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal)?;
+        let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal, config.nic.mtu.0)?;
         stats.host_group =
             crate::memory::fallible::collected(host_groups.len(), host_groups.iter().copied(), "the traffic tables")?;
         let want_completions = work.wants_completions();
@@ -184,6 +186,7 @@ impl Simulation {
         let mut simulation = Simulation {
             now: 0,
             end,
+            mtu: config.nic.mtu.0,
             seed: config.seed,
             time_unit: sim.time_unit,
             stalls: StallTracker::new(watchdog),
@@ -273,6 +276,8 @@ impl Simulation {
         let end = ctx.end;
         while let Some((time, event)) = ctx.queue.pop() {
             if time >= end {
+                // Left pending, as every later event: the end counts what was arriving.
+                ctx.queue.push(time, event);
                 *now = ctx.now;
                 return Ok(None);
             }
@@ -362,6 +367,24 @@ impl Simulation {
         })
     }
 
+    /// Data packets arriving at their hosts across the end of the run count in the loads
+    /// by the part of their bytes that arrived before it (as those arriving across the
+    /// measurement start do by the part after it): loads never exceed the links.
+    fn count_arrivals_at_end(&mut self) {
+        while let Some((tail_at, event)) = self.queue.pop() {
+            if tail_at >= self.end.saturating_add(self.stats.host_rate.serialize(self.mtu)) {
+                break;
+            }
+            if let Event::Deliver { packet } = event {
+                let p = self.packets[packet];
+                if p.message != NIL {
+                    let dst_group = self.stats.host_group[p.dst as usize];
+                    self.stats.arriving_at_end(self.end, p.group, dst_group, p.size as u64, tail_at);
+                }
+            }
+        }
+    }
+
     /// `t` (ps) in the run's time unit, for messages.
     fn show_time(&self, t: u64) -> String {
         match self.time_unit {
@@ -398,6 +421,7 @@ impl Simulation {
         self.now = self.end;
         self.find_deadlock()?;
         self.check_invariants()?;
+        self.count_arrivals_at_end();
         let infos: Vec<GroupInfo> = self
             .work
             .groups()

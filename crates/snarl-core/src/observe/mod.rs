@@ -28,6 +28,7 @@ pub use series::Series;
 pub use trace::TraceEvent;
 
 use crate::error::Result;
+use crate::units::Rate;
 use crate::report::{GroupSummary, PacketCounts, Summary};
 use std::collections::BTreeMap;
 
@@ -87,6 +88,13 @@ pub struct Stats {
     /// When a packet last moved: started a hop or reached its destination (for the
     /// watchdog).
     pub last_moved: u64,
+    /// Host links: a packet's bytes reach its destination over its serialisation on
+    /// the host link, so one delivered within a packet time of the measurement start
+    /// counts by the part that arrived inside the window.
+    pub host_rate: Rate,
+    /// The measurement start plus the longest packet's serialisation on a host link:
+    /// deliveries from then on count whole, without a division.
+    whole_from: u64,
     /// Report the congestion-control counters (runs with ECN or congestion control).
     pub congestion_counters: bool,
     /// Group of each host, as the workload reports it (index into `groups`): the group
@@ -96,8 +104,18 @@ pub struct Stats {
 
 impl Stats {
     /// `ideal` describes the fabric at zero load, for FCT slowdowns.
-    pub fn new(groups: usize, measure_from: u64, window: u64, duration: u64, ideal: IdealFct) -> Result<Stats> {
+    /// `ideal` describes the fabric at zero load; `mtu` is the longest packet.
+    pub fn new(
+        groups: usize,
+        measure_from: u64,
+        window: u64,
+        duration: u64,
+        ideal: IdealFct,
+        mtu: u64,
+    ) -> Result<Stats> {
         Ok(Stats {
+            host_rate: ideal.host_rate,
+            whole_from: measure_from.saturating_add(ideal.host_rate.serialize(mtu)),
             measure_from,
             groups: vec![GroupStats::default(); groups],
             series: Series::new(groups, window, duration)?,
@@ -173,14 +191,37 @@ impl Stats {
     fn on_deliver(&mut self, now: u64, src_group: u16, dst_group: u16, bytes: u64, created: u64, injected: u64) {
         self.delivered += 1;
         self.series.add_delivered(now, src_group, bytes, now - created);
-        let g = &mut self.groups[src_group as usize];
-        g.delivered_packets += 1;
+        self.groups[src_group as usize].delivered_packets += 1;
         if now >= self.measure_from {
-            g.delivered_bytes += bytes;
+            let inside = if now >= self.whole_from { bytes } else { self.arrived_inside(bytes, now, now) };
+            let g = &mut self.groups[src_group as usize];
+            g.delivered_bytes += inside;
             g.latency.record(now - created);
             g.network_latency.record(now - injected);
-            self.groups[dst_group as usize].received_bytes += bytes;
+            self.groups[dst_group as usize].received_bytes += inside;
         }
+    }
+
+    /// The bytes of a packet of `bytes` whose tail reaches its host at `tail_at` that
+    /// arrived inside the measurement window, up to `until` (the packet's bits arrive
+    /// evenly over its serialisation on the host link).
+    fn arrived_inside(&self, bytes: u64, tail_at: u64, until: u64) -> u64 {
+        let serialise = self.host_rate.serialize(bytes).max(1);
+        let head_at = tail_at.saturating_sub(serialise);
+        let (from, to) = (head_at.max(self.measure_from), tail_at.min(until));
+        if to <= from {
+            return 0;
+        }
+        (bytes as u128 * (to - from) as u128 / serialise as u128) as u64
+    }
+
+    /// A data packet of `bytes` from `src_group` to `dst_group` whose tail reaches its
+    /// host at `tail_at`, after the run's `end`: its bytes that arrived before the end
+    /// count in the loads (it is not delivered).
+    pub fn arriving_at_end(&mut self, end: u64, src_group: u16, dst_group: u16, bytes: u64, tail_at: u64) {
+        let inside = self.arrived_inside(bytes, tail_at, end);
+        self.groups[src_group as usize].delivered_bytes += inside;
+        self.groups[dst_group as usize].received_bytes += inside;
     }
 
     /// The last packet of a message of `bytes` sent by `group` was delivered; it crossed
