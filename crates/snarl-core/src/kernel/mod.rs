@@ -277,7 +277,7 @@ impl Simulation {
         while let Some((time, event)) = ctx.queue.pop() {
             if time >= end {
                 // Left pending, as every later event: the end counts what was arriving.
-                ctx.queue.push(time, event);
+                put_back(ctx.queue, time, event);
                 *now = ctx.now;
                 return Ok(None);
             }
@@ -521,6 +521,13 @@ struct Parts<'a> {
     handed_over: &'a mut Vec<MessageDone>,
     now: &'a mut u64,
     events: &'a mut u64,
+}
+
+/// Puts back the first event past the end of the run, once, out of the event loop's way.
+#[cold]
+#[inline(never)]
+fn put_back(queue: &mut EventQueue, time: u64, event: Event) {
+    queue.push(time, event);
 }
 
 /// Hands the messages completed during a `Deliver` event to the workload, in the order

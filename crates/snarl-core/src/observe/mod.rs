@@ -28,8 +28,8 @@ pub use series::Series;
 pub use trace::TraceEvent;
 
 use crate::error::Result;
-use crate::units::Rate;
 use crate::report::{GroupSummary, PacketCounts, Summary};
+use crate::units::Rate;
 use std::collections::BTreeMap;
 
 /// What one group did during the measurement interval (packet counts: whole run).
@@ -204,7 +204,10 @@ impl Stats {
 
     /// The bytes of a packet of `bytes` whose tail reaches its host at `tail_at` that
     /// arrived inside the measurement window, up to `until` (the packet's bits arrive
-    /// evenly over its serialisation on the host link).
+    /// evenly over its serialisation on the host link). Out of line: only packets at the
+    /// window's edges need it.
+    #[cold]
+    #[inline(never)]
     fn arrived_inside(&self, bytes: u64, tail_at: u64, until: u64) -> u64 {
         let serialise = self.host_rate.serialize(bytes).max(1);
         let head_at = tail_at.saturating_sub(serialise);
