@@ -42,8 +42,6 @@ const PS_PER_UNIT: f64 = 1_000.0;
 pub struct Simulation {
     now: u64,
     end: u64,
-    /// The longest packet.
-    mtu: u64,
     seed: u64,
     time_unit: TimeUnit,
     /// Queues whose head stopped moving (see `watchdog`).
@@ -186,7 +184,6 @@ impl Simulation {
         let mut simulation = Simulation {
             now: 0,
             end,
-            mtu: config.nic.mtu.0,
             seed: config.seed,
             time_unit: sim.time_unit,
             stalls: StallTracker::new(watchdog),
@@ -371,8 +368,9 @@ impl Simulation {
     /// by the part of their bytes that arrived before it (as those arriving across the
     /// measurement start do by the part after it): loads never exceed the links.
     fn count_arrivals_at_end(&mut self) {
+        let last = self.end.saturating_add(self.stats.longest_arrival);
         while let Some((tail_at, event)) = self.queue.pop() {
-            if tail_at >= self.end.saturating_add(self.stats.host_rate.serialize(self.mtu)) {
+            if tail_at >= last {
                 break;
             }
             if let Event::Deliver { packet } = event {

@@ -92,8 +92,10 @@ pub struct Stats {
     /// the host link, so one delivered within a packet time of the measurement start
     /// counts by the part that arrived inside the window.
     pub host_rate: Rate,
-    /// The measurement start plus the longest packet's serialisation on a host link:
-    /// deliveries from then on count whole, without a division.
+    /// The longest packet's serialisation on a host link.
+    pub longest_arrival: u64,
+    /// The measurement start plus `longest_arrival`: deliveries from then on count
+    /// whole, without a division.
     whole_from: u64,
     /// Report the congestion-control counters (runs with ECN or congestion control).
     pub congestion_counters: bool,
@@ -115,6 +117,7 @@ impl Stats {
     ) -> Result<Stats> {
         Ok(Stats {
             host_rate: ideal.host_rate,
+            longest_arrival: ideal.host_rate.serialize(mtu),
             whole_from: measure_from.saturating_add(ideal.host_rate.serialize(mtu)),
             measure_from,
             groups: vec![GroupStats::default(); groups],

@@ -36,25 +36,17 @@ pub(crate) struct Port {
     pub(super) queue_next: u8,
 }
 
-impl Port {
-    /// Output-buffer bytes whose tail has left by `now` but that are not settled yet, and
-    /// their queue.
-    #[inline]
-    pub(super) fn leaving(&self, now: u64) -> (u64, usize) {
-        if self.link_free_at <= now {
-            (self.releasing_bytes as u64, self.releasing_queue as usize)
-        } else {
-            (0, 0)
-        }
-    }
-}
-
 impl IoqFabric {
     /// Output-buffer bytes of output `gp` whose tail has left by `now` but that are not
     /// settled yet, and their queue (`settle` releases them).
     #[inline]
     pub(super) fn leaving(&self, gp: usize, now: u64) -> (u64, usize) {
-        self.ports[gp].leaving(now)
+        let (bytes, queue) = (self.ports[gp].releasing_bytes, self.ports[gp].releasing_queue);
+        if self.ports[gp].link_free_at <= now {
+            (bytes as u64, queue as usize)
+        } else {
+            (0, 0)
+        }
     }
 
     /// Global id of `port` of `switch`.
