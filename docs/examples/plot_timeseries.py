@@ -24,6 +24,7 @@ def main() -> None:
         REPO / "scenarios" / "endpoint-congestion" / "recovery-fat-tree.toml",
         set={
             "topology.levels": 2,  # 128 hosts instead of 1024
+            "traffic.groups.0.count": 13,  # about 10% of them, like the paper's 105 of 1024
             "simulation.duration": "60000cycles",
             "simulation.window": "250cycles",
             "traffic.phases.1.cap": 0.07,

@@ -240,6 +240,10 @@ pub enum SwitchConfig {
         /// Internal crossbar speedup over the output link rate.
         #[serde(default = "default_speedup")]
         speedup: f64,
+        /// What one crossbar transfer occupies: a whole input and output port, or only the
+        /// input VC and the output VC it connects.
+        #[serde(default, skip_serializing_if = "Crossbar::is_per_port")]
+        crossbar: Crossbar,
         /// Traversal latency (routing, allocation, crossbar).
         #[serde(default = "default_switch_latency")]
         latency: Time,
@@ -267,6 +271,27 @@ pub enum SwitchConfig {
         #[serde(default = "default_switch_latency")]
         latency: Time,
     },
+}
+
+/// The crossbar's unit of allocation.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Crossbar {
+    /// A transfer occupies its input port and its output port: each port takes part in
+    /// one transfer at a time.
+    #[default]
+    PerPort,
+    /// A transfer occupies only its input VC and its output VC, as in an IOQ router
+    /// whose allocator matches input VCs to output VCs (CAMINOS's, the simulator of
+    /// Postigo et al.): an output port may take in a packet on each of its VCs at once,
+    /// and an input port send one from each of its VCs.
+    PerVc,
+}
+
+impl Crossbar {
+    fn is_per_port(&self) -> bool {
+        *self == Crossbar::PerPort
+    }
 }
 
 fn default_vcs() -> u32 {
@@ -298,6 +323,7 @@ impl Default for SwitchConfig {
             input_buffer: default_buffer(),
             output_buffer: default_buffer(),
             speedup: default_speedup(),
+            crossbar: Crossbar::PerPort,
             latency: default_switch_latency(),
         }
     }
@@ -530,7 +556,34 @@ pub enum RoutingConfig {
         /// What a route's weight is measured on.
         #[serde(default)]
         information: UgalInformation,
+        /// Draw a new intermediate each time a waiting packet's routes are reconsidered
+        /// at its first switch, rather than once per packet (an extension of the paper's
+        /// UGAL; off by default).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        redraw: bool,
+        /// The VCs a packet on a minimal route takes: its hop class, or (`any`, megafly
+        /// only) whichever VC has room at its first switch, kept to the destination.
+        #[serde(default, skip_serializing_if = "MinimalVcs::is_class")]
+        minimal_vcs: MinimalVcs,
     },
+}
+
+/// The VCs a packet on a minimal route may take.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MinimalVcs {
+    /// Its hop class (the VC deadlock avoidance assigns).
+    #[default]
+    Class,
+    /// Any VC, whichever has room at the first switch, kept to the destination: on a
+    /// megafly, whose minimal routes (up, global, down) cannot close a cycle on one VC.
+    Any,
+}
+
+impl MinimalVcs {
+    fn is_class(&self) -> bool {
+        *self == MinimalVcs::Class
+    }
 }
 
 /// What UGAL weighs a route by (Kim et al., ISCA 2008).
@@ -670,6 +723,11 @@ pub enum PatternConfig {
         among: String,
         #[serde(default)]
         assign: HotspotAssign,
+        /// Splits the group, in host order, into `hotspots` contiguous regions of sizes
+        /// differing by at most one, each with a random member as its hotspot; the other
+        /// members send to their own region's (`among = "group"` only).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        regions: bool,
     },
     /// Every sender sends to one destination host.
     Incast { destination: u32 },

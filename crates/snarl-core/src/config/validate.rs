@@ -419,8 +419,21 @@ impl Config {
                 p.add(format!("{at}.among"), format!("unknown host set `{among}`{hint} (all, group, or a group name)"));
             }
         }
-        if let PatternConfig::Hotspot { hotspots, .. } = pattern {
+        if let PatternConfig::Hotspot { hotspots, among, assign, regions } = pattern {
             p.positive(&format!("{at}.hotspots"), *hotspots as u64);
+            // Regions split the senders' own group: their hotspot is fixed by where they are.
+            if *regions && among != "group" {
+                p.add(
+                    format!("{at}.regions"),
+                    format!("splits the sender's own group: needs among = \"group\", found `{among}`"),
+                );
+            }
+            if *regions && *assign == HotspotAssign::Random {
+                p.add(
+                    format!("{at}.assign"),
+                    "each region sends to its own hotspot: `random` does not apply with regions = true",
+                );
+            }
         }
     }
 }

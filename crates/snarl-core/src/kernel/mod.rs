@@ -16,7 +16,7 @@ pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 
 use crate::cc::{AnyCongestionControl, AnyMarking};
 use crate::config::{
-    pfc_headroom, Config, CongestionControlConfig, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
+    pfc_headroom, Config, CongestionControlConfig, Crossbar, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
     ValidConfig,
 };
 use crate::error::{Deadlock, Error, Result};
@@ -585,13 +585,14 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
     let mtu = config.nic.mtu.0;
     let measure_from = config.simulation.warmup.0;
     match &config.switch {
-        SwitchConfig::Ioq { input_buffer, output_buffer, speedup, latency, .. } => IoqParams {
+        SwitchConfig::Ioq { input_buffer, output_buffer, speedup, crossbar, latency, .. } => IoqParams {
             vcs,
             extra_queues: 0,
             input_capacity: input_buffer.0,
             output_capacity: output_buffer.0,
             shared_pool: 0,
             speedup: *speedup,
+            per_vc_crossbar: *crossbar == Crossbar::PerVc,
             latency: latency.0,
             control: LinkControl::Credit,
             measure_from,
@@ -611,6 +612,7 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
                 output_capacity: egress_cap.0,
                 shared_pool: shared_pool.0,
                 speedup: *speedup,
+                per_vc_crossbar: false,
                 latency: latency.0,
                 control,
                 measure_from,

@@ -2,7 +2,7 @@
 //! switch so that consecutive stages do not make correlated choices.
 
 use super::hash::{mix64, qp_number};
-use super::{PortView, Route, RouteQuery, Routing};
+use super::{Candidates, PortView, Route, RouteQuery, Routing};
 use crate::config::EcmpHash;
 use crate::packet::NIL;
 use crate::topology::{AnyTopology, UpDown};
@@ -14,16 +14,23 @@ pub struct Ecmp {
 
 impl Routing for Ecmp {
     #[inline]
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, _view: &impl PortView, _rng: &mut Pcg64Mcg) -> Route {
+    fn route(
+        &self,
+        topo: &AnyTopology,
+        q: &RouteQuery,
+        _view: &impl PortView,
+        _rng: &mut Pcg64Mcg,
+        out: &mut Candidates,
+    ) {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
         if hops.count <= 1 {
-            return Route { port: hops.first, vc: q.vc, via: NIL };
+            return out.only(Route { port: hops.first, vc: q.vc, via: NIL });
         }
         let key = match self.hash {
             EcmpHash::FiveTuple => q.flow_hash(),
             EcmpHash::Qp => qp_number(q.src, q.dst, q.qp) as u64,
         };
         let salted = mix64(key ^ ((q.switch as u64) << 32));
-        Route { port: hops.first + (salted % hops.count as u64) as u16, vc: q.vc, via: NIL }
+        out.only(Route { port: hops.first + (salted % hops.count as u64) as u16, vc: q.vc, via: NIL });
     }
 }

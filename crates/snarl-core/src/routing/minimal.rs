@@ -6,12 +6,13 @@
 //! (Dragonfly: 2 VCs for minimal routes, 4 through an intermediate, as in the
 //! endpoint-congestion study).
 
-use super::{PortView, Route, RouteQuery, Routing};
+use super::{Candidates, PortView, Route, RouteQuery, Routing};
 use crate::config::MinimalSelect;
 use crate::packet::NIL;
 use crate::topology::{AnyTopology, Minimal, MAX_MINIMAL};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
+use std::ops::Range;
 
 pub struct MinimalRouting {
     pub select: MinimalSelect,
@@ -21,13 +22,26 @@ pub struct MinimalRouting {
 
 impl Routing for MinimalRouting {
     #[inline]
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(
+        &self,
+        topo: &AnyTopology,
+        q: &RouteQuery,
+        _view: &impl PortView,
+        rng: &mut Pcg64Mcg,
+        out: &mut Candidates,
+    ) {
         let (dst_switch, dst_port) = topo.host_switch(q.dst as usize);
         if dst_switch == q.switch as usize {
-            return eject(q, dst_port);
+            return out.only(eject(q, dst_port));
         }
         let vc = if self.hop_classes { hop_class(topo, q, false) } else { q.vc };
-        Route { port: toward(topo, q.switch as usize, dst_switch, self.select, view, rng), vc, via: NIL }
+        match self.select {
+            MinimalSelect::Random => {
+                out.only(Route { port: toward(topo, q.switch as usize, dst_switch, rng), vc, via: NIL })
+            }
+            // Every minimal port, equally: the allocator takes one with room.
+            MinimalSelect::Adaptive => offer_toward(topo, q.switch as usize, dst_switch, vc..vc + 1, NIL, out, |_| 0),
+        }
     }
 }
 
@@ -48,22 +62,61 @@ pub(super) fn hop_class(topo: &AnyTopology, q: &RouteQuery, at_intermediate: boo
     q.vc + step + u8::from(at_intermediate && topo.class_at_intermediate())
 }
 
-/// A port of `switch` that starts a minimal path to switch `target`.
+/// A port of `switch` that starts a minimal path to switch `target`, at random.
 #[inline]
-pub(super) fn toward(
-    topo: &AnyTopology,
-    switch: usize,
-    target: usize,
-    select: MinimalSelect,
-    view: &impl PortView,
-    rng: &mut Pcg64Mcg,
-) -> u16 {
+pub(super) fn toward(topo: &AnyTopology, switch: usize, target: usize, rng: &mut Pcg64Mcg) -> u16 {
     let mut ports = [0u16; MAX_MINIMAL];
     let n = topo.minimal_ports(switch, target, &mut ports);
     debug_assert!(n > 0, "no minimal port from switch {switch} to {target}");
-    match (n, select) {
-        (0 | 1, _) => ports[0],
-        (_, MinimalSelect::Random) => ports[rng.random_range(0..n)],
-        (_, MinimalSelect::Adaptive) => *ports[..n].iter().min_by_key(|&&p| view.occupancy(p)).expect("n > 1"),
+    if n <= 1 {
+        ports[0]
+    } else {
+        ports[rng.random_range(0..n)]
+    }
+}
+
+/// `offer_toward` with the weight a function of the port and of the distance from
+/// `switch` to `target` (found in the same pass as the ports).
+#[inline]
+pub(super) fn offer_route(
+    topo: &AnyTopology,
+    switch: usize,
+    target: usize,
+    vcs: Range<u8>,
+    via: u32,
+    out: &mut Candidates,
+    weight: impl Fn(u16, u64) -> u64,
+) {
+    let mut ports = [0u16; MAX_MINIMAL];
+    let (hops, n) = topo.minimal_route(switch, target, &mut ports);
+    debug_assert!(n > 0, "no minimal port from switch {switch} to {target}");
+    for &port in &ports[..n] {
+        let w = weight(port, hops as u64);
+        for vc in vcs.clone() {
+            out.offer(Route { port, vc, via }, w);
+        }
+    }
+}
+
+/// Offers every port of `switch` that starts a minimal path to switch `target`, on each
+/// VC of `vcs`, through `via`, weighed by `weight`.
+#[inline]
+pub(super) fn offer_toward(
+    topo: &AnyTopology,
+    switch: usize,
+    target: usize,
+    vcs: Range<u8>,
+    via: u32,
+    out: &mut Candidates,
+    weight: impl Fn(u16) -> u64,
+) {
+    let mut ports = [0u16; MAX_MINIMAL];
+    let n = topo.minimal_ports(switch, target, &mut ports);
+    debug_assert!(n > 0, "no minimal port from switch {switch} to {target}");
+    for &port in &ports[..n] {
+        let w = weight(port);
+        for vc in vcs.clone() {
+            out.offer(Route { port, vc, via }, w);
+        }
     }
 }

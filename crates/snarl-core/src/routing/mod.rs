@@ -1,5 +1,6 @@
-//! Routing: at each switch, pick the output port (and VC) for the packet at the head of
-//! an input queue. Routings see the switch only through a read-only [`PortView`].
+//! Routing: at each switch, offer the output ports (and VCs) the packet at the head of
+//! an input queue may take ([`Candidates`]); the switch's allocator chooses among them.
+//! Routings see the switch only through a read-only [`PortView`].
 //!
 //! A routing may keep state of its own per switch ([`PerSwitch`], sized in
 //! [`AnyRouting::build`] and reached by [`RouteQuery::switch`]; `route` takes `&self`
@@ -7,6 +8,7 @@
 //! current time ([`RouteQuery::now`]) and, on demand, a hash of the packet's flow
 //! ([`RouteQuery::flow_hash`]); routings that use none of these pay nothing for them.
 
+mod candidates;
 mod dmodk;
 mod ecmp;
 pub mod hash;
@@ -18,6 +20,7 @@ mod ugal;
 mod updown;
 mod valiant;
 
+pub use candidates::{Candidate, Candidates, MAX_CANDIDATES};
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
 pub use minimal::MinimalRouting;
@@ -26,9 +29,9 @@ pub use ugal::Ugal;
 pub use updown::UpDownRouting;
 pub use valiant::Valiant;
 
-use crate::config::RoutingConfig;
+use crate::config::{MinimalSelect, MinimalVcs, RoutingConfig, UpSelect};
 use crate::error::{Error, Result};
-use crate::topology::AnyTopology;
+use crate::topology::{AnyTopology, Topology};
 use rand_pcg::Pcg64Mcg;
 
 /// What a routing decision may depend on.
@@ -63,8 +66,8 @@ impl RouteQuery {
     }
 }
 
-/// The decision: output port, output VC, and the intermediate switch the packet still
-/// has to visit (`NIL`: none).
+/// A route: output port, output VC, and the intermediate switch the packet still has to
+/// visit (`NIL`: none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route {
     pub port: u16,
@@ -82,14 +85,19 @@ pub trait PortView {
     /// (UGAL-G) only.
     fn occupancy_at(&self, switch: usize, port: u16) -> u64;
 
+    /// Credits of `port` of this switch in use: bytes sent downstream whose space the
+    /// next switch has not yet freed, summed over VCs (what a switch counts itself).
+    fn credits_in_use(&self, port: u16) -> u64;
+
     /// Whether output queue (`port`, `vc`) of this switch has room for `bytes` now.
     fn has_room(&self, port: u16, vc: u8, bytes: u64) -> bool;
 }
 
 /// A routing: called for the packet at the head of an input queue of switch `q.switch`
-/// (and again for a waiting packet that a source-adaptive routing re-routes).
+/// (and again while it waits, when the outputs it asked for have filled up); offers its
+/// routes in `out`, which comes empty.
 pub trait Routing {
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route;
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg, out: &mut Candidates);
 }
 
 /// The built-in routings, dispatched statically.
@@ -104,23 +112,35 @@ pub enum AnyRouting {
 
 impl Routing for AnyRouting {
     #[inline]
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(
+        &self,
+        topo: &AnyTopology,
+        q: &RouteQuery,
+        view: &impl PortView,
+        rng: &mut Pcg64Mcg,
+        out: &mut Candidates,
+    ) {
         match self {
-            AnyRouting::UpDown(r) => r.route(topo, q, view, rng),
-            AnyRouting::DModK(r) => r.route(topo, q, view, rng),
-            AnyRouting::Ecmp(r) => r.route(topo, q, view, rng),
-            AnyRouting::Minimal(r) => r.route(topo, q, view, rng),
-            AnyRouting::Valiant(r) => r.route(topo, q, view, rng),
-            AnyRouting::Ugal(r) => r.route(topo, q, view, rng),
+            AnyRouting::UpDown(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::DModK(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Ecmp(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Minimal(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Valiant(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Ugal(r) => r.route(topo, q, view, rng, out),
         }
     }
 }
 
 impl AnyRouting {
-    /// Whether the routing chooses among routes at the packet's first switch only, with
-    /// that switch's view (UGAL): a packet waiting there may be routed again.
-    pub fn adapts_at_source(&self) -> bool {
-        matches!(self, AnyRouting::Ugal(_))
+    /// Whether the routing may offer several routes, among which the allocator chooses
+    /// (and which it asks for again when the ones a waiting packet asked for fill up).
+    pub fn offers_choices(&self) -> bool {
+        match self {
+            AnyRouting::UpDown(r) => r.select == UpSelect::Adaptive,
+            AnyRouting::Minimal(r) => r.select == MinimalSelect::Adaptive,
+            AnyRouting::Ugal(_) => true,
+            AnyRouting::DModK(_) | AnyRouting::Ecmp(_) | AnyRouting::Valiant(_) => false,
+        }
     }
 
     /// Builds the routing for `topo`; refuses combinations that cannot work: tree
@@ -147,6 +167,27 @@ impl AnyRouting {
             RoutingConfig::Valiant {} | RoutingConfig::Ugal { .. } => topo.classes(true),
             _ => 0,
         };
+        let widest = (0..topo.num_switches()).map(|s| topo.num_ports(s)).max().unwrap_or(0);
+        if matches!(config, RoutingConfig::Updown { select: UpSelect::Adaptive }) && widest > MAX_CANDIDATES {
+            return Err(Error::config(
+                "routing.select",
+                format!(
+                    "an adaptive choice offers the allocator at most {MAX_CANDIDATES} ports; {} has switches of {widest}: use random or deterministic",
+                    topo.describe()
+                ),
+            ));
+        }
+        if matches!(config, RoutingConfig::Ugal { minimal_vcs: MinimalVcs::Any, .. })
+            && !topo.minimal_routes_take_any_vc()
+        {
+            return Err(Error::config(
+                "routing.minimal_vcs",
+                format!(
+                    "\"any\" is deadlock-free only where minimal routes cannot close a cycle on one VC (a megafly's up, global, down); {} needs \"class\"",
+                    topo.describe()
+                ),
+            ));
+        }
         if classes > vcs {
             return Err(Error::config(
                 "switch.vcs",
@@ -161,9 +202,12 @@ impl AnyRouting {
                 AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
             }
             RoutingConfig::Valiant {} => AnyRouting::Valiant(Valiant),
-            RoutingConfig::Ugal { threshold, information } => {
-                AnyRouting::Ugal(Ugal { threshold: threshold.map_or(2 * mtu, |t| t.0), information: *information })
-            }
+            RoutingConfig::Ugal { threshold, information, redraw, minimal_vcs } => AnyRouting::Ugal(Ugal {
+                threshold: threshold.map_or(2 * mtu, |t| t.0),
+                information: *information,
+                redraw: *redraw,
+                minimal_vcs: if *minimal_vcs == MinimalVcs::Any { vcs.min(8) as u8 } else { 0 },
+            }),
         })
     }
 }
@@ -174,7 +218,7 @@ mod tests {
     use crate::config::{EcmpHash, LinksConfig, MinimalSelect, TopologyConfig, UgalInformation, UpSelect};
     use crate::packet::NIL;
     use crate::topology::{self, Endpoint, Minimal, Topology};
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
 
     /// Pseudo-random occupancies, so adaptive choices vary between hops.
     struct Scrambled(u64);
@@ -184,6 +228,9 @@ mod tests {
         }
         fn occupancy_at(&self, switch: usize, port: u16) -> u64 {
             hash::mix64(self.0 ^ ((switch as u64) << 16) ^ port as u64) % 10_000
+        }
+        fn credits_in_use(&self, port: u16) -> u64 {
+            self.occupancy(port) / 2
         }
         fn has_room(&self, port: u16, vc: u8, _bytes: u64) -> bool {
             hash::mix64(self.0 ^ ((vc as u64) << 16) ^ port as u64) & 1 == 0
@@ -270,18 +317,26 @@ mod tests {
             let (mut switch, mut vc, mut hops, mut via, mut in_port) = (switch, 0u8, 0u16, NIL, first_port);
             loop {
                 let q = RouteQuery { switch, src, dst, qp: 0, vc, hops, in_port, via, size: 64, now: 0 };
-                let route = r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng);
-                assert!(
-                    (route.vc as usize) < vcs,
-                    "{routing:?} on {}: vc {} >= {vcs} ({src} -> {dst} at switch {switch}, via {via})",
-                    topo.describe(),
-                    route.vc
-                );
-                assert!(route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
-                let channel = (switch as usize, route.port, route.vc);
-                if let Some(previous) = held.replace(channel) {
-                    dependencies.add(previous, channel);
+                let mut offer = Candidates::new();
+                r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng, &mut offer);
+                assert!(!offer.is_empty(), "{routing:?}: no route offered ({src} -> {dst} at switch {switch})");
+                // The packet holds its channel while it asks for any route on offer.
+                for candidate in offer.as_slice() {
+                    let route = candidate.route;
+                    assert!(
+                        (route.vc as usize) < vcs,
+                        "{routing:?} on {}: vc {} >= {vcs} ({src} -> {dst} at switch {switch}, via {via})",
+                        topo.describe(),
+                        route.vc
+                    );
+                    assert!(route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
+                    if let Some(previous) = held {
+                        dependencies.add(previous, (switch as usize, route.port, route.vc));
+                    }
                 }
+                // The allocator takes one of them.
+                let route = offer.as_slice()[rng.random_range(0..offer.len())].route;
+                held = Some((switch as usize, route.port, route.vc));
                 let next = topo.peer(switch as usize, route.port as usize);
                 if hop_class && !matches!(next, Endpoint::Host(_)) && !topo.class_at_intermediate() {
                     assert_eq!(route.vc as u16, hops, "one class per hop on flat fabrics");
@@ -331,8 +386,18 @@ mod tests {
                 RoutingConfig::Minimal { select: MinimalSelect::Random, deadlock_avoidance: true },
                 RoutingConfig::Minimal { select: MinimalSelect::Adaptive, deadlock_avoidance: true },
                 RoutingConfig::Valiant {},
-                RoutingConfig::Ugal { threshold: Some(crate::units::Bytes(0)), information: UgalInformation::Local },
-                RoutingConfig::Ugal { threshold: None, information: UgalInformation::Global },
+                RoutingConfig::Ugal {
+                    threshold: Some(crate::units::Bytes(0)),
+                    information: UgalInformation::Local,
+                    redraw: false,
+                    minimal_vcs: MinimalVcs::Class,
+                },
+                RoutingConfig::Ugal {
+                    threshold: None,
+                    information: UgalInformation::Global,
+                    redraw: false,
+                    minimal_vcs: MinimalVcs::Class,
+                },
             ] {
                 walk_all_pairs(&fabric, &routing, vcs);
             }

@@ -2,8 +2,7 @@
 //! destination. Load-balances any traffic at the price of twice the hops.
 
 use super::minimal::{eject, hop_class, toward};
-use super::{PortView, Route, RouteQuery, Routing};
-use crate::config::MinimalSelect;
+use super::{Candidates, PortView, Route, RouteQuery, Routing};
 use crate::packet::NIL;
 use crate::topology::{AnyTopology, Minimal, Topology};
 use rand::Rng;
@@ -13,9 +12,16 @@ pub struct Valiant;
 
 impl Routing for Valiant {
     #[inline]
-    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg) -> Route {
+    fn route(
+        &self,
+        topo: &AnyTopology,
+        q: &RouteQuery,
+        _view: &impl PortView,
+        rng: &mut Pcg64Mcg,
+        out: &mut Candidates,
+    ) {
         let via = if q.hops == 0 { random_intermediate(topo, q, rng) } else { q.via };
-        two_phase(topo, q, via, view, rng)
+        out.only(two_phase(topo, q, via, rng));
     }
 }
 
@@ -47,24 +53,18 @@ pub(super) fn random_intermediate(topo: &AnyTopology, q: &RouteQuery, rng: &mut 
 
 /// Routes toward `via` until it is reached, then toward the destination.
 #[inline]
-pub(super) fn two_phase(
-    topo: &AnyTopology,
-    q: &RouteQuery,
-    via: u32,
-    view: &impl PortView,
-    rng: &mut Pcg64Mcg,
-) -> Route {
+pub(super) fn two_phase(topo: &AnyTopology, q: &RouteQuery, via: u32, rng: &mut Pcg64Mcg) -> Route {
     let here = q.switch as usize;
     let reached = via == q.switch;
     let via = if reached { NIL } else { via };
     let port = if via != NIL {
-        toward(topo, here, via as usize, MinimalSelect::Random, view, rng)
+        toward(topo, here, via as usize, rng)
     } else {
         let (dst_switch, dst_port) = topo.host_switch(q.dst as usize);
         if dst_switch == here {
             return eject(q, dst_port);
         }
-        toward(topo, here, dst_switch, MinimalSelect::Random, view, rng)
+        toward(topo, here, dst_switch, rng)
     };
     Route { port, vc: hop_class(topo, q, reached), via }
 }

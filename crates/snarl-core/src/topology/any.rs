@@ -117,6 +117,13 @@ impl AnyTopology {
 
     /// Whether reaching an intermediate switch starts a new VC class.
     #[inline]
+    /// Whether a minimal route may take any VC (from its class up) without risk of
+    /// deadlock: on a megafly, whose minimal routes go up, across one global link and
+    /// down, channels no cycle of one VC can close.
+    pub fn minimal_routes_take_any_vc(&self) -> bool {
+        matches!(self, AnyTopology::Megafly(_))
+    }
+
     pub fn class_at_intermediate(&self) -> bool {
         matches!(self, AnyTopology::Dragonfly(_) | AnyTopology::Megafly(_))
     }

@@ -415,7 +415,21 @@ impl Builder<'_> {
             PatternConfig::Shift { offset, among: a } => {
                 Pattern::Table { dest: pattern::shift_table(self.hosts, senders, &among(a), *offset)? }
             }
-            PatternConfig::Hotspot { hotspots, among: a, assign } => {
+            PatternConfig::Hotspot { hotspots, regions: true, .. } => {
+                let regions = *hotspots as usize;
+                if regions > senders.len() {
+                    return Err(Error::config(
+                        format!("{path}.hotspots"),
+                        format!(
+                            "more regions than the {} host(s) of group `{}`: each region needs one",
+                            senders.len(),
+                            groups[g].name
+                        ),
+                    ));
+                }
+                Pattern::Table { dest: pattern::region_table(self.hosts, senders, regions, self.rng)? }
+            }
+            PatternConfig::Hotspot { hotspots, among: a, assign, regions: false } => {
                 let spots = pattern::choose_hotspots(&among(a), *hotspots as usize, self.rng);
                 match assign {
                     crate::config::HotspotAssign::Partition => {

@@ -142,6 +142,24 @@ pub fn partition_table(hosts: usize, senders: &[u32], hotspots: &[u32]) -> Resul
     Ok(dest)
 }
 
+/// `group` (in host order) split into `regions` contiguous regions whose sizes differ by
+/// at most one, each with a random member as its hotspot; every member sends to its own
+/// region's hotspot (the hotspot itself, its only destination, does not send). Needs
+/// 1 <= `regions` <= the group's size.
+pub fn region_table(hosts: usize, group: &[u32], regions: usize, rng: &mut Pcg64Mcg) -> Result<Vec<u32>> {
+    debug_assert!((1..=group.len()).contains(&regions));
+    let mut dest = destination_table(hosts)?;
+    let n = group.len();
+    for r in 0..regions {
+        let region = &group[r * n / regions..(r + 1) * n / regions];
+        let hotspot = region[rng.random_range(0..region.len())];
+        for &s in region {
+            dest[s as usize] = hotspot;
+        }
+    }
+    Ok(dest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +210,55 @@ mod tests {
         let shift = Pattern::Table { dest: shift_table(8, &[0, 1, 2, 3], &[0, 1, 2, 3], 4).unwrap() };
         assert!((0..4).all(|s| !shift.has_destination(s)));
         assert!(!Pattern::Fixed(3).has_destination(3));
+    }
+
+    /// The hotspot each member of `group` sends to (`None`: it does not send).
+    fn targets(table: &[u32], group: &[u32]) -> Vec<Option<u32>> {
+        let p = Pattern::Table { dest: table.to_vec() };
+        group.iter().map(|&s| p.has_destination(s).then(|| table[s as usize])).collect()
+    }
+
+    #[test]
+    fn regions_are_contiguous_even_and_send_inside() {
+        // 105 interleaved hosts (every tenth) in 7 regions of 15: 14 senders each.
+        let group: Vec<u32> = (0..105).map(|i| i * 10).collect();
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let table = region_table(1050, &group, 7, &mut rng).unwrap();
+        let targets = targets(&table, &group);
+        for (r, region) in group.chunks(15).enumerate() {
+            let mine = &targets[r * 15..(r + 1) * 15];
+            let hotspot = table[region[0] as usize];
+            assert!(region.contains(&hotspot), "region {r} sends outside itself, to {hotspot}");
+            assert_eq!(mine.iter().filter(|t| **t == Some(hotspot)).count(), 14, "region {r}");
+            assert_eq!(mine.iter().filter(|t| t.is_none()).count(), 1, "region {r}: only the hotspot is silent");
+        }
+    }
+
+    #[test]
+    fn uneven_regions_differ_by_at_most_one() {
+        // 130 hosts in 7 regions: four of 19 and three of 18.
+        let group: Vec<u32> = (0..130).collect();
+        let mut rng = Pcg64Mcg::seed_from_u64(5);
+        let table = region_table(group.len(), &group, 7, &mut rng).unwrap();
+        let mut sizes = std::collections::BTreeMap::<u32, usize>::new();
+        for &s in &group {
+            *sizes.entry(table[s as usize]).or_default() += 1;
+        }
+        assert_eq!(sizes.len(), 7);
+        let (least, most) = (*sizes.values().min().unwrap(), *sizes.values().max().unwrap());
+        assert!(most - least <= 1 && sizes.values().sum::<usize>() == group.len(), "{sizes:?}");
+        // Contiguous: host order never comes back to a region it left.
+        let order: Vec<u32> = group.iter().map(|&s| table[s as usize]).collect();
+        let changes = order.windows(2).filter(|w| w[0] != w[1]).count();
+        assert_eq!(changes, 6);
+    }
+
+    #[test]
+    fn region_hotspots_follow_the_seed() {
+        let group: Vec<u32> = (0..133).map(|i| i * 10 + 3).collect();
+        let draw = |seed| region_table(1332, &group, 7, &mut Pcg64Mcg::seed_from_u64(seed)).unwrap();
+        assert_eq!(draw(2), draw(2));
+        assert!((3..8).any(|seed| draw(seed) != draw(2)), "the hotspots ignore the seed");
     }
 
     #[test]

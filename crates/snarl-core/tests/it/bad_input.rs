@@ -75,6 +75,44 @@ fn group_larger_than_fabric() {
     assert!(matches!(e, Error::Config { ref path, .. } if path == "traffic.groups.0"), "{e}");
 }
 
+/// Hotspot regions split the senders' own group, one host at least per region: more
+/// regions than hosts (known only once the groups are placed), another host set, or a
+/// random choice among the hotspots are refused at their key.
+#[test]
+fn hotspot_regions_that_cannot_be_formed_are_refused() {
+    let group = |pattern: &str| {
+        format!("{SINGLE_SWITCH}\n[[traffic.groups]]\nname = \"hs\"\ncount = 5\npattern = {{ {pattern} }}\n")
+    };
+    let too_many = group("type = \"hotspot\", hotspots = 6, among = \"group\", regions = true");
+    let config = load_config(&too_many, &[], None).unwrap();
+    match snarl_core::run(&config) {
+        Err(Error::Config { path, message }) => {
+            assert_eq!(path, "traffic.groups.0.pattern.hotspots");
+            assert!(message.contains("5 host(s) of group `hs`"), "{message}");
+        }
+        other => panic!("expected a config error, got {:?}", other.map(|r| r.summary.accepted_load)),
+    }
+    let refused = [
+        ("type = \"hotspot\", hotspots = 2, among = \"all\", regions = true", "traffic.groups.0.pattern.regions"),
+        (
+            "type = \"hotspot\", hotspots = 2, among = \"group\", assign = \"random\", regions = true",
+            "traffic.groups.0.pattern.assign",
+        ),
+    ];
+    for (pattern, want) in refused {
+        match load_config(&group(pattern), &[], None) {
+            Err(Error::Config { path, .. }) => assert_eq!(path, want, "{pattern}"),
+            other => panic!("{pattern}: expected a config error, got {other:?}"),
+        }
+    }
+    // As many regions as hosts would leave nobody to send: the group is refused as silent.
+    let one_each = group("type = \"hotspot\", hotspots = 5, among = \"group\", regions = true");
+    let e = snarl_core::run(&load_config(&one_each, &[], None).unwrap()).unwrap_err();
+    assert!(matches!(e, Error::Config { ref path, .. } if path == "traffic.groups.0.pattern"), "{e}");
+    let fine = group("type = \"hotspot\", hotspots = 2, among = \"group\", regions = true");
+    assert!(snarl_core::run(&load_config(&fine, &[], None).unwrap()).is_ok());
+}
+
 /// A load so small that 1 - p rounds to 1 made the Bernoulli sampler loop forever: any
 /// load in (0, 1] finishes, whether a group's or a phase's, and such a group generates
 /// nothing within the run.

@@ -99,6 +99,7 @@ fn a_key_documented_only_elsewhere_is_not_documented() {
     assert!(documented("simulation.watchdog", &sections));
     assert!(documented("traffic.groups.pattern", &sections));
     assert!(documented("traffic.groups.pattern.hotspots", &sections));
+    assert!(documented("traffic.phases.pattern.regions", &sections));
     // `watchdog` is documented, but under [simulation], not [nic].
     assert!(!documented("nic.watchdog", &sections));
     assert!(!documented("simulation.radix", &sections));

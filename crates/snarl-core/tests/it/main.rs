@@ -14,6 +14,7 @@ mod lossless_ethernet;
 mod mechanisms;
 mod memory;
 mod pfc;
+mod recovery;
 mod scenarios;
 mod watchdog;
 

@@ -1,15 +1,37 @@
-//! Crossbar allocation: routing the head of an input queue, posting its request to the
-//! output, round-robin arbitration, the grant, and re-routing waiting packets.
+//! Crossbar allocation: routing the head of an input queue, posting its requests to the
+//! outputs on offer, round-robin arbitration, the grant, and asking the routing again for
+//! requests whose outputs have filled up.
+//!
+//! The routing offers candidate routes with weights ([`Candidates`]). The request goes to
+//! the lightest routes, those of them whose output queue has room for the packet if any
+//! has (a lighter route without room is waited for), all of them at once when several
+//! weigh the same, and on any of their VCs: the first of those outputs to arbitrate in
+//! the packet's favour takes it, on a VC with room, as an IOQ router's allocator matches a
+//! head packet to any free output VC it asked for, and the request is withdrawn from the
+//! others. When an output finds that a request posted to it no longer fits, the routing is
+//! asked again (with the current occupancies) and the request moves if its preferred
+//! route now has room, as a router re-evaluates a waiting head packet's candidates.
 
+use super::queues::{CHOICES, DETOUR, SEVERAL};
 use super::IoqFabric;
 use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
-use crate::routing::{PortView, Route, RouteQuery, Routing};
+use crate::routing::{Candidate, Candidates, PortView, RouteQuery, Routing, MAX_CANDIDATES};
 use crate::switch::arbiter::{Arbiter, RoundRobin};
+use arrayvec::ArrayVec;
+use rand::Rng;
 
-/// Most waiting packets one output re-routes at a time.
-const MAX_REROUTES: usize = 16;
+/// Most waiting requests one output sends back to their routing at a time.
+const MAX_RECONSIDERED: usize = 16;
+
+/// The outputs a head packet's request went to.
+pub(super) enum Posted {
+    /// One output (global port id).
+    One(u32),
+    /// Several, listed in the input queue's posted-ports mask.
+    Several,
+}
 
 /// The read-only view a routing gets of one switch.
 struct SwitchView<'a> {
@@ -29,6 +51,11 @@ impl PortView for SwitchView<'_> {
     }
 
     #[inline]
+    fn credits_in_use(&self, port: u16) -> u64 {
+        self.fabric.sender.held_downstream(self.base + port as usize, self.now)
+    }
+
+    #[inline]
     fn has_room(&self, port: u16, vc: u8, bytes: u64) -> bool {
         self.fabric.has_room(self.base + port as usize, self.fabric.egress_queue(vc), bytes, self.now)
     }
@@ -37,14 +64,16 @@ impl PortView for SwitchView<'_> {
 impl IoqFabric {
     /// Routes the packet at the head of input (gp, queue) and posts its request.
     #[inline]
-    pub(super) fn route_head(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> u32 {
-        let route = self.decide(ctx, gp, queue);
-        self.post(ctx, gp, queue, route)
+    pub(super) fn route_head(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> Posted {
+        let mut offer = Candidates::new();
+        self.decide(ctx, gp, queue, &mut offer);
+        self.post(ctx, gp, queue, &offer)
     }
 
-    /// The routing's choice for the packet at the head of input (gp, queue).
+    /// The routes the routing offers for the packet at the head of input (gp, queue), in
+    /// `offer` (which comes empty: it is large, so it is filled in place, not returned).
     #[inline]
-    pub(super) fn decide(&self, ctx: &mut Ctx, gp: u32, queue: usize) -> Route {
+    pub(super) fn decide(&self, ctx: &mut Ctx, gp: u32, queue: usize, offer: &mut Candidates) {
         let id = self.input[gp as usize * self.queues + queue].fifo.head;
         let switch = self.ports[gp as usize].owner;
         let base = self.port_base[switch as usize];
@@ -62,104 +91,269 @@ impl IoqFabric {
             now: ctx.now,
         };
         let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
-        self.routing.route(&self.topo, &query, &view, ctx.routing_rng)
+        self.routing.route(&self.topo, &query, &view, ctx.routing_rng, offer);
     }
 
-    /// Records `route` on the head packet of input (gp, queue) and posts its request to
-    /// the chosen output queue, whose port it returns.
+    /// Posts the request of the head packet of input (gp, queue) to the outputs of the
+    /// routes it prefers among `offer`, and records the choice on the packet and the queue.
     #[inline]
-    pub(super) fn post(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, route: Route) -> u32 {
-        let id = self.input[gp as usize * self.queues + queue].fifo.head;
+    pub(super) fn post(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, offer: &Candidates) -> Posted {
+        let routes = offer.as_slice();
+        if routes.len() > 1 {
+            return self.post_several(ctx, gp, queue, offer);
+        }
+        let route = offer.first();
+        let q = gp as usize * self.queues + queue;
+        let id = self.input[q].fifo.head;
         let base = self.port_base[self.ports[gp as usize].owner as usize];
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
         p.via = route.via;
-        let q = gp as usize * self.queues + queue;
-        self.input[q].request_size = p.size;
-        self.input[q].request_queue = self.egress_queue(route.vc) as u8;
-        let out = base + route.port as u32;
+        let request_queue = self.egress_queue(route.vc) as u8;
+        let input = &mut self.input[q];
+        input.request_size = p.size;
+        input.request_queue = request_queue;
+        input.other_queues = 0;
+        input.request = if route.via != NIL { DETOUR } else { 0 };
         let bit = (gp - base) as usize * self.queues + queue;
+        Posted::One(self.request(base + route.port as u32, bit))
+    }
+
+    /// `post` of a choice among several routes.
+    #[inline(never)]
+    fn post_several(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, offer: &Candidates) -> Posted {
+        let q = gp as usize * self.queues + queue;
+        let id = self.input[q].fifo.head;
+        let base = self.port_base[self.ports[gp as usize].owner as usize];
+        let bit = (gp - base) as usize * self.queues + queue;
+        let routes = offer.as_slice();
+        let size = ctx.packets[id].size;
+        let (k, roomy) = self.preferred(base, routes, size, ctx.now);
+        let chosen = routes[k];
+        let p = &mut ctx.packets[id];
+        p.out_port = chosen.route.port;
+        p.out_vc = chosen.route.vc;
+        // Kept while the packet waits, so that asking again offers the same detour.
+        p.via = offer.intermediate;
+        let request_queue = self.egress_queue(chosen.route.vc) as u8;
+        let input = &mut self.input[q];
+        input.request_size = size;
+        input.request_queue = request_queue;
+        input.request = CHOICES | if chosen.route.via != NIL { DETOUR } else { 0 };
+        // Every route as light as the chosen one and through its intermediate, and like it
+        // with room for the packet or like it without; on any of their VCs.
+        let (stride, chosen_room) = (self.posted_words, (roomy >> k) & 1);
+        let (mut posted, mut vcs) = (0, 0u8);
+        for (k, c) in routes.iter().enumerate() {
+            let alike = c.weight == chosen.weight && c.route.via == chosen.route.via;
+            if alike && (roomy >> k) & 1 == chosen_room {
+                vcs |= 1u8.checked_shl(self.egress_queue(c.route.vc) as u32).unwrap_or(0);
+                let (word, mask) = (q * stride + c.route.port as usize / 64, 1 << (c.route.port % 64));
+                if self.posted[word] & mask == 0 {
+                    self.posted[word] |= mask;
+                    self.request(base + c.route.port as u32, bit);
+                    posted += 1;
+                }
+            }
+        }
+        self.input[q].other_queues = vcs & !(1u8.checked_shl(request_queue as u32).unwrap_or(0));
+        if posted == 1 {
+            self.posted[q * stride..q * stride + stride].fill(0);
+            return Posted::One(base + chosen.route.port as u32);
+        }
+        self.input[q].request |= SEVERAL;
+        Posted::Several
+    }
+
+    /// Which of several `routes` (of a switch whose ports start at `base`) to request for
+    /// a packet of `size`: the lightest, and among the lightest one with room for the
+    /// packet if any has; and which have room (bit k: route k). A lighter route without
+    /// room is waited for rather than left for a heavier one: the weight already tells
+    /// how busy a route is, and taking whatever has room would send packets the long way
+    /// whenever the short one is momentarily full, which past saturation feeds on itself
+    /// (UGAL's detours then crowd out the minimal traffic).
+    fn preferred(&self, base: u32, routes: &[Candidate], size: u32, now: u64) -> (usize, u128) {
+        let (mut best, mut best_key, mut roomy) = (0, (u64::MAX, true), 0u128);
+        for (k, c) in routes.iter().enumerate() {
+            let out = (base + c.route.port as u32) as usize;
+            let room = self.has_room(out, self.egress_queue(c.route.vc), size as u64, now);
+            roomy |= (room as u128) << k;
+            if (c.weight, !room) < best_key {
+                (best, best_key) = (k, (c.weight, !room));
+            }
+        }
+        (best, roomy)
+    }
+
+    /// Sets request mask bit `bit` of output `out`; returns `out`.
+    #[inline]
+    fn request(&mut self, out: u32, bit: usize) -> u32 {
         self.requests[self.ports[out as usize].mask_base as usize + bit / 64] |= 1 << (bit % 64);
         self.ports[out as usize].waiting += 1;
         out
     }
 
-    /// Source-adaptive routing, output `out` full: the packets waiting for it at their
-    /// first switch (and whose input is free to send) are routed again, as a router
-    /// re-evaluates the candidates of a waiting head packet; a request moves to an output
-    /// with room for its packet, and that output tries to allocate. Moves go only to
-    /// outputs with room, which grants use up, so this ends.
-    pub(super) fn reroute_waiting(&mut self, ctx: &mut Ctx, out: u32) {
+    /// Clears request mask bit `bit` of output `out`.
+    #[inline]
+    fn withdraw(&mut self, out: usize, bit: usize) {
+        self.requests[self.ports[out].mask_base as usize + bit / 64] &= !(1 << (bit % 64));
+        self.ports[out].waiting -= 1;
+    }
+
+    /// The ports (of its switch) that the request of input queue `q` was posted to, when
+    /// it went to several.
+    fn posted_ports(&self, q: usize) -> ArrayVec<u16, MAX_CANDIDATES> {
+        let stride = self.posted_words;
+        let mut ports = ArrayVec::new();
+        for (w, &word) in self.posted[q * stride..q * stride + stride].iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                ports.push((w * 64 + word.trailing_zeros() as usize) as u16);
+                word &= word - 1;
+            }
+        }
+        ports
+    }
+
+    /// Withdraws the request of input (gp, queue), whose bit is `bit`, from every output
+    /// it was posted to but `except` (`usize::MAX`: from all).
+    fn withdraw_posted(&mut self, gp: u32, queue: usize, bit: usize, except: usize) {
+        let q = gp as usize * self.queues + queue;
+        let base = self.port_base[self.ports[gp as usize].owner as usize] as usize;
+        for port in self.posted_ports(q) {
+            if base + port as usize != except {
+                self.withdraw(base + port as usize, bit);
+            }
+        }
+        let stride = self.posted_words;
+        self.posted[q * stride..q * stride + stride].fill(0);
+        self.input[q].request &= !SEVERAL;
+    }
+
+    /// Lets the outputs a request was just posted to arbitrate now (in `Posted::Several`,
+    /// in an order starting at random, so that no port is favoured), until one grants it.
+    #[inline]
+    pub(super) fn try_posted(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, posted: Posted) {
+        match posted {
+            Posted::One(out) => self.try_allocate(ctx, out),
+            Posted::Several => self.try_several(ctx, gp, queue),
+        }
+    }
+
+    fn try_several(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) {
+        let q = gp as usize * self.queues + queue;
+        let (head, ports) = (self.input[q].fifo.head, self.posted_ports(q));
+        let base = self.port_base[self.ports[gp as usize].owner as usize];
+        let start = ctx.routing_rng.random_range(0..ports.len());
+        for k in 0..ports.len() {
+            self.try_allocate(ctx, base + ports[(start + k) % ports.len()] as u32);
+            if self.input[q].fifo.head != head || !self.input[q].is(SEVERAL) {
+                return; // Granted, or moved by a reconsideration that tried its own outputs.
+            }
+        }
+    }
+
+    /// Schedules allocation retries at `at` for the outputs a request was just posted to
+    /// (its input is busy until then).
+    #[inline]
+    fn retry_posted(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, posted: Posted, at: u64) {
+        match posted {
+            Posted::One(out) => self.retry(ctx, out, at),
+            Posted::Several => {
+                let q = gp as usize * self.queues + queue;
+                let ports = self.posted_ports(q);
+                let base = self.port_base[self.ports[gp as usize].owner as usize];
+                let start = ctx.routing_rng.random_range(0..ports.len());
+                for k in 0..ports.len() {
+                    self.retry(ctx, base + ports[(start + k) % ports.len()] as u32, at);
+                }
+            }
+        }
+    }
+
+    /// Output `out` found requests it has no room for: those that had other routes on
+    /// offer (and whose input is free to send) go back to their routing, and move to the
+    /// outputs of its new choice if any has room (which grants use up, so this ends).
+    pub(super) fn reconsider_waiting(&mut self, ctx: &mut Ctx, out: u32) {
         let o = out as usize;
-        if !self.routing.adapts_at_source() || !self.has_requests(o) {
+        // Not from within another reconsideration: the outputs a move tries may be full
+        // for others, whose turn comes at their next arbitration; this bounds the depth.
+        if !self.has_requests(o) || self.reconsidering {
             return;
         }
+        self.reconsidering = true;
         let base = self.port_base[self.ports[o].owner as usize] as usize;
         let first_word = self.ports[o].mask_base as usize;
-        let mut waiting = [0u16; MAX_REROUTES];
+        let mut waiting = [0u16; MAX_RECONSIDERED];
         let mut n = 0;
         'scan: for w in 0..self.ports[o].mask_words as usize {
             let mut word = self.requests[first_word + w];
             while word != 0 {
                 let bit = w * 64 + word.trailing_zeros() as usize;
                 word &= word - 1;
-                if self.may_reroute(ctx, base, bit) {
+                if self.may_reconsider(ctx, o, base, bit) {
                     waiting[n] = bit as u16;
                     n += 1;
-                    if n == MAX_REROUTES {
+                    if n == MAX_RECONSIDERED {
                         break 'scan;
                     }
                 }
             }
         }
         for &bit in &waiting[..n] {
-            // An earlier move may have let this request be granted meanwhile.
+            // An earlier move may have let this request be granted or moved meanwhile.
             let (bit, word) = (bit as usize, first_word + bit as usize / 64);
-            if self.requests[word] & (1 << (bit % 64)) == 0 || !self.may_reroute(ctx, base, bit) {
+            if self.requests[word] & (1 << (bit % 64)) == 0 || !self.may_reconsider(ctx, o, base, bit) {
                 continue;
             }
-            if let Some(moved_to) = self.reroute(ctx, out, bit) {
-                self.try_allocate(ctx, moved_to);
+            let (input, queue) = ((base + self.bit_input[bit] as usize) as u32, self.bit_queue[bit] as usize);
+            let mut offer = Candidates::new();
+            self.decide(ctx, input, queue, &mut offer);
+            let size = self.input[input as usize * self.queues + queue].request_size;
+            // Moves only to a preferred route with room.
+            let routes = offer.as_slice();
+            let (k, roomy) = self.preferred(base as u32, routes, size, ctx.now);
+            if (roomy >> k) & 1 == 0 {
+                continue;
             }
+            if self.input[input as usize * self.queues + queue].is(SEVERAL) {
+                self.withdraw_posted(input, queue, bit, usize::MAX);
+            } else {
+                self.withdraw(o, bit);
+            }
+            let posted = self.post(ctx, input, queue, &offer);
+            self.try_posted(ctx, input, queue, posted);
         }
+        self.reconsidering = false;
     }
 
-    /// Whether the packet behind request `bit` (of a switch whose ports start at `base`)
-    /// is at its first switch with its input free to send.
+    /// Whether the request `bit` waiting at output `o` (of a switch whose ports start at
+    /// `base`) had other routes on offer, does not fit in `o` now, and comes from an input
+    /// free to send.
     #[inline]
-    pub(super) fn may_reroute(&self, ctx: &Ctx, base: usize, bit: usize) -> bool {
-        let input = base + self.bit_input[bit] as usize;
-        let head = self.input[input * self.queues + self.bit_queue[bit] as usize].fifo.head;
-        self.ports[input].input_busy_until <= ctx.now && ctx.packets[head].hops == 1
-    }
-
-    /// Routes the packet of request `bit` of output `out` again; returns the output its
-    /// request moved to, if the new choice differs and has room for the packet now.
-    pub(super) fn reroute(&mut self, ctx: &mut Ctx, out: u32, bit: usize) -> Option<u32> {
-        let o = out as usize;
-        let base = self.port_base[self.ports[o].owner as usize];
-        let (input, queue) = (base + self.bit_input[bit] as u32, self.bit_queue[bit] as usize);
-        let route = self.decide(ctx, input, queue);
-        let moved_to = base + route.port as u32;
-        let size = ctx.packets[self.input[input as usize * self.queues + queue].fifo.head].size as u64;
-        if moved_to == out || !self.has_room(moved_to as usize, self.egress_queue(route.vc), size, ctx.now) {
-            return None;
+    fn may_reconsider(&self, ctx: &Ctx, o: usize, base: usize, bit: usize) -> bool {
+        let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
+        let request = &self.input[input * self.queues + queue];
+        if !request.is(CHOICES) || self.input_free_at(input, queue) > ctx.now {
+            return false;
         }
-        self.requests[self.ports[o].mask_base as usize + bit / 64] &= !(1 << (bit % 64));
-        self.ports[o].waiting -= 1;
-        Some(self.post(ctx, input, queue, route))
+        let choice = request.other_queues | 1u8.checked_shl(request.request_queue as u32).unwrap_or(0);
+        let fits =
+            |q: usize| self.output[o * self.queues + q].used + request.request_size as u64 <= self.output_capacity;
+        !(0..8).any(|q| choice & (1 << q) != 0 && fits(q))
     }
 
-    /// Grants the crossbar path into output `out` to one eligible request, if any. The
-    /// frequent early outs (no request, crossbar side busy) are inlined at the callers.
+    /// Grants the crossbar path into output `out` to one eligible request, if any (per-VC
+    /// paths: one per free output VC). The frequent early outs (no request, crossbar side
+    /// busy) are inlined at the callers.
     #[inline]
     pub(super) fn try_allocate(&mut self, ctx: &mut Ctx, out: u32) {
         let o = out as usize;
         if !self.has_requests(o) {
             return;
         }
-        if self.ports[o].crossbar_free_at > ctx.now {
+        if !self.per_vc() && self.ports[o].crossbar_free_at > ctx.now {
             self.retry(ctx, out, self.ports[o].crossbar_free_at);
             return;
         }
@@ -169,6 +363,16 @@ impl IoqFabric {
     /// `try_allocate` with requests waiting and the crossbar side free: arbitrate.
     #[inline(never)]
     pub(super) fn allocate(&mut self, ctx: &mut Ctx, out: u32) {
+        if self.per_vc() {
+            self.arbitrate::<true>(ctx, out)
+        } else {
+            self.arbitrate::<false>(ctx, out)
+        }
+    }
+
+    /// `allocate` with per-VC crossbar paths (`PER_VC`) or per-port ones.
+    #[inline(always)]
+    fn arbitrate<const PER_VC: bool>(&mut self, ctx: &mut Ctx, out: u32) {
         let (o, now) = (out as usize, ctx.now);
         self.settle(o, now);
         let switch = self.ports[o].owner as usize;
@@ -177,39 +381,69 @@ impl IoqFabric {
         let n = self.queues;
         let words =
             self.ports[o].mask_base as usize..self.ports[o].mask_base as usize + self.ports[o].mask_words as usize;
-        let mut inputs_free_at = u64::MAX;
-        let mut output_full = false;
-        let picked = RoundRobin.pick(&self.requests[words], bits, self.ports[o].grant_next as usize, |bit| {
-            let input = base + self.bit_input[bit] as usize;
-            if self.ports[input].input_busy_until > now {
-                inputs_free_at = inputs_free_at.min(self.ports[input].input_busy_until);
-                return false;
+        loop {
+            // The earliest time a path that a request waits for frees.
+            let mut paths_free_at = u64::MAX;
+            let mut output_full = false;
+            // The output queue of the request picked.
+            let mut picked_queue = 0;
+            let picked =
+                RoundRobin.pick(&self.requests[words.clone()], bits, self.ports[o].grant_next as usize, |bit| {
+                    let input = base + self.bit_input[bit] as usize;
+                    let queue = self.bit_queue[bit] as usize;
+                    if !PER_VC && self.ports[input].input_busy_until > now {
+                        paths_free_at = paths_free_at.min(self.ports[input].input_busy_until);
+                        return false;
+                    }
+                    let q = input * n + queue;
+                    if self.input[q].other_queues != 0 {
+                        return self.choose_queue::<PER_VC>(
+                            o,
+                            input,
+                            queue,
+                            now,
+                            &mut picked_queue,
+                            &mut paths_free_at,
+                            &mut output_full,
+                        );
+                    }
+                    let out_queue = self.input[q].request_queue as usize;
+                    if PER_VC {
+                        let free_at = self.input_free_at(input, queue).max(self.output_free_at(o, out_queue));
+                        if free_at > now {
+                            paths_free_at = paths_free_at.min(free_at);
+                            return false;
+                        }
+                    }
+                    let fits =
+                        self.output[o * n + out_queue].used + self.input[q].request_size as u64 <= self.output_capacity;
+                    output_full |= !fits;
+                    picked_queue = out_queue;
+                    fits
+                });
+            if let Some(bit) = picked {
+                let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
+                self.grant(ctx, input as u32, queue, out, bit, picked_queue);
+                if PER_VC && self.has_requests(o) {
+                    continue; // Another VC of this output may take in a packet too.
+                }
+                if self.has_requests(o) {
+                    // The others wait for this transfer to end.
+                    self.retry(ctx, out, self.ports[o].crossbar_free_at);
+                }
+                return;
             }
-            let q = input * n + self.bit_queue[bit] as usize;
-            let fits = self.output[o * n + self.input[q].request_queue as usize].used
-                + self.input[q].request_size as u64
-                <= self.output_capacity;
-            output_full |= !fits;
-            fits
-        });
-        if let Some(bit) = picked {
-            let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
-            self.grant(ctx, input as u32, queue, out, bit);
-            if self.has_requests(o) {
-                // The others wait for this transfer to end.
-                self.retry(ctx, out, self.ports[o].crossbar_free_at);
+            if output_full && self.posted_words != 0 {
+                self.reconsider_waiting(ctx, out);
+            }
+            if paths_free_at != u64::MAX {
+                self.retry(ctx, out, paths_free_at);
+            }
+            if output_full && self.ports[o].link_free_at > now {
+                // Space comes back when the packet on the wire has left.
+                self.wake(ctx, out, self.ports[o].link_free_at);
             }
             return;
-        }
-        if output_full {
-            self.reroute_waiting(ctx, out);
-        }
-        if inputs_free_at != u64::MAX {
-            self.retry(ctx, out, inputs_free_at);
-        }
-        if output_full && self.ports[o].link_free_at > now {
-            // Space comes back when the packet on the wire has left.
-            self.wake(ctx, out, self.ports[o].link_free_at);
         }
     }
 
@@ -223,15 +457,77 @@ impl IoqFabric {
         ctx.schedule(at, Event::AllocRetry { output: out });
     }
 
+    /// The arbiter's check of a request that may join any of several output queues of
+    /// output `o` (a choice of VCs): the first, from a turn that moves with every grant,
+    /// whose crossbar path is free (per-VC paths) and that has room for the packet.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn choose_queue<const PER_VC: bool>(
+        &self,
+        o: usize,
+        input: usize,
+        queue: usize,
+        now: u64,
+        picked_queue: &mut usize,
+        paths_free_at: &mut u64,
+        output_full: &mut bool,
+    ) -> bool {
+        let n = self.queues;
+        let request = &self.input[input * n + queue];
+        let choice = request.other_queues | 1u8.checked_shl(request.request_queue as u32).unwrap_or(0);
+        let turn = self.ports[o].grant_next as u32 % 8;
+        let input_free_at = self.input_free_at(input, queue);
+        for k in 0..8 {
+            let out_queue = ((turn + k) % 8) as usize;
+            if choice & (1 << out_queue) == 0 {
+                continue;
+            }
+            if PER_VC {
+                let free_at = input_free_at.max(self.output_free_at(o, out_queue));
+                if free_at > now {
+                    *paths_free_at = (*paths_free_at).min(free_at);
+                    continue;
+                }
+            }
+            if self.output[o * n + out_queue].used + request.request_size as u64 <= self.output_capacity {
+                *picked_queue = out_queue;
+                return true;
+            }
+            *output_full = true;
+        }
+        false
+    }
+
+    /// The packet `id` of input (input, queue), which had a choice of routes, is granted
+    /// output `o` (request bit `bit`): its request leaves the other outputs, and the route
+    /// taken decides its output port and whether it keeps its detour.
+    #[inline(never)]
+    fn take_route(&mut self, ctx: &mut Ctx, input: u32, queue: usize, o: usize, bit: usize, id: u32) {
+        let request = self.input[input as usize * self.queues + queue];
+        if request.is(SEVERAL) {
+            self.withdraw_posted(input, queue, bit, o);
+        }
+        let p = &mut ctx.packets[id];
+        p.out_port = (o - self.port_base[self.ports[o].owner as usize] as usize) as u16;
+        if !request.is(DETOUR) {
+            p.via = NIL;
+        }
+    }
+
     /// Moves the head of input queue (`input`, `queue`) through the crossbar into the
     /// output queue of `out` that it requested (request mask bit `bit`).
-    pub(super) fn grant(&mut self, ctx: &mut Ctx, input: u32, queue: usize, out: u32, bit: usize) {
+    #[inline(always)]
+    pub(super) fn grant(&mut self, ctx: &mut Ctx, input: u32, queue: usize, out: u32, bit: usize, out_queue: usize) {
         let (i, o, n) = (input as usize, out as usize, self.queues);
-        let out_queue = self.input[i * n + queue].request_queue as usize;
         let id = self.input[i * n + queue].fifo.pop(ctx.packets);
-        self.requests[self.ports[o].mask_base as usize + bit / 64] &= !(1 << (bit % 64));
-        self.ports[o].waiting -= 1;
+        self.withdraw(o, bit);
         self.ports[o].grant_next = (bit + 1) as u16;
+        // The queue chosen among several VCs is the packet's VC from here (queue ids of
+        // the VCs are the VCs).
+        let request_vcs_chosen = self.input[i * n + queue].other_queues != 0;
+        if self.input[i * n + queue].is(CHOICES) {
+            self.take_route(ctx, input, queue, o, bit, id);
+        }
 
         let now = ctx.now;
         let p = &mut ctx.packets[id];
@@ -245,9 +541,8 @@ impl IoqFabric {
         // not finish before the tail has crossed the crossbar.
         let serialise = out_link.serializer.time(size);
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
-        p.vc = p.out_vc;
-        self.ports[i].input_busy_until = done;
-        self.ports[o].crossbar_free_at = done;
+        p.vc = if request_vcs_chosen { out_queue as u8 } else { p.out_vc };
+        self.occupy(i, queue, o, out_queue, done);
         // The input buffer frees as the tail leaves it: the receiver's side reacts
         // (credits travel back upstream, or the ingress share is released).
         self.leave_ingress(ctx, input, queue, size, done);
@@ -261,8 +556,8 @@ impl IoqFabric {
         }
         if !self.input[i * n + queue].fifo.is_empty() {
             // The next packet of this queue can go once the input is free again.
-            let wanted = self.route_head(ctx, input, queue);
-            self.retry(ctx, wanted, done);
+            let posted = self.route_head(ctx, input, queue);
+            self.retry_posted(ctx, input, queue, posted, done);
         }
         self.try_transmit(ctx, out);
     }

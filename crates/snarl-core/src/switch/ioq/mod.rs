@@ -6,10 +6,11 @@
 //! queue beside its accounting), so a hop touches few lines and never allocates. A packet's life at a switch:
 //!
 //! 1. `arrive`: its head enters its input queue (its VC's); at the head of the queue it is
-//!    routed and requests its output (one bit in the output's request mask).
-//! 2. `try_allocate`: when the output's crossbar side is free, a round-robin arbiter
+//!    routed and requests the outputs of the routes it prefers among those the routing
+//!    offers (one bit in each output's request mask; see `allocation`).
+//! 2. `try_allocate`: when an output's crossbar side is free, a round-robin arbiter
 //!    grants the first requesting input that is itself free and whose packet fits in the
-//!    output queue's buffer. The transfer takes size / (rate · speedup) but cannot end before
+//!    output queue's buffer; the request is withdrawn from the other outputs. The transfer takes size / (rate · speedup) but cannot end before
 //!    the packet's tail has arrived (cut-through); then the receiver's side of flow
 //!    control reacts to the freed input buffer space (credits travel the link back to
 //!    the upstream sender, or the shared ingress memory is released).
@@ -47,6 +48,7 @@ use crate::routing::AnyRouting;
 use crate::topology::{AnyTopology, Endpoint, Topology};
 
 mod allocation;
+mod crossbar;
 mod egress;
 mod inspect;
 mod ports;
@@ -58,6 +60,7 @@ mod tests;
 /// receiver's side of flow control.
 pub use crate::flow_control::Receiver as LinkControl;
 use crate::kernel::Peer;
+use crossbar::VcPaths;
 pub(crate) use ports::Port;
 use queues::NO_PROBE;
 pub(crate) use queues::{InputQueue, OutputQueue};
@@ -76,6 +79,8 @@ pub struct IoqParams {
     /// Shared-buffer fabrics: memory each switch lends to ingress ports beyond their share.
     pub shared_pool: u64,
     pub speedup: f64,
+    /// Crossbar transfers hold their input and output VCs, not whole ports.
+    pub per_vc_crossbar: bool,
     pub latency: u64,
     pub control: LinkControl,
     /// Start of the measurement interval (for paused time).
@@ -122,6 +127,15 @@ pub struct IoqFabric {
     /// the per-packet path.
     bit_input: Vec<u16>,
     bit_queue: Vec<u8>,
+    /// The crossbar's per-VC paths, if transfers hold VCs rather than ports.
+    paths: VcPaths,
+    /// Routings that offer several routes: the ports each input queue's request was
+    /// posted to (a bit per port of its switch, `posted_words` words per queue, indexed
+    /// like the queues); empty for routings that offer one.
+    posted: Vec<u64>,
+    posted_words: usize,
+    /// A reconsideration of waiting requests is under way (they do not nest).
+    reconsidering: bool,
 
     /// The marking policy at the output queues, if configured.
     marking: Option<AnyMarking>,
@@ -140,6 +154,7 @@ impl IoqFabric {
             output_capacity,
             shared_pool,
             speedup,
+            per_vc_crossbar,
             latency,
             mut control,
             measure_from,
@@ -194,6 +209,8 @@ impl IoqFabric {
         }
         let n = total * queues;
         let what_queues = "the switch queues";
+        let widest = radix.iter().copied().max().unwrap_or(0) as usize;
+        let posted_words = if routing.offers_choices() { widest.div_ceil(64) } else { 0 };
         Ok(IoqFabric {
             topo,
             routing,
@@ -215,6 +232,10 @@ impl IoqFabric {
             requests: zeroed(words_total, "the switches' request masks")?,
             bit_input: collected(max_bits, (0..max_bits).map(|b| (b / queues) as u16), what)?,
             bit_queue: collected(max_bits, (0..max_bits).map(|b| (b % queues) as u8), what)?,
+            posted: zeroed(n * posted_words, "the switches' posted requests")?,
+            posted_words,
+            reconsidering: false,
+            paths: VcPaths::new(per_vc_crossbar, n)?,
             marking: None,
             watched: false,
         })
@@ -245,8 +266,8 @@ impl IoqFabric {
             self.feed_back(ctx, gp, feedback, ctx.now);
         }
         if was_empty {
-            let out = self.route_head(ctx, gp, queue);
-            self.try_allocate(ctx, out);
+            let posted = self.route_head(ctx, gp, queue);
+            self.try_posted(ctx, gp, queue, posted);
         }
     }
 

@@ -24,8 +24,28 @@ use std::ops::Range;
 pub(crate) struct InputQueue {
     pub(super) fifo: Fifo,
     pub(super) request_size: u32,
-    /// Output queue (of the requested output port) the head packet will join.
+    /// Output queue (of the requested output ports) the head packet will join.
     pub(super) request_queue: u8,
+    /// Further output queues it may join instead (bit q: queue q), when the routing
+    /// offered a choice of VCs; the arbiter takes one with room.
+    pub(super) other_queues: u8,
+    /// `DETOUR`, `CHOICES`, `SEVERAL`: what the request is.
+    pub(super) request: u8,
+}
+
+/// `InputQueue::request`: the requested routes go through the packet's intermediate
+/// switch (`Packet::via`, which it drops when granted a route that does not).
+pub(super) const DETOUR: u8 = 1;
+/// The routing offered other routes: the request may be reconsidered.
+pub(super) const CHOICES: u8 = 2;
+/// The request went to several outputs (listed in `IoqFabric::posted`).
+pub(super) const SEVERAL: u8 = 4;
+
+impl InputQueue {
+    #[inline]
+    pub(super) fn is(&self, flag: u8) -> bool {
+        self.request & flag != 0
+    }
 }
 
 /// An output queue and the output-buffer bytes it accounts for (queued, plus a packet
