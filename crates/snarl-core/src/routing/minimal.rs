@@ -89,13 +89,7 @@ pub(super) fn offer_route(
 ) {
     let mut ports = [0u16; MAX_MINIMAL];
     let (hops, n) = topo.minimal_route(switch, target, &mut ports);
-    debug_assert!(n > 0, "no minimal port from switch {switch} to {target}");
-    for &port in &ports[..n] {
-        let w = weight(port, hops as u64);
-        for vc in vcs.clone() {
-            out.offer(Route { port, vc, via }, w);
-        }
-    }
+    offer_ports(&ports[..n], vcs, via, out, |port| weight(port, hops as u64));
 }
 
 /// Offers every port of `switch` that starts a minimal path to switch `target`, on each
@@ -112,8 +106,14 @@ pub(super) fn offer_toward(
 ) {
     let mut ports = [0u16; MAX_MINIMAL];
     let n = topo.minimal_ports(switch, target, &mut ports);
-    debug_assert!(n > 0, "no minimal port from switch {switch} to {target}");
-    for &port in &ports[..n] {
+    offer_ports(&ports[..n], vcs, via, out, weight);
+}
+
+/// Offers each of `ports` on each VC of `vcs`, through `via`, weighed by `weight`.
+#[inline]
+fn offer_ports(ports: &[u16], vcs: Range<u8>, via: u32, out: &mut Candidates, weight: impl Fn(u16) -> u64) {
+    debug_assert!(!ports.is_empty(), "no minimal port toward the target");
+    for &port in ports {
         let w = weight(port);
         for vc in vcs.clone() {
             out.offer(Route { port, vc, via }, w);
