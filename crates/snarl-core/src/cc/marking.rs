@@ -15,6 +15,12 @@ pub trait QueueState {
     fn blocked(&self) -> bool;
     /// Whether the port's link leads to a host.
     fn faces_host(&self) -> bool;
+    /// Bytes routed to this queue's port and VC that still wait in the switch's input
+    /// virtual output queues (0 with FIFO input queuing, where only the heads are routed).
+    fn waiting(&self) -> u64;
+    /// Credits the port could spend on this queue now, the packet being judged included
+    /// (`u64::MAX` where the link is not credit-controlled).
+    fn credits(&self) -> u64;
 }
 
 /// A marking policy. Each method returns whether it marked the packet now.

@@ -107,6 +107,12 @@ mod tests {
         fn faces_host(&self) -> bool {
             false
         }
+        fn waiting(&self) -> u64 {
+            0
+        }
+        fn credits(&self) -> u64 {
+            u64::MAX
+        }
     }
 
     fn marker() -> EcnMarker {

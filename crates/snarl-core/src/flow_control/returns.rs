@@ -113,6 +113,11 @@ impl CreditReturns {
         self.iter(link).filter(|&(at, _, _)| at <= now).map(|(_, bytes, _)| bytes as u64).sum()
     }
 
+    /// Bytes of (link, queue) that have arrived by `now` but are not collected yet.
+    pub fn arrived_for(&self, link: usize, queue: usize, now: u64) -> u64 {
+        self.iter(link).filter(|&(at, _, v)| at <= now && v as usize == queue).map(|(_, bytes, _)| bytes as u64).sum()
+    }
+
     /// Bytes of (link, queue) still travelling or uncollected.
     pub fn pending(&self, link: usize, queue: usize) -> u64 {
         self.iter(link).filter(|&(_, _, v)| v as usize == queue).map(|(_, bytes, _)| bytes as u64).sum()

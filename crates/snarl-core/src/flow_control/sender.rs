@@ -117,6 +117,12 @@ impl Sender {
         self.credits.credits(link, queue)
     }
 
+    /// Credits of (link, queue) the sender could spend at `now`: in hand, plus returns that
+    /// have arrived but are not collected yet. Reads only.
+    pub fn credits_at(&self, link: usize, queue: usize, now: u64) -> i64 {
+        self.credits.credits(link, queue) + self.returns.arrived_for(link, queue, now) as i64
+    }
+
     /// Credits in hand plus those on their way back, for (link, queue).
     pub fn credits_held(&self, link: usize, queue: usize) -> i64 {
         self.credits.credits(link, queue) + self.returns.pending(link, queue) as i64

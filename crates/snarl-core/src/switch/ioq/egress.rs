@@ -5,7 +5,7 @@ use super::ports::Port;
 use super::queues::NO_PROBE;
 use super::IoqFabric;
 use crate::cc::{Marking, QueueState};
-use crate::flow_control::Sender;
+use crate::flow_control::{Sender, UNLIMITED};
 use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
@@ -19,6 +19,7 @@ struct MarkedQueue<'a> {
     queues: usize,
     ports: &'a [Port],
     sender: &'a Sender,
+    now: u64,
 }
 
 impl QueueState for MarkedQueue<'_> {
@@ -33,6 +34,19 @@ impl QueueState for MarkedQueue<'_> {
 
     fn faces_host(&self) -> bool {
         self.ports[self.queue / self.queues].peer.host().is_some()
+    }
+
+    fn waiting(&self) -> u64 {
+        0
+    }
+
+    fn credits(&self) -> u64 {
+        let credits = self.sender.credits_at(self.queue / self.queues, self.queue % self.queues, self.now);
+        if credits >= UNLIMITED / 2 {
+            u64::MAX
+        } else {
+            credits.max(0) as u64
+        }
     }
 }
 
@@ -55,7 +69,8 @@ impl IoqFabric {
     pub(super) fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
         if let Some(marking) = &mut self.marking {
             let (ports, sender, queues) = (&self.ports[..], &self.sender, self.queues);
-            let queue = MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender };
+            let queue =
+                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender, now: ctx.now };
             if marking.on_enqueue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked);
             }
@@ -76,7 +91,8 @@ impl IoqFabric {
         }
         if let Some(marking) = &mut self.marking {
             let (ports, sender, queues) = (&self.ports[..], &self.sender, self.queues);
-            let queue = MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender };
+            let queue =
+                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender, now: ctx.now };
             if marking.on_dequeue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked);
             }
