@@ -749,7 +749,8 @@ impl Default for PatternConfig {
 #[serde(deny_unknown_fields)]
 pub struct GroupConfig {
     pub name: String,
-    /// How many hosts: give exactly one of `count`, `fraction`, `hosts` or `rest`.
+    /// How many hosts: give exactly one of `count`, `fraction`, `hosts` or `rest` (`count = 0`: an
+    /// empty group).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -363,9 +363,7 @@ impl Config {
             if let Some(f) = g.fraction {
                 p.fraction(&format!("{at}.fraction"), f, false);
             }
-            if let Some(c) = g.count {
-                p.positive(&format!("{at}.count"), c as u64);
-            }
+            // `count = 0` is an empty group: a sweep may zip a role down to no host.
             if let Some(load) = g.load {
                 p.fraction(&format!("{at}.load"), load, true);
             }

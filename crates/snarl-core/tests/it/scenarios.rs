@@ -64,3 +64,31 @@ fn silent_forest_victims_are_fine_without_hotspot_traffic() {
     let victims = &r.summary.groups["victims"];
     assert_close("victims", victims.accepted_load, victims.offered_load, 0.03);
 }
+
+/// A group of `count = 0` is empty: the run goes on without it, its figures are zero, and
+/// the hosts fall to the other groups (a sweep may zip a role down to no host).
+#[test]
+fn an_empty_group_runs_and_reports_zero() {
+    let text = r#"
+        [simulation]
+        duration = "50us"
+        [topology]
+        type = "single_switch"
+        hosts = 4
+        [traffic]
+        load = 0.5
+        [[traffic.groups]]
+        name = "gone"
+        count = 0
+        pattern = { type = "incast", destination = 0 }
+        [[traffic.groups]]
+        name = "others"
+        rest = true
+    "#;
+    let r = run(text, &[]);
+    let gone = &r.summary.groups["gone"];
+    assert_eq!(gone.hosts, 0);
+    assert_eq!((gone.offered_load, gone.accepted_load, gone.received_load), (0.0, 0.0, 0.0));
+    assert_eq!(r.summary.groups["others"].hosts, 4);
+    assert_close("the others", r.summary.groups["others"].accepted_load, 0.5, 0.1);
+}
