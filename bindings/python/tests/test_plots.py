@@ -89,6 +89,47 @@ def test_load_curve_of_another_figure_with_units(points, tmp_path):
     assert (tmp_path / "latency.svg").read_text().lstrip().startswith("<?xml")
 
 
+def test_load_curve_with_styles_a_reference_and_durations(tmp_path):
+    """The windy and moving forests: one colour per B share, CC off dashed, the bound
+    dotted; lifetimes written as durations are read as time."""
+    rows = []
+    for share in (0.25, 1.0):
+        for p in (0.0, 0.5, 1.0):
+            for cc, gain in (({"type": "none"}, 1.0), ({"type": "ibcc"}, 3.0)):
+                rows.append({
+                    "status": "ok", "traffic.groups.0.fraction": share, "share": p,
+                    "congestion_control": json.dumps(cc), "receive_rate.non_hotspots": gain * (1 - p) + share,
+                    "tmax": 5.0 * (1 - p), "time_unit": "ns",
+                })
+    points = pd.DataFrame(rows)
+    fig = plots.load_curve(
+        points, x="share", y="receive_rate.non_hotspots", hue="traffic.groups.0.fraction",
+        style="congestion_control", reference="tmax", by="share",
+    )
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "mean receive rate, non-hotspots (Gb/s)"
+    curves = {c.get_label(): c.lines[0] for c in ax.containers}
+    assert set(curves) == {
+        f"traffic.groups.0.fraction = {s}, congestion_control = {t}" for s in (0.25, 1.0) for t in ("none", "ibcc")
+    }
+    off, on = curves["traffic.groups.0.fraction = 0.25, congestion_control = none"], curves[
+        "traffic.groups.0.fraction = 0.25, congestion_control = ibcc"]
+    assert off.get_linestyle() == "--" and on.get_linestyle() == "-"
+    assert off.get_color() == on.get_color()
+    np.testing.assert_allclose(np.asarray(on.get_ydata(), dtype=float), [3.25, 1.75, 0.25])
+    bounds = [line for line in ax.lines if line.get_linestyle() == ":"]
+    assert len(bounds) == 2 and list(bounds[0].get_ydata()) == [5.0, 2.5, 0.0]
+    moving = pd.DataFrame({
+        "status": "ok", "time_unit": "ns", "traffic.hotspots.lifetime": ["10ms", "2ms", "1ms"],
+        "receive_rate.all": [0.7, 0.8, 0.9],
+    })
+    fig = plots.load_curve(moving, x="traffic.hotspots.lifetime", y="receive_rate.all")
+    assert fig.axes[0].get_xlabel() == "lifetime (ms)"
+    assert list(fig.axes[0].containers[0].lines[0].get_xdata()) == [1.0, 2.0, 10.0]
+    fig.savefig(tmp_path / "forest.png")
+    assert_png(tmp_path / "forest.png")
+
+
 def test_throughput_over_time_marks_phases():
     times = np.arange(0, 10_000, 100.0)
     frame = pd.concat(

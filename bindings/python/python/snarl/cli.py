@@ -135,6 +135,8 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--y", help="column on the y axis")
     plot.add_argument("--hue", help="column(s), comma-separated, whose values get one curve each")
     plot.add_argument("--value", help="column shown (heatmap, cdf)")
+    plot.add_argument("--style", help="column whose values get a line style each, the off value dashed (load-curve)")
+    plot.add_argument("--ref", help="column drawn as a dotted reference line per curve, e.g. tmax (load-curve)")
     plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
     plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")
     plot.add_argument(
@@ -376,7 +378,7 @@ def _plot(args: argparse.Namespace) -> int:
     try:
         fig = plot_directory(
             args.kind, args.dir, x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point,
-            groups=args.group, where=args.where,
+            groups=args.group, where=args.where, style=args.style, reference=args.ref,
         )
     except PlotError as e:
         raise Failure(str(e)) from None

@@ -64,7 +64,10 @@ _FIGURES = {
     "lowest_load": ("lowest accepted load", LOAD),
     "drop_depth": ("throughput drop", LOAD),
     "time_to_recover": ("time to recover", "{unit}"),
+    "total_throughput": ("total network throughput", "Gb/s"),
+    "tmax": ("tmax, the non-hotspots' bound", "Gb/s"),
 }
+_RECEIVERS = {"hotspots": "hotspots", "non_hotspots": "non-hotspots", "all": "all hosts"}
 _LATENCIES = {"latency": "packet latency", "network_latency": "network latency", "message_latency": "message latency"}
 _STATS = {"mean": "mean", "p50": "median", "p95": "p95", "p99": "p99", "max": "max"}
 
@@ -85,6 +88,8 @@ def label(column: str, unit: str = "ns") -> str:
     units: str | None = None
     if len(parts) == 2 and parts[0] in _LATENCIES and parts[1] in _STATS:
         text, units = f"{_STATS[parts[1]]} {_LATENCIES[parts[0]]}", "{unit}"
+    elif len(parts) == 2 and parts[0] == "receive_rate" and parts[1] in _RECEIVERS:
+        text, units = f"mean receive rate, {_RECEIVERS[parts[1]]}", "Gb/s"
     elif len(parts) == 2 and parts[0] == "packets":
         text, units = f"packets {parts[1].replace('_', ' ')}", None
     elif len(parts) == 1 and parts[0] in _FIGURES:
@@ -220,12 +225,19 @@ def load_curve(
     unit: str | None = None,
     title: str | None = None,
     ideal: bool | None = None,
+    style: str | None = None,
+    reference: str | None = None,
 ) -> Figure:
-    """Accepted vs offered load: one curve per value of ``hue`` (a column, or several
-    whose combinations each get a curve), points at the mean over
-    the rows that share ``by`` (by default the swept ``traffic.load`` if present, else
-    ``x``) with error bars of ± one standard deviation (e.g. over seeds).
+    """Accepted vs offered load, or any ``y`` against any ``x``: one curve per value of
+    ``hue`` (a column, or several whose combinations each get a curve), points at the
+    mean over the rows that share ``by`` (by default the swept ``traffic.load`` if
+    present, else ``x``) with error bars of ± one standard deviation (e.g. over seeds).
 
+    ``style`` is a column whose values get a line style each, the curves of one ``hue``
+    value keeping their colour: the value without a mechanism (a table of type
+    ``"none"``, or ``"none"``, ``False``) is dashed, as in "CC off dashed".
+    ``reference`` is a column drawn as a dotted black line per ``hue`` value (an upper
+    bound such as ``tmax``). An ``x`` of durations (``"2.5ms"``) is read as time.
     ``ideal`` draws the line y = x (default: when both axes are loads).
     """
     import numpy as np
@@ -234,25 +246,49 @@ def load_curve(
     if by is None:
         by = "traffic.load" if "traffic.load" in points.columns else x
     hues = hue_columns(hue)
-    _require(points, x, y, by, *hues)
+    styles = [style] if style else []
+    _require(points, x, y, by, *hues, *styles, reference)
     if points.empty:
         raise PlotError("no successful point to plot")
     unit = _unit(points, unit)
-    points = _numeric(points, x, y)
+    x_label = label(x, unit)
+    if points[x].map(lambda v: isinstance(v, str)).any():
+        top = max(parse_duration(str(v), unit) for v in points[x])
+        scale, time_unit = (1e6, "ms") if top >= 1e6 else (1e3, "µs") if top >= 1e3 else (1.0, unit)
+        points = points.assign(**{x: [parse_duration(str(v), unit) / scale for v in points[x]]})
+        x_label = f"{x.split('.')[-1].replace('_', ' ')} ({time_unit})"
+    points = _numeric(points, x, y, *([reference] if reference else []))
     fig = _new_figure()
     ax = fig.add_subplot()
-    curves = [(None, points)] if not hues else list(points.groupby(hues, sort=True, dropna=False))
     name_of = hue_labeller(points, hues)
+    hue_values = [None] if not hues else [v for v, _ in points.groupby(hues, sort=True, dropna=False)]
+    colours = {_key(v): f"C{i % 10}" for i, v in enumerate(hue_values)}
+    style_values = [] if not style else sorted(points[style].drop_duplicates(), key=_is_off)
+    dashes = {_key(v): ("--" if _is_off(v) else ["-", ":", "-."][i % 3]) for i, v in enumerate(style_values)}
     handles = []
-    for value, rows in curves:
-        stats = rows.groupby(by, sort=True).agg(
-            x=(x, "mean"), y=(y, "mean"), std=(y, lambda s: float(np.std(s, ddof=1)) if len(s) > 1 else 0.0)
-        )
-        stats = stats.sort_values("x")
-        name = name_of(value) if hues else None
-        handles.append(
-            ax.errorbar(stats["x"], stats["y"], yerr=stats["std"], marker="o", markersize=4, capsize=3, label=name)
-        )
+    for value, rows in [(None, points)] if not hues else list(points.groupby(hues, sort=True, dropna=False)):
+        for kind, curve in [(None, rows)] if not style else list(rows.groupby(style, sort=False, dropna=False)):
+            stats = curve.groupby(by, sort=True).agg(
+                x=(x, "mean"), y=(y, "mean"), std=(y, lambda s: float(np.std(s, ddof=1)) if len(s) > 1 else 0.0)
+            )
+            stats = stats.sort_values("x")
+            names = [name_of(value)] if hues else []
+            if style:
+                names.append(f"{style} = {_type_of(kind) or _value_text(kind)}")
+            handles.append(
+                ax.errorbar(
+                    stats["x"], stats["y"], yerr=stats["std"], marker="o", markersize=4, capsize=3,
+                    label=", ".join(names) or None, color=colours[_key(value)],
+                    linestyle=dashes.get(_key(kind), "-") if style else "-",
+                )
+            )
+        if reference:
+            bound = rows.groupby(by, sort=True).agg(x=(x, "mean"), y=(reference, "mean")).sort_values("x")
+            (line,) = ax.plot(
+                bound["x"], bound["y"], linestyle=":", color=colours[_key(value)], linewidth=1.2,
+                label=f"{reference.split('.')[-1]}" + (f" ({name_of(value)})" if hues else ""),
+            )
+            handles.append(line)
     if ideal is None:
         ideal = x.split(".")[-1] in ("offered_load", "load") and y.split(".")[-1] in ("accepted_load", "received_load")
     if ideal:
@@ -260,15 +296,29 @@ def load_curve(
         high = float(max(points[x].max(), points[y].max()))
         (line,) = ax.plot([low, high], [low, high], linestyle=":", color="0.5", linewidth=1, label="accepted = offered")
         handles.append(line)
-    ax.set_xlabel(label(x, unit))
+    ax.set_xlabel(x_label)
     ax.set_ylabel(label(y, unit))
     ax.grid(True, alpha=0.3)
-    if hues or ideal:
+    if hues or ideal or style or reference:
         shown = [h for h in handles if h.get_label() and not h.get_label().startswith("_")]
         ax.legend(shown, [h.get_label() for h in shown], frameon=False, fontsize="small")
     if title:
         ax.set_title(title)
     return fig
+
+
+def _key(value: Any) -> str:
+    """A hashable stand-in for a curve's value (swept tables are dicts)."""
+    return json.dumps(value, sort_keys=True, default=str) if isinstance(value, (dict, list, tuple)) else repr(value)
+
+
+def _is_off(value: Any) -> bool:
+    """Whether a style value means "no mechanism": a table of type ``none``, ``"none"``,
+    ``"off"`` or ``False``."""
+    kind = _type_of(value)
+    if kind is not None:
+        return kind == "none"
+    return value is False or (isinstance(value, str) and value.lower() in ("none", "off"))
 
 
 def throughput_over_time(
@@ -790,6 +840,8 @@ def plot_directory(
     point: str | None = None,
     groups: Sequence[str] | None = None,
     where: Sequence[str] | None = None,
+    style: str | None = None,
+    reference: str | None = None,
 ) -> Figure:
     """The figure ``snarl plot KIND DIR`` draws, with sensible defaults from the sweep.
 
@@ -817,7 +869,10 @@ def plot_directory(
     keys = swept_keys(directory, points)
     if kind == "load-curve":
         hue = hue_columns(hue) or default_hue(keys, points)
-        return load_curve(points, x=x or "offered_load", y=y or "accepted_load", hue=hue)
+        return load_curve(
+            points, x=x or "offered_load", y=y or "accepted_load", hue=hue, style=style, reference=reference,
+            by=x if x and style else None,
+        )
     if kind == "heatmap":
         varying = [k for k in keys if k != "seed" and points[k].nunique() > 1]
         x = x or (varying[0] if varying else None)
