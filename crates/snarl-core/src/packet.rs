@@ -185,6 +185,8 @@ pub struct Message {
     /// Packets created but not yet delivered, plus one while bytes remain unsent.
     pub outstanding: u32,
     pub vc: u8,
+    /// The source stream it was posted to (a mix's part; 0 otherwise).
+    pub stream: u8,
     pub next_free: u32,
 }
 

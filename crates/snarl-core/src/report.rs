@@ -115,6 +115,16 @@ pub struct QueueSummary {
     pub ecn_band: Option<EcnBand>,
 }
 
+/// Mean receive rate per host over the measurement interval, in Gb/s: data bytes a kind
+/// of host received over the host-time spent as that kind (a host counts as a hotspot
+/// while it is one).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ReceiveRate {
+    pub hotspots: f64,
+    pub non_hotspots: f64,
+    pub all: f64,
+}
+
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct EcnBand {
     pub below_kmin: f64,
@@ -176,6 +186,17 @@ pub struct Summary {
     /// Probed egress queues (`observe.queues`), in config order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<QueueSummary>,
+    /// Mean receive rate per host of hotspots, non-hotspots and all hosts, in Gb/s (runs
+    /// with `[traffic.hotspots]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive_rate: Option<ReceiveRate>,
+    /// Sum over the hosts of their receive rates, Gb/s (runs with `[traffic.hotspots]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_throughput: Option<f64>,
+    /// The mean receive rate non-hotspots could reach without the hotspots, Gb/s: what
+    /// the senders offer to other destinations, per host (runs with `[traffic.hotspots]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tmax: Option<f64>,
     /// Simulated time, in `time_unit`.
     pub sim_time: f64,
     /// Start of the measurement interval (end of warm-up), in `time_unit`.

@@ -24,6 +24,7 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
     if let Some(seed) = seed {
         doc.insert("seed".into(), super::seed::to_toml(seed));
     }
+    check_mix_parts(&doc)?;
     let mut config: Config = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
         let path = e.path().to_string();
         as_written(explain_serde_error(&path, &e.into_inner().to_string()))
@@ -125,10 +126,45 @@ fn prefix_path(e: Error, prefix: &str) -> Error {
     }
 }
 
+/// Serde cannot follow a key path into a tagged enum (a pattern), so the parts of every
+/// `mix` pattern are read one by one first: an error in a part names its full key path
+/// (`traffic.groups.1.pattern.parts.0.share`).
+fn check_mix_parts(doc: &toml::Table) -> Result<()> {
+    let Some(toml::Value::Table(traffic)) = doc.get("traffic") else { return Ok(()) };
+    let mut patterns: Vec<(String, &toml::Value)> = Vec::new();
+    if let Some(pattern) = traffic.get("pattern") {
+        patterns.push(("traffic.pattern".into(), pattern));
+    }
+    for list in ["groups", "phases"] {
+        if let Some(toml::Value::Array(items)) = traffic.get(list) {
+            for (i, item) in items.iter().enumerate() {
+                if let Some(pattern) = item.get("pattern") {
+                    patterns.push((format!("traffic.{list}.{i}.pattern"), pattern));
+                }
+            }
+        }
+    }
+    for (at, pattern) in patterns {
+        if pattern.get("type").and_then(toml::Value::as_str) != Some("mix") {
+            continue;
+        }
+        let Some(toml::Value::Array(parts)) = pattern.get("parts") else { continue };
+        for (k, part) in parts.iter().enumerate() {
+            if let Err(e) = serde_path_to_error::deserialize::<_, super::MixPart>(part.clone()) {
+                let inner = e.path().to_string();
+                let path = if inner == "." { format!("{at}.parts.{k}") } else { format!("{at}.parts.{k}.{inner}") };
+                return Err(explain_serde_error(&path, &e.into_inner().to_string()));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Turns serde's "unknown field `lod`, expected one of `load`, ..." into an error naming
-/// the full key path and the closest valid name.
+/// the full key path and the closest valid name. List elements are named by index as
+/// `--set` names them (`traffic.groups.0.pattern`, not `traffic.groups[0].pattern`).
 fn explain_serde_error(path: &str, message: &str) -> Error {
-    let path = if path == "." { String::new() } else { path.to_string() };
+    let path = if path == "." { String::new() } else { path.replace('[', ".").replace(']', "") };
     for (what, noun) in [("unknown field", "key"), ("unknown variant", "type")] {
         if let Some(rest) = message.strip_prefix(what) {
             let found = between_backticks(rest).unwrap_or_default();
@@ -215,7 +251,7 @@ mod tests {
         let (path, message) = err(MINIMAL, &[("traffic.lod", "0.3")]);
         assert_eq!(path, "traffic.lod");
         assert!(message.contains("did you mean `load`"), "{message}");
-        assert!(message.ends_with("phases)"), "only the table's own keys are listed: {message}");
+        assert!(message.ends_with("phases, hotspots)"), "only the table's own keys are listed: {message}");
     }
 
     #[test]
@@ -233,6 +269,21 @@ mod tests {
         assert_eq!(c.traffic.groups[0].load, Some(0.1));
         let (path, _) = err(&text, &[("traffic.groups.3.load", "0.1")]);
         assert_eq!(path, "traffic.groups");
+    }
+
+    #[test]
+    fn keys_in_lists_and_in_mix_parts_are_named_by_index() {
+        let text = format!("{MINIMAL}\n[[traffic.groups]]\nname = \"a\"\ncount = 2\nlod = 0.1\n");
+        let (path, message) = err(&text, &[]);
+        assert_eq!(path, "traffic.groups.0.lod");
+        assert!(message.contains("did you mean `load`"), "{message}");
+        let mix = "{ type = \"mix\", parts = [{ share = 0.5, pattern = { type = \"uniform\" } }, \
+                   { pattern = { type = \"uniform\", amoung = \"all\" } }] }";
+        let (path, message) = err(MINIMAL, &[("traffic.pattern", mix)]);
+        assert_eq!(path, "traffic.pattern.parts.1.pattern.amoung");
+        assert!(message.contains("did you mean `among`"), "{message}");
+        let (path, _) = err(MINIMAL, &[("traffic.pattern", "{ type = \"mix\", parts = [{ share = 1.0 }] }")]);
+        assert_eq!(path, "traffic.pattern.parts.0.pattern");
     }
 
     #[test]

@@ -731,8 +731,66 @@ pub enum PatternConfig {
     },
     /// Every sender sends to one destination host.
     Incast { destination: u32 },
+    /// The run's shared hotspots (`[traffic.hotspots]`): the senders are split evenly
+    /// over them (sender k of the group, in host order, to hotspot k mod count), and
+    /// each follows its hotspot when it moves.
+    Hotspots {},
+    /// Independent streams of each sender, each with its pattern, its share of the
+    /// group's load, its own queue pairs and its own bound in the source queue.
+    Mix { parts: Vec<MixPart> },
     /// The group does not send.
     Silent {},
+}
+
+/// One stream of a `mix` pattern.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MixPart {
+    /// Fraction of the group's load in [0, 1]; the last part may leave it out: the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// Any pattern but a mix.
+    pub pattern: PatternConfig,
+}
+
+impl PatternConfig {
+    /// The patterns it is made of: a mix's parts, or itself.
+    pub fn parts(&self) -> Vec<(f64, &PatternConfig)> {
+        match self {
+            PatternConfig::Mix { parts } => {
+                let given: f64 = parts.iter().filter_map(|p| p.share).sum();
+                parts.iter().map(|p| (p.share.unwrap_or((1.0 - given).max(0.0)), &p.pattern)).collect()
+            }
+            other => vec![(1.0, other)],
+        }
+    }
+
+    /// Streams a sender of this pattern has: a mix's parts, or one.
+    pub fn streams(&self) -> usize {
+        match self {
+            PatternConfig::Mix { parts } => parts.len().max(1),
+            _ => 1,
+        }
+    }
+
+    /// Whether it (or a part of it) sends to the run's shared hotspots.
+    pub fn uses_hotspots(&self) -> bool {
+        self.parts().iter().any(|(_, p)| matches!(p, PatternConfig::Hotspots {}))
+    }
+}
+
+/// The run's shared hotspots, which `hotspots` patterns send to.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HotspotsConfig {
+    /// How many hotspots.
+    pub count: u32,
+    /// The hosts they are drawn from: "all", or a group name.
+    #[serde(default = "all")]
+    pub among: String,
+    /// The hotspots move to new random hosts every `lifetime` (absent: they stay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifetime: Option<Time>,
 }
 
 fn all() -> String {
@@ -821,6 +879,24 @@ pub struct TrafficConfig {
     pub groups: Vec<GroupConfig>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseConfig>,
+    /// Shared, optionally moving hotspots for `hotspots` patterns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hotspots: Option<HotspotsConfig>,
+}
+
+impl TrafficConfig {
+    /// Every pattern of the traffic: the default group's, the groups', the phases'.
+    pub fn patterns(&self) -> impl Iterator<Item = &PatternConfig> {
+        std::iter::once(&self.pattern)
+            .chain(self.groups.iter().map(|g| &g.pattern))
+            .chain(self.phases.iter().filter_map(|p| p.pattern.as_ref()))
+    }
+
+    /// The most streams any sender has (the most parts of a mix; 1 without mixes): each
+    /// has its own bound in the source queue.
+    pub fn streams(&self) -> usize {
+        self.patterns().map(PatternConfig::streams).max().unwrap_or(1)
+    }
 }
 
 /// How switches mark packets of congested queues, for the NICs' congestion control.

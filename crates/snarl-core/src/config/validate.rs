@@ -376,6 +376,19 @@ impl Config {
             sizes(p, &at, g.message_size, g.size_distribution.as_deref());
             self.validate_pattern(p, &format!("{at}.pattern"), &g.pattern, &names);
         }
+        if let Some(h) = &t.hotspots {
+            p.positive("traffic.hotspots.count", h.count as u64);
+            let known = ["all", "default"].contains(&h.among.as_str()) || names.contains(&h.among.as_str());
+            if !known {
+                let hint = closest(&h.among, names.iter().copied().chain(RESERVED_GROUPS))
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                p.add("traffic.hotspots.among", format!("unknown host set `{}`{hint} (all, or a group name)", h.among));
+            }
+            if let Some(lifetime) = h.lifetime {
+                p.positive("traffic.hotspots.lifetime", lifetime.0);
+            }
+        }
         for (i, phase) in t.phases.iter().enumerate() {
             let at = format!("traffic.phases.{i}");
             let known = phase.group == "all" || phase.group == "default" || names.contains(&phase.group.as_str());
@@ -407,6 +420,20 @@ impl Config {
             | PatternConfig::Shift { among, .. }
             | PatternConfig::Hotspot { among, .. } => Some(among),
             PatternConfig::Incast { .. } | PatternConfig::Silent {} => None,
+            PatternConfig::Hotspots {} => {
+                if self.traffic.hotspots.is_none() {
+                    p.add(
+                        at,
+                        "`type = \"hotspots\"` sends to the run's shared hotspots: add a `[traffic.hotspots]` \
+                         table (count, among, lifetime)",
+                    );
+                }
+                None
+            }
+            PatternConfig::Mix { parts } => {
+                self.validate_mix(p, at, parts, groups);
+                None
+            }
         };
         if let Some(among) = among {
             let special = ["all", "group", "default"];
@@ -432,6 +459,51 @@ impl Config {
                     "each region sends to its own hotspot: `random` does not apply with regions = true",
                 );
             }
+        }
+    }
+}
+
+/// Most parts of a `mix` pattern: each is a stream with its own generation timer and its
+/// own share of the source queue.
+pub const MAX_MIX_PARTS: usize = 16;
+
+impl Config {
+    /// The parts of a `mix` at `at`: shares in [0, 1] summing to 1 (only the last may be
+    /// left out: the rest), patterns that are not mixes themselves.
+    fn validate_mix(&self, p: &mut Problems, at: &str, parts: &[MixPart], groups: &[&str]) {
+        if parts.is_empty() || parts.len() > MAX_MIX_PARTS {
+            p.add(format!("{at}.parts"), format!("needs 1 to {MAX_MIX_PARTS} parts, found {}", parts.len()));
+            return;
+        }
+        let mut sum = 0.0;
+        for (k, part) in parts.iter().enumerate() {
+            let here = format!("{at}.parts.{k}");
+            match part.share {
+                Some(share) => {
+                    p.fraction(&format!("{here}.share"), share, true);
+                    sum += share;
+                }
+                None if k + 1 < parts.len() => {
+                    p.add(format!("{here}.share"), "only the last part may leave out its share (it takes the rest)")
+                }
+                None => {}
+            }
+            if let PatternConfig::Mix { .. } = part.pattern {
+                p.add(format!("{here}.pattern"), "a part of a mix cannot be a mix itself: list its parts in this one");
+            } else {
+                self.validate_pattern(p, &format!("{here}.pattern"), &part.pattern, groups);
+            }
+        }
+        // Shares are written with a few decimals: 0.1 + 0.2 + 0.7 is 1 within rounding.
+        const ROUNDING: f64 = 1e-9;
+        let last = parts.len() - 1;
+        if parts[last].share.is_some() && sum.is_finite() && (sum - 1.0).abs() > ROUNDING {
+            p.add(format!("{at}.parts"), format!("the shares must sum to 1, found {sum}"));
+        } else if parts[last].share.is_none() && sum > 1.0 + ROUNDING {
+            p.add(
+                format!("{at}.parts.{last}.share"),
+                format!("the other parts' shares sum to {sum}, more than 1: nothing is left for the rest"),
+            );
         }
     }
 }
@@ -522,6 +594,47 @@ mod tests {
         assert!(e.contains("did you mean `round_robin`"), "{e}");
         let o = [("congestion_control.type".to_string(), "dcqcn".to_string())];
         assert!(load_config(BASE, &o, None).is_ok(), "left out, scheduling follows the congestion control");
+    }
+
+    fn mix(parts: &str) -> String {
+        format!("{{ type = \"mix\", parts = [{parts}] }}")
+    }
+
+    #[test]
+    fn mix_shares_take_the_rest_and_must_sum_to_one() {
+        let load = |pattern: &str| load_config(BASE, &[("traffic.pattern".into(), pattern.into())], None);
+        let p = load(&mix("{ share = 0.3, pattern = { type = \"uniform\" } }, { pattern = { type = \"silent\" } }"))
+            .unwrap()
+            .traffic
+            .pattern
+            .clone();
+        let shares: Vec<f64> = p.parts().iter().map(|(share, _)| *share).collect();
+        assert!((shares[0] - 0.3).abs() < 1e-12 && (shares[1] - 0.7).abs() < 1e-12, "{shares:?}");
+        assert_eq!(p.streams(), 2);
+        // Written out, 0.1 + 0.2 + 0.7 is 1 within rounding.
+        let three =
+            "{ share = 0.1, pattern = { type = \"uniform\" } }, { share = 0.2, pattern = { type = \"uniform\" } }, \
+                     { share = 0.7, pattern = { type = \"uniform\" } }";
+        assert!(load(&mix(three)).is_ok());
+        // A share of 0 and a rest of 0 are allowed (p = 0 and p = 1 in a sweep).
+        assert!(load(&mix("{ share = 0.0, pattern = { type = \"uniform\" } }, { pattern = { type = \"uniform\" } }"))
+            .is_ok());
+        assert!(load(&mix("{ share = 1.0, pattern = { type = \"uniform\" } }, { pattern = { type = \"uniform\" } }"))
+            .is_ok());
+        let e = load(&mix(
+            "{ share = 0.6, pattern = { type = \"uniform\" } }, { share = 0.6, pattern = { type = \"uniform\" } }",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`traffic.pattern.parts`") && e.contains("sum to 1"), "{e}");
+        let e = load(&mix("{ share = 0.6, pattern = { type = \"uniform\" } }, { share = 0.6, pattern = { type = \"uniform\" } }, { pattern = { type = \"uniform\" } }"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`traffic.pattern.parts.2.share`") && e.contains("more than 1"), "{e}");
+        let e = load(&mix("{ share = 1.2, pattern = { type = \"uniform\" } }")).unwrap_err().to_string();
+        assert!(e.contains("`traffic.pattern.parts.0.share`") && e.contains("[0, 1]"), "{e}");
+        let e = load(&mix("")).unwrap_err().to_string();
+        assert!(e.contains("`traffic.pattern.parts`") && e.contains("1 to 16 parts"), "{e}");
     }
 
     #[test]

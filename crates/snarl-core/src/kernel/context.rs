@@ -48,11 +48,15 @@ impl Ctx<'_> {
     /// accounted at once, saving an event: nothing at the host reacts to it, and the
     /// counters and series take the delivery time. Marked packets and congestion
     /// notifications, to which the NIC reacts, arrive as `Deliver` events, as does
-    /// whatever would arrive after the run, and, when the workload hears of
-    /// completions, the packet that completes its message (at its time).
+    /// whatever would arrive after the run or after a change the workload announced
+    /// (`Stats::settle_before`), and, when the workload hears of completions, the packet
+    /// that completes its message (at its time).
     #[inline]
     pub fn send_to_host(&mut self, at: u64, packet: u32) {
-        if self.packets[packet].flags == 0 && at < self.end && !(self.completions.is_some() && self.completes(packet)) {
+        if self.packets[packet].flags == 0
+            && at < self.stats.settle_before
+            && !(self.completions.is_some() && self.completes(packet))
+        {
             self.deliver(at, packet);
         } else {
             self.schedule(at, Event::Deliver { packet });
@@ -74,8 +78,10 @@ impl Ctx<'_> {
         message.outstanding -= 1;
         let done = message.outstanding == 0;
         let bytes = p.size as u64;
-        self.stats
-            .trace(at, TraceEvent::Delivered { src_group: p.group, dst_group, bytes, created, injected: p.injected });
+        self.stats.trace(
+            at,
+            TraceEvent::Delivered { src_group: p.group, dst_group, dst: p.dst, bytes, created, injected: p.injected },
+        );
         if done {
             if let Some(completions) = self.completions.as_deref_mut() {
                 let m = &self.messages[p.message];

@@ -23,7 +23,8 @@ use crate::error::{Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, Feedback, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{
-    self, AnyCollector, FabricSeries, Finish, GroupInfo, IdealFct, QueueProbes, QueueSeries, RateLog, Stats,
+    self, AnyCollector, FabricSeries, Finish, GroupInfo, HotspotTime, IdealFct, QueueProbes, QueueSeries, RateLog,
+    Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab, NIL};
 use crate::report::{PausedLink, PfcSummary, Report};
@@ -122,6 +123,8 @@ impl Simulation {
         if let Some(marking) = &marking {
             fabric.set_marking(AnyMarking::build(marking, mix64(config.seed ^ 0x0065_636e)));
         }
+        // A mix's parts are streams, each with its own bound in the source queue.
+        nics.set_streams(config.traffic.streams())?;
         if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
             nics.enable_flow_scheduling()?;
         }
@@ -150,8 +153,18 @@ impl Simulation {
             switch_latency: config.switch.latency().0,
         };
         let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal, config.nic.mtu.0)?;
-        stats.host_group =
-            crate::memory::fallible::collected(host_groups.len(), host_groups.iter().copied(), "the traffic tables")?;
+        stats.set_hosts(crate::memory::fallible::collected(
+            host_groups.len(),
+            host_groups.iter().copied(),
+            "the traffic tables",
+        )?)?;
+        if let Some(traffic) = work.hotspots() {
+            // tmax: what the senders offer to hosts other than the hotspots, per host.
+            let offered: f64 =
+                traffic.non_hotspot_offered.iter().enumerate().map(|(h, &f)| f * nics.rate(h).0 as f64).sum();
+            let tmax_gbps = offered / hosts as f64 / 1e9;
+            stats.hotspots = Some(Box::new(HotspotTime::new(hosts, sim.warmup.0, tmax_gbps)?));
+        }
         let want_completions = work.wants_completions();
         stats.congestion_counters = marking.is_some() || !config.congestion_control.is_none();
         // The optional collectors: those of the mechanisms the run has, and those asked for.
@@ -376,8 +389,7 @@ impl Simulation {
             if let Event::Deliver { packet } = event {
                 let p = self.packets[packet];
                 if p.message != NIL {
-                    let dst_group = self.stats.host_group[p.dst as usize];
-                    self.stats.arriving_at_end(self.end, p.group, dst_group, p.size as u64, tail_at);
+                    self.stats.arriving_at_end(self.end, p.group, p.dst, p.size as u64, tail_at);
                 }
             }
         }
@@ -462,6 +474,9 @@ impl Simulation {
         }
         let mut report = Report { summary, ..Report::default() };
         report.add_table("timeseries", self.stats.series.table(&names, &capacity, PS_PER_UNIT));
+        if let Some(hotspots) = &self.stats.hotspots {
+            report.add_table("hotspots", hotspots.table(PS_PER_UNIT));
+        }
         self.stats.collectors.tables(&mut report, &finish);
         Ok(report)
     }

@@ -1,7 +1,8 @@
 //! The memory a run needs, estimated from its config alone, before anything is built.
 //!
 //! With H hosts, S switches, P switch ports (summed over the switches), V VCs (or
-//! priorities), G node groups (the configured ones plus `default`), Q the source queue,
+//! priorities), G node groups (the configured ones plus `default`), Q the source queue
+//! times the streams per host (the most parts of a mix, 1 without),
 //! W = duration / window time-series windows, B the packets one host's worth of buffer
 //! holds (an IOQ port's per-VC input + output buffer, or a shared-buffer `port_buffer`,
 //! over the smallest packet: the MTU, or a smaller message size or flow-size mean) and ρ
@@ -14,7 +15,7 @@
 //! | switch ports | P · 138 (port state 64, credit-return ring 64, link class 2, shared memory 8) + S · 14, and 8 per request-mask word (⌈radix · V / 64⌉ per port) |
 //! | switch queues | P · V · 88 (input and output queue 24 each, credits 16, pause state 21, probe slot 2, PFC flag 1) |
 //! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN |
-//! | traffic tables | H · 10 for group membership, and H · 4 per pattern that keeps a host list or a destination table |
+//! | traffic tables | H · 10 for group membership, and H · 4 per pattern (or part of a mix) that keeps a host list or a destination table; with shared hotspots H · 9 and 24 per hotspot and lifetime of the run |
 //! | latency histograms | 5 · G + 8 HDR histograms of about 280 KB (3 latency and 2 FCT per group, 8 for the FCT size buckets), and one per queue probe |
 //! | time series | W · G · 32 counters, the report's table of W · (G + 1) rows of 72 bytes, W · 8 for recovery, W · 80 for the fabric series of runs with PFC, drops, ECN or congestion control, W · Q · 32 for the windows of the Q probed queues |
 //! | event calendar | 25 per wheel bucket (2^k of them, k = log2(H / 2) within 10..24), and 32 per event for 4,096 + 2 · H + 16 · (H + P) · ρ events: a generation pending per host and, at saturation, about two events per host and port in bucket buffers that keep up to eight times that room |
@@ -80,8 +81,8 @@ pub fn estimate(config: &Config) -> Estimate {
     let size = fabric_size(&config.topology);
     let (h, s, p) = (size.hosts, size.switches(), size.ports());
     let v = config.switch.vcs() as u64;
-    let q = config.nic.source_queue as u64;
     let t = &config.traffic;
+    let q = mul(&[config.nic.source_queue as u64, t.streams() as u64]);
     let groups = t.groups.len() as u64 + 1;
 
     // Per port: its state line, its credit-return ring, its link class, its shared-memory
@@ -110,19 +111,29 @@ pub fn estimate(config: &Config) -> Estimate {
 
     // Group membership (free list, members, host -> group), and one host list or table per
     // pattern: each group's, and each phase's for every group it changes.
-    let keeps_hosts = |pattern: &PatternConfig| match pattern {
-        PatternConfig::Uniform { .. } | PatternConfig::Permutation { .. } | PatternConfig::Shift { .. } => true,
-        PatternConfig::Hotspot { assign, .. } => *assign == HotspotAssign::Partition,
-        PatternConfig::Incast { .. } | PatternConfig::Silent {} => false,
+    let keeps_hosts = |pattern: &PatternConfig| -> u64 {
+        let one = |part: &PatternConfig| match part {
+            PatternConfig::Uniform { .. }
+            | PatternConfig::Permutation { .. }
+            | PatternConfig::Shift { .. }
+            | PatternConfig::Hotspots {} => 1,
+            PatternConfig::Hotspot { assign, .. } => u64::from(*assign == HotspotAssign::Partition),
+            PatternConfig::Incast { .. } | PatternConfig::Silent {} | PatternConfig::Mix { .. } => 0,
+        };
+        pattern.parts().iter().map(|(_, part)| one(part)).sum()
     };
-    let mut tables =
-        u64::from(keeps_hosts(&t.pattern)) + t.groups.iter().filter(|g| keeps_hosts(&g.pattern)).count() as u64;
+    let mut tables = keeps_hosts(&t.pattern) + t.groups.iter().map(|g| keeps_hosts(&g.pattern)).sum::<u64>();
     for phase in &t.phases {
-        if phase.pattern.as_ref().is_some_and(keeps_hosts) {
-            tables += if phase.group == "all" { groups } else { 1 };
+        if let Some(pattern) = &phase.pattern {
+            tables += keeps_hosts(pattern) * if phase.group == "all" { groups } else { 1 };
         }
     }
-    let traffic = mul(&[h, sum(&[10, mul(&[tables, 4])])]);
+    let mut traffic = mul(&[h, sum(&[10, mul(&[tables, 4])])]);
+    if let Some(hotspots) = &t.hotspots {
+        // Flags and since-times per host; an interval per hotspot and lifetime.
+        let lifetimes = hotspots.lifetime.map_or(1, |l| config.simulation.duration.0 / l.0.max(1) + 1);
+        traffic = sum(&[traffic, mul(&[h, 9]), mul(&[hotspots.count as u64, lifetimes, 24])]);
+    }
 
     let histograms = sum(&[
         mul(&[5 * groups + 8, Latency::heap_bytes()]),
@@ -181,11 +192,12 @@ pub fn estimate(config: &Config) -> Estimate {
 /// saturates its destinations at any load.
 fn peak_load(config: &Config) -> f64 {
     let t = &config.traffic;
-    let concentrates = |p: &PatternConfig| matches!(p, PatternConfig::Hotspot { .. } | PatternConfig::Incast { .. });
-    let patterns = std::iter::once(&t.pattern)
-        .chain(t.groups.iter().map(|g| &g.pattern))
-        .chain(t.phases.iter().filter_map(|p| p.pattern.as_ref()));
-    if patterns.into_iter().any(concentrates) {
+    let concentrates = |p: &PatternConfig| {
+        p.parts().iter().any(|(_, part)| {
+            matches!(part, PatternConfig::Hotspot { .. } | PatternConfig::Hotspots {} | PatternConfig::Incast { .. })
+        })
+    };
+    if t.patterns().any(concentrates) {
         return 1.0;
     }
     let loads = std::iter::once(t.load)

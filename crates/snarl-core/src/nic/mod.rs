@@ -4,7 +4,11 @@
 //!
 //! The source queue is bounded as on a real NIC: a message posted to a full queue is
 //! counted (`source_queue_full`) and dropped at the source, never stored, so memory
-//! stays bounded at and beyond saturation.
+//! stays bounded at and beyond saturation. A run whose senders have several streams (the
+//! parts of a mix) bounds each stream on its own (`Nics::set_streams`): the ring holds
+//! the bound times the streams, and a count per (host, stream) refuses a stream's
+//! messages when it has the bound queued, so a stream that cannot send never takes
+//! another's room.
 //!
 //! By default a host sends its queued messages in strict FIFO order. With
 //! `nic.scheduling = "round_robin"`, or with per-flow congestion control (DCQCN), the NIC
@@ -42,7 +46,13 @@ pub struct Nics {
     /// `vcs` as a divisor: a flow's VC is a hash modulo `vcs`, once per message.
     vc_divisor: StrengthReducedUsize,
     mtu: u64,
+    /// Slots of each host's ring: the source-queue bound times the streams.
     queue_capacity: usize,
+    /// Streams per host (1 unless the run has mixes), each bounded to `stream_capacity`
+    /// queued messages, counted in `stream_len` (per host and stream; empty for 1).
+    streams: usize,
+    stream_capacity: u32,
+    stream_len: Vec<u32>,
     /// Far end of each host link: a switch input port, another host (back to back), or
     /// nothing.
     peer: Vec<Peer>,
@@ -107,6 +117,9 @@ impl Nics {
             vc_divisor: StrengthReducedUsize::new(vcs.max(1)),
             mtu,
             queue_capacity,
+            streams: 1,
+            stream_capacity: queue_capacity as u32,
+            stream_len: Vec::new(),
             peer,
             serializer: collected(hosts, rate.iter().map(|&r| SerialTime::new(r)), what)?,
             rate,
@@ -122,6 +135,24 @@ impl Nics {
             queue_len: zeroed(hosts, what)?,
             scheduler: None,
         })
+    }
+
+    /// Gives every host `streams` source streams, each bounded to the source-queue
+    /// capacity on its own. Called before anything is posted and before flow scheduling
+    /// is enabled.
+    pub fn set_streams(&mut self, streams: usize) -> crate::Result<()> {
+        debug_assert!(self.scheduler.is_none(), "streams are set before flow scheduling");
+        if streams <= 1 {
+            return Ok(());
+        }
+        let hosts = self.peer.len();
+        let bound = self.queue_capacity;
+        self.queue_capacity = bound * streams;
+        self.streams = streams;
+        self.stream_capacity = bound as u32;
+        self.queue = filled(hosts * self.queue_capacity, NIL, "the NICs' source queues")?;
+        self.stream_len = zeroed(hosts * streams, "the NICs' source queues")?;
+        Ok(())
     }
 
     /// Schedules queued messages round robin by flow instead of FIFO.
@@ -158,18 +189,42 @@ impl Nics {
         self.cap[host as usize] = cap;
     }
 
-    /// Whether the source queue of `host` has room for another message.
+    /// Whether stream `stream` of the source queue of `host` has room for another
+    /// message (with one stream, whether the queue has).
     #[inline]
-    pub fn has_room(&self, host: u32) -> bool {
-        (self.queue_len[host as usize] as usize) < self.queue_capacity
+    pub fn has_room(&self, host: u32, stream: u8) -> bool {
+        if self.streams == 1 {
+            (self.queue_len[host as usize] as usize) < self.queue_capacity
+        } else {
+            self.stream_len[self.stream_index(host as usize, stream)] < self.stream_capacity
+        }
+    }
+
+    /// Index of (host `h`, `stream`) in `stream_len`; a stream beyond the run's counts as
+    /// its last.
+    #[inline]
+    fn stream_index(&self, h: usize, stream: u8) -> usize {
+        h * self.streams + (stream as usize).min(self.streams - 1)
+    }
+
+    /// A message of stream `stream` of host `h` left the source queue (fully segmented).
+    #[inline]
+    pub(super) fn left_queue(&mut self, h: usize, stream: u8) {
+        self.queue_len[h] -= 1;
+        if self.streams > 1 {
+            let i = self.stream_index(h, stream);
+            self.stream_len[i] -= 1;
+        }
     }
 
     /// Queues a message of `size` bytes from `host` to `dst` on queue pair `qp` (its VC
-    /// is a hash of the flow) and sends if it can. Returns `false` when the source queue
-    /// was full: the message is counted (`source_queue_full`) and dropped.
-    pub fn post(&mut self, ctx: &mut Ctx, host: u32, dst: u32, size: u64, qp: u32, tag: Tag) -> bool {
+    /// is a hash of the flow) in source stream `stream` and sends if it can. Returns
+    /// `false` when the stream's source queue was full: the message is counted
+    /// (`source_queue_full`) and dropped.
+    #[allow(clippy::too_many_arguments)]
+    pub fn post(&mut self, ctx: &mut Ctx, host: u32, dst: u32, size: u64, qp: u32, tag: Tag, stream: u8) -> bool {
         let h = host as usize;
-        let accepted = self.has_room(host);
+        let accepted = self.has_room(host, stream);
         if accepted {
             let vc = (qp_number(host, dst, qp) as usize % self.vc_divisor) as u8;
             let id = ctx.messages.alloc(Message {
@@ -182,6 +237,7 @@ impl Nics {
                 unsent: size,
                 outstanding: 1,
                 vc,
+                stream,
                 next_free: NIL,
             });
             let slot = self.slot_after_head(h, self.queue_len[h] as usize);
@@ -196,6 +252,10 @@ impl Nics {
                 scheduler.flow_head[base + slot] = !older;
             }
             self.queue_len[h] += 1;
+            if self.streams > 1 {
+                let i = self.stream_index(h, stream);
+                self.stream_len[i] += 1;
+            }
         }
         let group = ctx.stats.host_group[h];
         ctx.trace(TraceEvent::Generated { group, bytes: size, accepted });

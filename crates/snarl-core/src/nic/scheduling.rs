@@ -68,7 +68,7 @@ impl Nics {
         if message.unsent == 0 {
             message.outstanding -= 1; // The message is fully segmented.
             self.queue_head[h] = self.slot_after_head(h, 1) as u32;
-            self.queue_len[h] -= 1;
+            self.left_queue(h, m.stream);
         }
         let serialise = self.launch_data(ctx, host, m, mid, size);
         if self.queue_len[h] > 0 {
@@ -171,7 +171,7 @@ impl Nics {
                 self.queue[slot(j)] = self.queue[slot(j + 1)];
                 scheduler.flow_head[slot(j)] = scheduler.flow_head[slot(j + 1)];
             }
-            self.queue_len[h] -= 1;
+            self.left_queue(h, m.stream);
             scheduler.next_position[h] = pos as u32;
         } else {
             scheduler.next_position[h] = pos as u32 + 1;

@@ -8,6 +8,7 @@
 mod collector;
 mod fabric_series;
 mod fct;
+mod hotspots;
 mod latency;
 mod queue_series;
 mod queues;
@@ -19,6 +20,7 @@ mod trace;
 pub use collector::{AnyCollector, Collector, Collectors, Finish};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
+pub use hotspots::HotspotTime;
 pub use latency::Latency;
 pub use queue_series::QueueSeries;
 pub use queues::QueueProbes;
@@ -102,6 +104,18 @@ pub struct Stats {
     /// Group of each host, as the workload reports it (index into `groups`): the group
     /// a host's sending and receiving count for.
     pub host_group: Vec<u16>,
+    /// Plain data reaching its host before this time is accounted when its last link
+    /// starts sending it (`Ctx::send_to_host`); from it on it arrives as a `Deliver`
+    /// event. The end of the run, or sooner the next change the workload announced
+    /// (`Env::set_boundary`), so that each delivery is counted on its side of it.
+    pub settle_before: u64,
+    /// Per host: whether it is a shared hotspot now (always false in runs without).
+    pub is_hotspot: Vec<bool>,
+    /// Data bytes received inside the measurement interval by hosts that were not (0) or
+    /// were (1) hotspots when the bytes arrived.
+    received_as: [u64; 2],
+    /// Hotspot time and the summary's hotspot keys, in runs with shared hotspots.
+    pub hotspots: Option<Box<HotspotTime>>,
 }
 
 impl Stats {
@@ -132,6 +146,10 @@ impl Stats {
             last_moved: 0,
             congestion_counters: false,
             host_group: Vec::new(),
+            settle_before: duration,
+            is_hotspot: Vec::new(),
+            received_as: [0; 2],
+            hotspots: None,
         })
     }
 
@@ -189,9 +207,26 @@ impl Stats {
         self.counters.cnps_delivered += 1;
     }
 
-    /// A packet's tail reached its destination.
+    /// Sets the group of each host (and so the number of hosts).
+    pub fn set_hosts(&mut self, host_group: Vec<u16>) -> Result<()> {
+        self.is_hotspot = crate::memory::fallible::filled(host_group.len(), false, "the traffic tables")?;
+        self.host_group = host_group;
+        Ok(())
+    }
+
+    /// A data packet's tail reached host `dst`.
     #[inline]
-    fn on_deliver(&mut self, now: u64, src_group: u16, dst_group: u16, bytes: u64, created: u64, injected: u64) {
+    #[allow(clippy::too_many_arguments)]
+    fn on_deliver(
+        &mut self,
+        now: u64,
+        src_group: u16,
+        dst_group: u16,
+        dst: u32,
+        bytes: u64,
+        created: u64,
+        injected: u64,
+    ) {
         self.delivered += 1;
         self.series.add_delivered(now, src_group, bytes, now - created);
         self.groups[src_group as usize].delivered_packets += 1;
@@ -202,6 +237,20 @@ impl Stats {
             g.latency.record(now - created);
             g.network_latency.record(now - injected);
             self.groups[dst_group as usize].received_bytes += inside;
+            self.received_as[self.is_hotspot[dst as usize] as usize] += inside;
+        }
+    }
+
+    /// Host `host` became (`on`) or stopped being a shared hotspot.
+    #[cold]
+    fn on_hotspot(&mut self, now: u64, host: u32, on: bool) {
+        self.is_hotspot[host as usize] = on;
+        if let Some(time) = self.hotspots.as_deref_mut() {
+            if on {
+                time.on(now, host);
+            } else {
+                time.off(now, host);
+            }
         }
     }
 
@@ -221,13 +270,15 @@ impl Stats {
         (bytes as u128 * (to - from) as u128 / serialise as u128) as u64
     }
 
-    /// A data packet of `bytes` from `src_group` to `dst_group` whose tail reaches its
-    /// host at `tail_at`, after the run's `end`: its bytes that arrived before the end
-    /// count in the loads (it is not delivered).
-    pub fn arriving_at_end(&mut self, end: u64, src_group: u16, dst_group: u16, bytes: u64, tail_at: u64) {
+    /// A data packet of `bytes` from `src_group` to host `dst` whose tail reaches it at
+    /// `tail_at`, after the run's `end`: its bytes that arrived before the end count in
+    /// the loads (it is not delivered).
+    pub fn arriving_at_end(&mut self, end: u64, src_group: u16, dst: u32, bytes: u64, tail_at: u64) {
         let inside = self.arrived_inside(bytes, tail_at, end);
+        let dst_group = self.host_group[dst as usize];
         self.groups[src_group as usize].delivered_bytes += inside;
         self.groups[dst_group as usize].received_bytes += inside;
+        self.received_as[self.is_hotspot[dst as usize] as usize] += inside;
     }
 
     /// The last packet of a message of `bytes` sent by `group` was delivered; it crossed
@@ -307,6 +358,9 @@ impl Stats {
             packet_hops: self.packet_hops,
             ..Summary::default()
         };
+        if let Some(hotspots) = self.hotspots.as_deref_mut() {
+            hotspots.summarise(&mut summary, self.received_as, end, &self.is_hotspot);
+        }
         self.collectors.summarise(&mut summary, finish);
         summary
     }
@@ -333,8 +387,8 @@ impl Collector for Stats {
                 self.packet_hops += 1;
                 self.last_moved = now;
             }
-            TraceEvent::Delivered { src_group, dst_group, bytes, created, injected } => {
-                self.on_deliver(now, src_group, dst_group, bytes, created, injected);
+            TraceEvent::Delivered { src_group, dst_group, dst, bytes, created, injected } => {
+                self.on_deliver(now, src_group, dst_group, dst, bytes, created, injected);
                 self.last_moved = now;
             }
             TraceEvent::MessageDone { group, created, bytes, hops } => {
@@ -353,6 +407,7 @@ impl Collector for Stats {
             }
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
             TraceEvent::QueueLength { .. } => {}
+            TraceEvent::Hotspot { host, on } => self.on_hotspot(now, host, on),
         }
     }
 }

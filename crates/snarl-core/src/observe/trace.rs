@@ -15,8 +15,8 @@ pub enum TraceEvent {
     Injected { group: u16 },
     /// A packet started crossing a link (a NIC's or a switch output's).
     Hop,
-    /// A data packet's tail reached its destination.
-    Delivered { src_group: u16, dst_group: u16, bytes: u64, created: u64, injected: u64 },
+    /// A data packet's tail reached its destination, host `dst`.
+    Delivered { src_group: u16, dst_group: u16, dst: u32, bytes: u64, created: u64, injected: u64 },
     /// The last packet of a message of `bytes` sent by `group` was delivered; it crossed
     /// `hops` links.
     MessageDone { group: u16, created: u64, bytes: u64, hops: u16 },
@@ -38,4 +38,6 @@ pub enum TraceEvent {
     RateChanged { src: u32, dst: u32, qp: u32, rate_bps: f64, cut: bool },
     /// A probed queue (`observe.queues`, probe index `probe`) now holds `bytes`.
     QueueLength { probe: u16, bytes: u64 },
+    /// Host `host` became (`on`) or stopped being one of the run's shared hotspots.
+    Hotspot { host: u32, on: bool },
 }

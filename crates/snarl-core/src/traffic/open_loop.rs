@@ -2,19 +2,26 @@
 //! injection process, and phases that change them along the timeline. Each sending host
 //! has a source: a workload timer (code [`GENERATE`], owned by the host) at which it
 //! draws a destination, a size and a queue pair, posts the message, and sets its next
-//! generation. A phase boundary is a timer too (code [`PHASE`], owned by the phase): it
-//! changes its groups and restarts their sources, whose pending generations its epoch
-//! bump cancels. Messages never depend on completions (open loop).
+//! generation. A host whose pattern is a mix has a source per part instead (codes
+//! [`STREAM`] + part), each generating at its share of the load on queue pairs of its
+//! own and posting to its own stream of the NIC's source queue. A phase boundary is a
+//! timer too (code [`PHASE`], owned by the phase): it changes its groups and restarts
+//! their sources, whose pending generations its epoch bump cancels. The run's shared
+//! hotspots (`[traffic.hotspots]`) move at a timer of their own (code [`MOVE`]), which
+//! reports the change to the statistics. Messages never depend on completions (open
+//! loop).
 
 use super::flow_size::FlowSizes;
-use super::pattern::{self, Pattern};
+use super::hotspots::HotspotSet;
+use super::pattern::{self, Part, Pattern};
 use super::placement;
 use super::process::Process;
-use super::workload::{Env, GroupView, RecoveryWindow, Workload};
+use super::workload::{Env, GroupView, HotspotTraffic, RecoveryWindow, Workload};
 use crate::config::{Config, GroupConfig, PatternConfig, TrafficConfig};
 use crate::error::{Error, Result};
 use crate::kernel::{Timer, TimerKind};
 use crate::memory::fallible::{collected, filled, zeroed};
+use crate::observe::TraceEvent;
 use crate::packet::Tag;
 use crate::units::{Rate, Time};
 use rand::Rng;
@@ -24,6 +31,11 @@ use rand_pcg::Pcg64Mcg;
 pub const GENERATE: u8 = 0;
 /// Timer code of a phase boundary (owner: the phase's index).
 pub const PHASE: u8 = 1;
+/// Timer code of a move of the shared hotspots (owner 0).
+pub const MOVE: u8 = 2;
+/// Timer codes from `STREAM` on: the next generation of part `code - STREAM` of a mixed
+/// source (owner: the host).
+pub const STREAM: u8 = 3;
 
 /// The current settings of one node group.
 #[derive(Clone, Debug)]
@@ -58,6 +70,14 @@ impl Group {
     pub fn sends(&self, patterns: &[Pattern]) -> bool {
         self.load > 0.0 && !patterns[self.pattern as usize].is_silent()
     }
+
+    /// The load a part of `share` offers, as a fraction of the host link: its share of
+    /// what the host offers within its cap, so that a part never sends more than its
+    /// share of what the host may inject however the others fare.
+    #[inline]
+    pub fn part_load(&self, share: f64) -> f64 {
+        share * self.load.min(self.cap)
+    }
 }
 
 /// One group's changes at a phase boundary.
@@ -88,6 +108,8 @@ pub struct OpenLoop {
     pub size_distributions: Vec<FlowSizes>,
     /// Queue pairs per destination a source spreads its messages over (`nic.qps_per_destination`).
     pub qps: u32,
+    /// The run's shared hotspots, if it has them.
+    pub hotspots: Option<Box<HotspotSet>>,
     /// Per host: bumped when a phase restarts its source; older generations are ignored.
     epoch: Vec<u32>,
 }
@@ -103,7 +125,7 @@ impl OpenLoop {
     /// `host_rate`.
     pub fn build(config: &Config, hosts: usize, host_rate: Rate, rng: &mut Pcg64Mcg) -> Result<OpenLoop> {
         let t = &config.traffic;
-        let mut builder = Builder { hosts, patterns: Vec::new(), rng };
+        let mut builder = Builder { hosts, patterns: Vec::new(), rng, hotspots: 0 };
         let what = "the traffic tables";
         let mut free = collected(hosts, 0..hosts as u32, what)?;
         let mut groups = Vec::new();
@@ -182,6 +204,23 @@ impl OpenLoop {
         if groups.len() > u16::MAX as usize {
             return Err(Error::config("traffic.groups", "too many groups"));
         }
+        let hotspots = match &t.hotspots {
+            Some(h) => {
+                let among: Vec<u32> = match h.among.as_str() {
+                    "all" => (0..hosts as u32).collect(),
+                    name => groups.iter().find(|g| g.name == name).map(|g| g.hosts.clone()).unwrap_or_default(),
+                };
+                if h.count as usize > among.len() {
+                    return Err(Error::config(
+                        "traffic.hotspots.count",
+                        format!("{} hotspots, but `{}` has only {} host(s)", h.count, h.among, among.len()),
+                    ));
+                }
+                builder.hotspots = h.count as usize;
+                Some(Box::new(HotspotSet::place(among, h.count as usize, h.lifetime.map(|l| l.0), builder.rng)))
+            }
+            None => None,
+        };
         // Patterns need every group's members, so they are resolved last. A group that
         // may send is refused a pattern that gives it nowhere to send.
         let may_send: Vec<bool> = (0..groups.len())
@@ -225,22 +264,45 @@ impl OpenLoop {
             phases,
             size_distributions,
             qps: config.nic.qps_per_destination,
+            hotspots,
             epoch: zeroed(hosts, what)?,
         })
     }
 
-    /// (Re)starts the sources of group `g` from now on with its current settings.
+    /// (Re)starts the sources of group `g` from now on with its current settings: one per
+    /// host, or one per part of a mix.
     fn start_sources(&mut self, env: &mut Env, g: usize) {
         let group = &self.groups[g];
         let sends = group.sends(&self.patterns);
+        let pattern = &self.patterns[group.pattern as usize];
         for &h in &group.hosts {
             let epoch = &mut self.epoch[h as usize];
             *epoch = epoch.wrapping_add(1);
-            if sends {
-                let at = env.now() + group.process.first(group.load, env.rng);
-                env.set_timer(at, h, *epoch, GENERATE);
+            if !sends {
+                continue;
+            }
+            match pattern {
+                Pattern::Mix(parts) => {
+                    for (s, part) in parts.iter().enumerate() {
+                        let load = group.part_load(part.share);
+                        if load > 0.0 && !part.pattern.is_silent() {
+                            let at = env.now() + group.process.first(load, env.rng);
+                            env.set_timer(at, h, *epoch, STREAM + s as u8);
+                        }
+                    }
+                }
+                _ => {
+                    let at = env.now() + group.process.first(group.load, env.rng);
+                    env.set_timer(at, h, *epoch, GENERATE);
+                }
             }
         }
+    }
+
+    /// The current hotspots (empty without `[traffic.hotspots]`).
+    #[inline]
+    fn hot(&self) -> &[u32] {
+        self.hotspots.as_deref().map_or(&[], HotspotSet::current)
     }
 
     /// The source of `host` generates a message now and sets its next generation. The
@@ -253,18 +315,72 @@ impl OpenLoop {
         if !group.sends(&self.patterns) {
             return;
         }
-        let message = self.patterns[group.pattern as usize].dest(host, env.rng).map(|dst| {
+        let hot = self.hot();
+        let message = self.patterns[group.pattern as usize].dest(host, env.rng, hot).map(|dst| {
             let size = group.draw_size(&self.size_distributions, env.rng);
-            let qp = if self.qps > 1 && env.nics.has_room(host) { env.rng.random_range(0..self.qps) } else { 0 };
+            let qp = if self.qps > 1 && env.nics.has_room(host, 0) { env.rng.random_range(0..self.qps) } else { 0 };
             (dst, size, qp)
         });
         let next = env.now() + group.process.gap(group.load, env.rng);
         env.set_timer(next, host, self.epoch[h], GENERATE);
         match message {
             Some((dst, size, qp)) => {
-                env.post(host, dst, size, qp, Tag::default());
+                env.post(host, dst, size, qp, Tag::default(), 0);
             }
             None => env.nics.try_inject(env.ctx, host),
+        }
+    }
+
+    /// Part `stream` of the mixed source of `host` generates a message now and sets its
+    /// next generation, as [`OpenLoop::generate`] does, at the part's share of the load.
+    /// Its queue pairs are its own: `stream * qps + (0..qps)`.
+    fn generate_part(&mut self, env: &mut Env, host: u32, stream: u8) {
+        let h = host as usize;
+        let group = &self.groups[self.host_group[h] as usize];
+        let Pattern::Mix(parts) = &self.patterns[group.pattern as usize] else { return };
+        let Some(part) = parts.get(stream as usize) else { return };
+        let load = group.part_load(part.share);
+        if load <= 0.0 {
+            return;
+        }
+        let hot = self.hot();
+        let message = part.pattern.dest(host, env.rng, hot).map(|dst| {
+            let size = group.draw_size(&self.size_distributions, env.rng);
+            let pick =
+                if self.qps > 1 && env.nics.has_room(host, stream) { env.rng.random_range(0..self.qps) } else { 0 };
+            (dst, size, stream as u32 * self.qps + pick)
+        });
+        let next = env.now() + group.process.gap(load, env.rng);
+        env.set_timer(next, host, self.epoch[h], STREAM + stream);
+        match message {
+            Some((dst, size, qp)) => {
+                env.post(host, dst, size, qp, Tag::default(), stream);
+            }
+            None => env.nics.try_inject(env.ctx, host),
+        }
+    }
+
+    /// The shared hotspots move to new hosts, which the statistics hear of; the next move
+    /// follows a lifetime later.
+    fn move_hotspots(&mut self, env: &mut Env) {
+        let Some(set) = self.hotspots.as_mut() else { return };
+        let Some(lifetime) = set.lifetime else { return };
+        for &host in set.current() {
+            env.ctx.trace(TraceEvent::Hotspot { host, on: false });
+        }
+        set.move_all(env.rng);
+        for &host in set.current() {
+            env.ctx.trace(TraceEvent::Hotspot { host, on: true });
+        }
+        self.schedule_move(env, env.now().saturating_add(lifetime));
+    }
+
+    /// The next move of the hotspots at `at`: deliveries from then on are attributed
+    /// after it.
+    fn schedule_move(&mut self, env: &mut Env, at: u64) {
+        if at < env.ctx.end {
+            env.set_timer(at, 0, 0, MOVE);
+            env.set_boundary(at);
         }
     }
 
@@ -306,18 +422,47 @@ impl Workload for OpenLoop {
         for (index, phase) in self.phases.iter().enumerate() {
             env.set_timer(phase.at.0, index as u32, 0, PHASE);
         }
+        if let Some(set) = &self.hotspots {
+            for &host in set.current() {
+                env.ctx.trace(TraceEvent::Hotspot { host, on: true });
+            }
+            if let Some(lifetime) = set.lifetime {
+                self.schedule_move(env, lifetime);
+            }
+        }
     }
 
     #[inline]
     fn timer(&mut self, env: &mut Env, timer: Timer) {
         match timer.kind {
-            TimerKind::Workload(GENERATE) => {
-                if timer.epoch == self.epoch[timer.owner as usize] {
-                    self.generate(env, timer.owner);
-                }
+            // A generation of an older epoch (a restarted source) is ignored.
+            TimerKind::Workload(GENERATE) if timer.epoch == self.epoch[timer.owner as usize] => {
+                self.generate(env, timer.owner)
             }
-            _ => self.begin_phase(env, timer.owner as usize),
+            TimerKind::Workload(PHASE) => self.begin_phase(env, timer.owner as usize),
+            TimerKind::Workload(MOVE) => self.move_hotspots(env),
+            TimerKind::Workload(code) if code >= STREAM && timer.epoch == self.epoch[timer.owner as usize] => {
+                self.generate_part(env, timer.owner, code - STREAM)
+            }
+            _ => {}
         }
+    }
+
+    /// Per host, at the start of the run: what it offers (`min(load, cap)` of its link)
+    /// times the share of it that its pattern does not send to the shared hotspots.
+    fn hotspots(&self) -> Option<HotspotTraffic> {
+        self.hotspots.as_ref()?;
+        let mut non_hotspot_offered = vec![0.0; self.host_group.len()];
+        for group in &self.groups {
+            if !group.sends(&self.patterns) {
+                continue;
+            }
+            let share = self.patterns[group.pattern as usize].non_hotspot_share();
+            for &h in &group.hosts {
+                non_hotspot_offered[h as usize] = group.load.min(group.cap) * share;
+            }
+        }
+        Some(HotspotTraffic { non_hotspot_offered })
     }
 
     fn groups(&self) -> Vec<GroupView<'_>> {
@@ -352,6 +497,8 @@ struct Builder<'a> {
     hosts: usize,
     patterns: Vec<Pattern>,
     rng: &'a mut Pcg64Mcg,
+    /// How many shared hotspots the run has (0: none).
+    hotspots: usize,
 }
 
 impl Builder<'_> {
@@ -397,8 +544,34 @@ impl Builder<'_> {
 
     /// Resolves `config` (at key `path`) for the senders of group `g`; returns its index.
     /// If the group may send (`check`), a pattern that leaves it nowhere to send is an
-    /// error (see [`no_destination`]).
+    /// error (see [`no_destination`]), as is a part of a mix that does.
     fn pattern(&mut self, config: &PatternConfig, g: usize, groups: &[Group], path: &str, check: bool) -> Result<u32> {
+        let pattern = self.resolve(config, g, groups, path)?;
+        if check {
+            match (config, &pattern) {
+                (PatternConfig::Mix { parts: configs }, Pattern::Mix(parts)) => {
+                    for (k, (c, part)) in configs.iter().zip(parts).enumerate() {
+                        if part.share <= 0.0 {
+                            continue;
+                        }
+                        if let Some(problem) = no_destination(&c.pattern, &part.pattern, &groups[g]) {
+                            return Err(Error::config(format!("{path}.parts.{k}.pattern"), problem));
+                        }
+                    }
+                }
+                _ => {
+                    if let Some(problem) = no_destination(config, &pattern, &groups[g]) {
+                        return Err(Error::config(path, problem));
+                    }
+                }
+            }
+        }
+        self.patterns.push(pattern);
+        Ok((self.patterns.len() - 1) as u32)
+    }
+
+    /// `config` resolved for the senders of group `g` (a mix with its parts).
+    fn resolve(&mut self, config: &PatternConfig, g: usize, groups: &[Group], path: &str) -> Result<Pattern> {
         let senders = &groups[g].hosts;
         let among = |name: &str| -> Vec<u32> {
             match name {
@@ -447,15 +620,21 @@ impl Builder<'_> {
                 }
                 Pattern::Fixed(*destination)
             }
+            PatternConfig::Hotspots {} => {
+                Pattern::Hotspots { subset: pattern::hotspot_subsets(self.hosts, senders, self.hotspots)? }
+            }
+            PatternConfig::Mix { parts } => {
+                let mut resolved = Vec::with_capacity(parts.len());
+                for (k, (share, part)) in config.parts().into_iter().enumerate() {
+                    let pattern = self.resolve(part, g, groups, &format!("{path}.parts.{k}.pattern"))?;
+                    resolved.push(Part { share, pattern });
+                }
+                debug_assert_eq!(resolved.len(), parts.len());
+                Pattern::Mix(resolved)
+            }
             PatternConfig::Silent {} => Pattern::Silent,
         };
-        if check {
-            if let Some(problem) = no_destination(config, &pattern, &groups[g]) {
-                return Err(Error::config(path, problem));
-            }
-        }
-        self.patterns.push(pattern);
-        Ok((self.patterns.len() - 1) as u32)
+        Ok(pattern)
     }
 }
 

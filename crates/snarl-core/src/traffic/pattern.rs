@@ -24,13 +24,29 @@ pub enum Pattern {
     },
     /// One destination for every source.
     Fixed(u32),
+    /// The run's shared hotspots: `subset[src]` is the hotspot `src` sends to, by its
+    /// index in the current set (`NIL`: the source does not send).
+    Hotspots {
+        subset: Vec<u32>,
+    },
+    /// Independent streams, each with its share of the group's load (`OpenLoop` runs a
+    /// source per part; no part is a mix).
+    Mix(Vec<Part>),
     Silent,
 }
 
+/// One stream of a [`Pattern::Mix`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    pub share: f64,
+    pub pattern: Pattern,
+}
+
 impl Pattern {
-    /// The destination of the next message from `src`, if it sends one.
+    /// The destination of the next message from `src`, if it sends one; `hotspots` is
+    /// the run's current hotspot set. A mix has none: its parts do.
     #[inline]
-    pub fn dest(&self, src: u32, rng: &mut Pcg64Mcg) -> Option<u32> {
+    pub fn dest(&self, src: u32, rng: &mut Pcg64Mcg, hotspots: &[u32]) -> Option<u32> {
         let d = match self {
             Pattern::Uniform { among } => {
                 let n = among.len();
@@ -47,13 +63,29 @@ impl Pattern {
             Pattern::AnyOf { among } => *among.get(rng.random_range(0..among.len().max(1)))?,
             Pattern::Table { dest } => dest[src as usize],
             Pattern::Fixed(d) => *d,
-            Pattern::Silent => return None,
+            Pattern::Hotspots { subset } => *hotspots.get(subset[src as usize] as usize)?,
+            Pattern::Mix(_) | Pattern::Silent => return None,
         };
         (d != src && d != NIL).then_some(d)
     }
 
+    /// Whether no source sends: silent, or a mix whose parts are all silent or have no
+    /// share.
     pub fn is_silent(&self) -> bool {
-        matches!(self, Pattern::Silent)
+        match self {
+            Pattern::Silent => true,
+            Pattern::Mix(parts) => parts.iter().all(|p| p.share <= 0.0 || p.pattern.is_silent()),
+            _ => false,
+        }
+    }
+
+    /// The share of a source's traffic that does not go to the run's shared hotspots.
+    pub fn non_hotspot_share(&self) -> f64 {
+        match self {
+            Pattern::Hotspots { .. } | Pattern::Silent => 0.0,
+            Pattern::Mix(parts) => parts.iter().map(|p| p.share * p.pattern.non_hotspot_share()).sum(),
+            _ => 1.0,
+        }
     }
 
     /// Whether `src` can draw a destination other than itself.
@@ -62,6 +94,9 @@ impl Pattern {
             Pattern::Uniform { among } | Pattern::AnyOf { among } => among.iter().any(|&d| d != src),
             Pattern::Table { dest } => dest.get(src as usize).is_some_and(|&d| d != src && d != NIL),
             Pattern::Fixed(d) => *d != src,
+            // Unless it is its only possible hotspot, which the builder checks.
+            Pattern::Hotspots { subset } => subset.get(src as usize).is_some_and(|&k| k != NIL),
+            Pattern::Mix(parts) => parts.iter().any(|p| p.share > 0.0 && p.pattern.has_destination(src)),
             Pattern::Silent => false,
         }
     }
@@ -142,6 +177,18 @@ pub fn partition_table(hosts: usize, senders: &[u32], hotspots: &[u32]) -> Resul
     Ok(dest)
 }
 
+/// Sender k of `senders` (in host order) sends to hotspot k mod `count` of the run's set.
+pub fn hotspot_subsets(hosts: usize, senders: &[u32], count: usize) -> Result<Vec<u32>> {
+    let mut subset = destination_table(hosts)?;
+    if count == 0 {
+        return Ok(subset);
+    }
+    for (k, &s) in senders.iter().enumerate() {
+        subset[s as usize] = (k % count) as u32;
+    }
+    Ok(subset)
+}
+
 /// `group` (in host order) split into `regions` contiguous regions whose sizes differ by
 /// at most one, each with a random member as its hotspot; every member sends to its own
 /// region's hotspot (the hotspot itself, its only destination, does not send). Needs
@@ -184,7 +231,7 @@ mod tests {
         let p = Pattern::Uniform { among: (0..4).collect() };
         let mut counts = [0u32; 4];
         for _ in 0..3000 {
-            counts[p.dest(1, &mut rng).unwrap() as usize] += 1;
+            counts[p.dest(1, &mut rng, &[]).unwrap() as usize] += 1;
         }
         assert_eq!(counts[1], 0);
         assert!(counts.iter().enumerate().filter(|(i, _)| *i != 1).all(|(_, &c)| (900..1100).contains(&c)));
@@ -259,6 +306,22 @@ mod tests {
         let draw = |seed| region_table(1332, &group, 7, &mut Pcg64Mcg::seed_from_u64(seed)).unwrap();
         assert_eq!(draw(2), draw(2));
         assert!((3..8).any(|seed| draw(seed) != draw(2)), "the hotspots ignore the seed");
+    }
+
+    #[test]
+    fn a_mix_sends_unless_every_part_is_silent_or_without_share() {
+        let part = |share, pattern| Part { share, pattern };
+        let b = Pattern::Mix(vec![
+            part(0.3, Pattern::Hotspots { subset: hotspot_subsets(4, &[0, 1], 1).unwrap() }),
+            part(0.7, Pattern::Uniform { among: (0..4).collect() }),
+        ]);
+        assert!(!b.is_silent() && b.has_destination(0) && b.has_destination(3));
+        assert!((b.non_hotspot_share() - 0.7).abs() < 1e-12);
+        let idle = Pattern::Mix(vec![part(0.0, Pattern::Fixed(2)), part(1.0, Pattern::Silent)]);
+        assert!(idle.is_silent() && !idle.has_destination(0));
+        assert_eq!(idle.non_hotspot_share(), 0.0);
+        // A mix itself draws no destination: its parts do, each as its own source.
+        assert_eq!(b.dest(0, &mut Pcg64Mcg::seed_from_u64(1), &[2]), None);
     }
 
     #[test]

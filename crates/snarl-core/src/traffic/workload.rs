@@ -50,11 +50,22 @@ impl Env<'_, '_> {
     }
 
     /// Queues a message of `size` bytes from `host` to `dst` on queue pair `qp` at
-    /// `host`'s NIC and lets the NIC send if it can; `false` when the source queue was
-    /// full (the message is counted as refused and dropped).
+    /// `host`'s NIC, in its source stream `stream` (0 unless the run has mixes: a mix's
+    /// part k posts to stream k, which has its own bound in the source queue), and lets
+    /// the NIC send if it can; `false` when the stream's source queue was full (the
+    /// message is counted as refused and dropped).
     #[inline]
-    pub fn post(&mut self, host: u32, dst: u32, size: u64, qp: u32, tag: Tag) -> bool {
-        self.nics.post(self.ctx, host, dst, size, qp, tag)
+    pub fn post(&mut self, host: u32, dst: u32, size: u64, qp: u32, tag: Tag, stream: u8) -> bool {
+        self.nics.post(self.ctx, host, dst, size, qp, tag, stream)
+    }
+
+    /// Announces a change at `at` that the statistics will hear of then (a trace event
+    /// the workload reports at `at`, such as a hotspot moving): data reaching its host
+    /// from `at` on is accounted at its arrival, after the change, rather than when its
+    /// last link starts sending it. Until the next announcement; at most the end of the
+    /// run.
+    pub fn set_boundary(&mut self, at: u64) {
+        self.ctx.stats.settle_before = at.min(self.ctx.end);
     }
 
     /// Calls back [`Workload::timer`] at `at` with this `owner`, `epoch` and `code`.
@@ -80,6 +91,16 @@ pub struct RecoveryWindow {
     pub end: u64,
     /// Per group (in the order of [`Workload::groups`]).
     pub bystander: Vec<bool>,
+}
+
+/// What the report needs of a workload with shared hotspots (the summary's
+/// `receive_rate`, `total_throughput` and `tmax`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HotspotTraffic {
+    /// Per host, as a fraction of its link: what it offers to hosts other than the
+    /// hotspots (its offered load times the share of its traffic not sent to them), at
+    /// the start of the run.
+    pub non_hotspot_offered: Vec<f64>,
 }
 
 /// What decides the traffic of a run. See the module documentation.
@@ -115,6 +136,12 @@ pub trait Workload {
     /// The interval after which the report measures recovery, if the workload has a
     /// disturbance.
     fn recovery(&self) -> Option<RecoveryWindow> {
+        None
+    }
+
+    /// The shared hotspots' traffic, if the workload has shared hotspots: it then
+    /// reports their changes as `TraceEvent::Hotspot` (at time 0 for the first set).
+    fn hotspots(&self) -> Option<HotspotTraffic> {
         None
     }
 }
@@ -166,5 +193,9 @@ impl Workload for AnyWorkload {
 
     fn recovery(&self) -> Option<RecoveryWindow> {
         dispatch!(self, w => w.recovery())
+    }
+
+    fn hotspots(&self) -> Option<HotspotTraffic> {
+        dispatch!(self, w => w.hotspots())
     }
 }

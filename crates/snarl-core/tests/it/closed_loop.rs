@@ -48,7 +48,7 @@ impl Workload for PingPong {
     fn timer(&mut self, env: &mut Env, timer: Timer) {
         assert_eq!(env.now(), self.start_at);
         let (a, b) = self.pairs[timer.owner as usize];
-        assert!(env.post(a, b, self.size, 0, Tag { job: timer.owner as u16, step: 0 }));
+        assert!(env.post(a, b, self.size, 0, Tag { job: timer.owner as u16, step: 0 }, 0));
     }
 
     fn wants_completions(&self) -> bool {
@@ -62,7 +62,7 @@ impl Workload for PingPong {
         if step < 2 * self.rounds {
             // The receiver answers: back to whoever sent it.
             let tag = Tag { job: done.tag.job, step };
-            assert!(env.post(done.dst, done.src, self.size, 0, tag));
+            assert!(env.post(done.dst, done.src, self.size, 0, tag, 0));
         }
     }
 

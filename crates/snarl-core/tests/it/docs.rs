@@ -118,3 +118,32 @@ fn reference_example_runs() {
     assert_eq!(r.summary.time_unit, "cycles");
     assert_eq!(r.summary.groups["hs"].hosts, 2);
 }
+
+/// The example of `[traffic.hotspots]` (C, V and B nodes) runs, its keys are documented,
+/// and its tmax is Gran et al.'s.
+#[test]
+fn hotspots_example_runs_and_is_documented() {
+    let section = &REFERENCE[REFERENCE.find("### `[traffic.hotspots]`").expect("the section")..];
+    let start = section.find("```toml").expect("an example") + "```toml".len();
+    let example = &section[start..start + section[start..].find("```").unwrap()];
+    // 32 hosts at 20 Gb/s: 8 B nodes, 19 C nodes, 5 V nodes; the hotspots move twice.
+    let base = "[simulation]\nduration = \"300us\"\nwarmup = \"50us\"\n\
+        [topology]\ntype = \"fat_tree\"\nradix = 8\nlevels = 2\n\
+        [links]\nhost = { rate = \"20Gbps\", latency = \"20ns\" }\nswitch = { rate = \"20Gbps\", latency = \"20ns\" }\n\
+        [nic]\nmtu = \"2KiB\"\nscheduling = \"round_robin\"\n";
+    let text = format!("{base}{example}");
+    let r = run(&text, &[("traffic.hotspots.lifetime", "\"100us\"")]);
+    let hosts: Vec<u64> = ["b", "c", "v"].iter().map(|g| r.summary.groups[*g].hosts).collect();
+    assert_eq!(hosts, [8, 19, 5]);
+    assert_close("tmax", r.summary.tmax.unwrap(), (5.0 + 8.0 * 0.4) * 13.5 / 32.0, 1e-9);
+    let rate = r.summary.receive_rate.as_ref().unwrap();
+    assert!(rate.hotspots > rate.non_hotspots, "{rate:?}");
+    let config = snarl_core::load_config(&text, &[], None).unwrap();
+    let resolved: toml::Value = toml::from_str(&config.to_toml()).unwrap();
+    let mut found = Vec::new();
+    keys(&resolved, "", &mut found);
+    let sections = sections();
+    for path in found {
+        assert!(documented(&path, &sections), "key `{path}` is missing from its section of docs/config.md");
+    }
+}
