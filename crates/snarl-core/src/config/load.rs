@@ -1,6 +1,6 @@
 //! From TOML text (plus `--set` overrides and a seed) to a validated [`Config`].
 
-use super::{Config, DcqcnConfig, RedConfig, ValidConfig};
+use super::{Config, DcqcnConfig, FecnConfig, IbccConfig, RedConfig, ValidConfig};
 use crate::error::{closest, Error, Result};
 
 /// Parses `text`, applies each `(dotted.key, value)` override, sets the seed if given,
@@ -32,7 +32,7 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
             return Err(as_written(within_variant(&doc, &path, error)));
         }
     };
-    // DCQCN without a [marking] section marks with the paper's thresholds: write them out.
+    // DCQCN or IB CC without a [marking] section marks as its paper does: write it out.
     config.marking = config.effective_marking();
     ValidConfig::new(config).map_err(as_written)
 }
@@ -58,12 +58,15 @@ fn ecn_as_marking(doc: &mut toml::Table) -> Result<bool> {
     Ok(true)
 }
 
-/// Sections whose `type` may be left out: the default model is then meant.
+/// Sections whose `type` may be left out: the default model is then meant (a marking's
+/// default is the congestion control's own: FECN under IB CC, RED otherwise).
 const DEFAULT_TYPES: [(&str, &str); 4] =
     [("switch", "ioq"), ("flow_control", "credit"), ("routing", "updown"), ("marking", "red")];
 
 fn fill_default_types(doc: &mut toml::Table) {
+    let ibcc = doc.get("congestion_control").and_then(|cc| cc.get("type")).is_some_and(|t| t.as_str() == Some("ibcc"));
     for (section, default) in DEFAULT_TYPES {
+        let default = if section == "marking" && ibcc { "fecn" } else { default };
         if let Some(toml::Value::Table(table)) = doc.get_mut(section) {
             table.entry("type").or_insert_with(|| toml::Value::String(default.to_string()));
         }
@@ -160,7 +163,9 @@ fn within_variant(doc: &toml::Table, path: &str, error: Error) -> Error {
     }
     let refined = match (path, kind.as_str()) {
         ("marking", "red") => read::<RedConfig>(path, fields),
+        ("marking", "fecn") => read::<FecnConfig>(path, fields),
         ("congestion_control", "dcqcn") => read::<DcqcnConfig>(path, fields),
+        ("congestion_control", "ibcc") => read::<IbccConfig>(path, fields),
         _ => None,
     };
     refined.unwrap_or(error)
