@@ -14,7 +14,10 @@
 //! (most sensitive: the tree is caught before it spreads) and w = 1 above 15/16 (almost
 //! full: congestion has spread already). That buffer is what back-pressure fills, and
 //! measures how close a port-VL is to stopping its upstream: the fraction is one of it
-//! whatever the fabric's buffer sizes.
+//! whatever the fabric's buffer sizes. (With FIFO input queues and a crossbar speedup of
+//! 1, a packet crosses into an output queue at the rate the link drains it, so the queue
+//! holds next to nothing behind a leaving packet and the congestion, in the input queues,
+//! is seen only once they report it as waiting bytes: FECN needs a speedup there.)
 //!
 //! **Root or victim.** Only a root enters the state: a port-VL that has credits to send,
 //! checked as the packet leaves: the credits it could spend now ([`QueueState::credits`],
