@@ -318,7 +318,45 @@ def test_dcqcn_reports_counters_and_per_flow_rates(simulate):
     }
 
 
+IBCC_DICT = {
+    "simulation": {"duration": "200us", "window": "20us"},
+    "topology": {"type": "single_switch", "hosts": 5},
+    "switch": {"speedup": 2.0},
+    "congestion_control": {"type": "ibcc"},
+    "traffic": {"load": 1.0, "pattern": {"type": "incast", "destination": 4}},
+}
+
+
+def test_ibcc_reports_its_section_and_table(simulate, tmp_path):
+    report = simulate(IBCC_DICT)
+    ibcc = report.summary["ibcc"]
+    assert set(ibcc) == {"fecn_marks", "becns", "ccti_mean", "ccti_max", "marking_ports"}
+    assert ibcc["fecn_marks"] > 0 and ibcc["becns"] > 0
+    assert 0 < ibcc["ccti_max"] <= 127 and 0 < ibcc["ccti_mean"] <= ibcc["ccti_max"]
+    # The four senders' packets leave the switch for host 4 on port 4: the root.
+    assert (ibcc["marking_ports"][0]["switch"], ibcc["marking_ports"][0]["port"]) == (0, 4)
+    table = report.ibcc
+    assert "ibcc" in report.table_names and table is report.table("ibcc")
+    assert list(table.columns) == ["time", "fecn_marks", "becns", "ccti_mean"]
+    assert len(table) == 10 and table["time"].tolist()[:2] == [0.0, 20000.0]
+    assert table["fecn_marks"].sum() == report.summary["counters"]["ecn_marks"]
+    assert table["ccti_mean"].between(0, 127).all()
+    # IB CC without [marking] marks with FECN at Table I's settings, written out in full.
+    assert report.config["marking"] == {
+        "type": "fecn",
+        "threshold": 15,
+        "marking_rate": 0,
+        "packet_size": "0B",
+        "victim_mask": "host_ports",
+    }
+    assert report.config["congestion_control"]["ccti_timer"] == 150
+    report.write(tmp_path)
+    assert pd.read_parquet(tmp_path / "ibcc.parquet")["becns"].tolist() == table["becns"].tolist()
+
+
 def test_runs_without_congestion_control_have_no_rates(simulate):
     report = simulate(SMALL_DICT)
     assert report.rates.empty
     assert "ecn_marks" not in report.summary["counters"]
+    assert report.ibcc.empty and list(report.ibcc.columns) == ["time", "fecn_marks", "becns", "ccti_mean"]
+    assert "ibcc" not in report.summary

@@ -162,6 +162,32 @@ pub struct PausedLink {
     pub paused_fraction: f64,
 }
 
+/// What InfiniBand congestion control did (runs with `congestion_control.type = "ibcc"`),
+/// over the measurement interval.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct IbccSummary {
+    /// Packets the switches marked with FECN.
+    pub fecn_marks: u64,
+    /// BECNs that reached their source.
+    pub becns: u64,
+    /// Time-weighted mean of the mean CCTI of the flows above `ccti_min`, over the time
+    /// any was (`ccti_min` if none ever was).
+    pub ccti_mean: f64,
+    /// Highest CCTI in force (`ccti_min` if none rose above it).
+    pub ccti_max: u64,
+    /// The port-VLs that marked, most marks first (at most 10).
+    pub marking_ports: Vec<MarkingPort>,
+}
+
+/// One port-VL that marked packets: output `port` of `switch`, virtual lane `vl`.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct MarkingPort {
+    pub switch: u32,
+    pub port: u32,
+    pub vl: u32,
+    pub fecn_marks: u64,
+}
+
 /// The summary of one run. Keys are stable: tools depend on them.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Summary {
@@ -197,6 +223,9 @@ pub struct Summary {
     /// the senders offer to other destinations, per host (runs with `[traffic.hotspots]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tmax: Option<f64>,
+    /// Only for runs with InfiniBand congestion control.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ibcc: Option<IbccSummary>,
     /// Simulated time, in `time_unit`.
     pub sim_time: f64,
     /// Start of the measurement interval (end of warm-up), in `time_unit`.
@@ -254,7 +283,9 @@ impl Table {
 ///   dst, qp, rate_gbps), when `congestion_control.rate_series` is on;
 /// - `fabric`: pause and resume frames, ECN marks, CNPs, rate cuts and drops per time
 ///   window (time, pause_frames, resume_frames, ecn_marks, cnps, rate_cuts,
-///   packets_dropped), in runs with PFC, tail drop, ECN or congestion control.
+///   packets_dropped), in runs with PFC, tail drop, ECN or congestion control;
+/// - `ibcc`: FECN marks, BECNs and the mean CCTI of the throttled flows per time window
+///   (time, fecn_marks, becns, ccti_mean), in runs with InfiniBand congestion control.
 ///
 /// A table a run does not have is absent, not present and empty.
 #[derive(Clone, Debug, Default)]

@@ -54,8 +54,8 @@ def run(
     """Simulates a config; returns ``(summary_json, resolved_toml, tables)``: ``tables``
     maps the name of each table the run has (``timeseries`` always; ``rates`` with
     ``congestion_control.rate_series``; ``fabric`` in runs with PFC, tail drop, ECN or
-    congestion control; any other the core adds) to its columns, name -> numpy array or
-    list of str.
+    congestion control; ``ibcc`` with InfiniBand congestion control; any other the core
+    adds) to its columns, name -> numpy array or list of str.
 
     The GIL is released during the run. ``progress(fraction)`` is called at most every
     ~150 ms and once with 1.0 at the end; Ctrl-C stops the run with ``KeyboardInterrupt``.

@@ -52,8 +52,9 @@ class Report:
     The run's tables are :attr:`tables` (name -> DataFrame), each also by
     :meth:`table`. ``timeseries`` is in every run; ``rates`` in runs that record
     per-flow rates (``congestion_control.rate_series``); ``fabric`` in runs with PFC,
-    tail drop, ECN or congestion control. Whatever tables the core returns are here, and
-    written by :meth:`write`, by name.
+    tail drop, ECN or congestion control; ``ibcc`` in runs with InfiniBand congestion
+    control. Whatever tables the core returns are here, and written by :meth:`write`,
+    by name.
     """
 
     def __init__(
@@ -199,6 +200,18 @@ class Report:
         """The fabric events as a pyarrow Table (see :attr:`fabric`)."""
         return self._known_arrow("fabric")
 
+    @property
+    def ibcc(self) -> pd.DataFrame:
+        """InfiniBand congestion control per time window: ``time`` (the window's
+        start), ``fecn_marks``, ``becns`` and ``ccti_mean`` (the mean CCTI of the
+        throttled flows, weighed by time); empty in runs without IB CC
+        (``table("ibcc")``). The run's totals are ``summary["ibcc"]``."""
+        return self._known("ibcc", IBCC_COLUMNS)
+
+    def ibcc_arrow(self) -> pa.Table:
+        """The IB CC series as a pyarrow Table (see :attr:`ibcc`)."""
+        return self._known_arrow("ibcc")
+
     def parquet_tables(self) -> dict[str, bytes]:
         """Every table as the bytes of a Parquet file, by name."""
         import io
@@ -237,6 +250,7 @@ def is_output_file(name: str) -> bool:
 
 FABRIC_COLUMNS = ("time", "pause_frames", "resume_frames", "ecn_marks", "cnps", "rate_cuts", "packets_dropped")
 RATE_COLUMNS = ("time", "src", "dst", "qp", "rate_gbps")
+IBCC_COLUMNS = ("time", "fecn_marks", "becns", "ccti_mean")
 
 
 def _table(columns: Mapping[str, Any]) -> pa.Table:

@@ -3,7 +3,8 @@
 
 use super::dcqcn::Dcqcn;
 use super::flows::FlowKey;
-use crate::config::CongestionControlConfig;
+use super::ibcc::Ibcc;
+use crate::config::{Config, CongestionControlConfig};
 use crate::kernel::{Ctx, Timer};
 
 /// A NIC-side congestion control. The NIC asks it when a flow may send and tells it
@@ -13,8 +14,9 @@ pub trait CongestionControl {
     /// Earliest time `flow` may start its next packet (0: now).
     fn next_send(&self, flow: &FlowKey) -> u64;
 
-    /// A packet of `bytes` of `flow` starts now at its source.
-    fn on_sent(&mut self, ctx: &mut Ctx, flow: &FlowKey, bytes: u64);
+    /// A packet of `bytes` of `flow` starts now at its source; it takes `serialise` ps on
+    /// the host link.
+    fn on_sent(&mut self, ctx: &mut Ctx, flow: &FlowKey, bytes: u64, serialise: u64);
 
     /// Notification point: a data packet of `flow` that a switch marked reached its
     /// destination now. Returns whether the destination notifies the source (a CNP).
@@ -31,14 +33,18 @@ pub trait CongestionControl {
 /// The NIC-side congestion controls, dispatched statically.
 pub enum AnyCongestionControl {
     Dcqcn(Dcqcn),
+    Ibcc(Ibcc),
 }
 
 impl AnyCongestionControl {
     /// The congestion control of `config`, if it has one.
-    pub fn build(config: &CongestionControlConfig) -> Option<AnyCongestionControl> {
-        match config {
+    pub fn build(config: &Config) -> Option<AnyCongestionControl> {
+        match &config.congestion_control {
             CongestionControlConfig::None {} => None,
             CongestionControlConfig::Dcqcn(dcqcn) => Some(AnyCongestionControl::Dcqcn(Dcqcn::new(dcqcn))),
+            CongestionControlConfig::Ibcc(ibcc) => {
+                Some(AnyCongestionControl::Ibcc(Ibcc::new(ibcc, config.switch.vcs(), config.ibcc_inert())))
+            }
         }
     }
 }
@@ -48,31 +54,36 @@ impl CongestionControl for AnyCongestionControl {
     fn next_send(&self, flow: &FlowKey) -> u64 {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.next_send(flow),
+            AnyCongestionControl::Ibcc(c) => c.next_send(flow),
         }
     }
 
     #[inline]
-    fn on_sent(&mut self, ctx: &mut Ctx, flow: &FlowKey, bytes: u64) {
+    fn on_sent(&mut self, ctx: &mut Ctx, flow: &FlowKey, bytes: u64, serialise: u64) {
         match self {
-            AnyCongestionControl::Dcqcn(c) => c.on_sent(ctx, flow, bytes),
+            AnyCongestionControl::Dcqcn(c) => c.on_sent(ctx, flow, bytes, serialise),
+            AnyCongestionControl::Ibcc(c) => c.on_sent(ctx, flow, bytes, serialise),
         }
     }
 
     fn on_marked(&mut self, ctx: &mut Ctx, flow: FlowKey) -> bool {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.on_marked(ctx, flow),
+            AnyCongestionControl::Ibcc(c) => c.on_marked(ctx, flow),
         }
     }
 
     fn on_notification(&mut self, ctx: &mut Ctx, flow: FlowKey, line: f64) {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.on_notification(ctx, flow, line),
+            AnyCongestionControl::Ibcc(c) => c.on_notification(ctx, flow, line),
         }
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.on_timer(ctx, timer),
+            AnyCongestionControl::Ibcc(c) => c.on_timer(ctx, timer),
         }
     }
 }

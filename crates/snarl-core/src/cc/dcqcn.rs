@@ -217,7 +217,7 @@ impl CongestionControl for Dcqcn {
 
     /// Paces the flow's next packet at its rate and runs its byte counter.
     #[inline]
-    fn on_sent(&mut self, ctx: &mut Ctx, key: &FlowKey, size: u64) {
+    fn on_sent(&mut self, ctx: &mut Ctx, key: &FlowKey, size: u64, _serialise: u64) {
         let Some(f) = self.flows.find(key) else { return };
         let p = self.params;
         let flow = self.flows.state_mut(f);

@@ -1,6 +1,7 @@
 //! The switch half of congestion control: a marking policy, consulted as a packet enters
 //! or leaves an egress queue, that may set a congestion flag on it for the receiving NIC.
 
+use super::fecn::Fecn;
 use super::red::Red;
 use crate::config::MarkingConfig;
 use crate::packet::Packet;
@@ -34,13 +35,17 @@ pub trait Marking {
 /// The marking policies, dispatched statically.
 pub enum AnyMarking {
     Red(Red),
+    Fecn(Fecn),
 }
 
 impl AnyMarking {
-    /// The policy of `config`; `seed` seeds its random stream, if it draws.
-    pub fn build(config: &MarkingConfig, seed: u64) -> AnyMarking {
+    /// The policy of `config`; `seed` seeds its random stream, if it draws;
+    /// `port_vl_buffer` is the buffer of a port-VL that thresholds are fractions of
+    /// (`Config::port_vl_buffer`).
+    pub fn build(config: &MarkingConfig, seed: u64, port_vl_buffer: u64) -> AnyMarking {
         match config {
             MarkingConfig::Red(red) => AnyMarking::Red(Red::new(red, seed)),
+            MarkingConfig::Fecn(fecn) => AnyMarking::Fecn(Fecn::new(fecn, port_vl_buffer, seed)),
         }
     }
 }
@@ -50,6 +55,7 @@ impl Marking for AnyMarking {
     fn on_enqueue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
         match self {
             AnyMarking::Red(m) => m.on_enqueue(queue, packet),
+            AnyMarking::Fecn(m) => m.on_enqueue(queue, packet),
         }
     }
 
@@ -57,6 +63,7 @@ impl Marking for AnyMarking {
     fn on_dequeue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
         match self {
             AnyMarking::Red(m) => m.on_dequeue(queue, packet),
+            AnyMarking::Fecn(m) => m.on_dequeue(queue, packet),
         }
     }
 }

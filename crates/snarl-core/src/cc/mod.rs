@@ -1,17 +1,21 @@
 //! Congestion control, in two families of mechanisms:
 //! * the switch half, a marking policy ([`Marking`], collected in [`AnyMarking`]): it sees
 //!   an egress queue's occupancy, whether its port is blocked (credits, pause) and
-//!   whether it faces a host, and may flag the packet ([`red`]: RED-style ECN);
+//!   whether it faces a host, and may flag the packet ([`red`]: RED-style ECN; [`fecn`]:
+//!   InfiniBand's FECN marking of congestion roots);
 //! * the NIC half ([`CongestionControl`], collected in [`AnyCongestionControl`]): per-flow
 //!   state at the senders and receivers that answers "when may this flow send its next
 //!   packet" and reacts to marked packets, notifications and its own timers
-//!   ([`dcqcn`]), keeping its state in a [`FlowTable`].
+//!   ([`dcqcn`]; [`ibcc`]: InfiniBand's CCTI and congestion control table), keeping its
+//!   state in a [`FlowTable`].
 //!
 //! The NIC decides what a packet's flags mean and calls these; the kernel knows neither.
 
 mod control;
 pub mod dcqcn;
+pub mod fecn;
 mod flows;
+pub mod ibcc;
 mod marking;
 pub mod red;
 

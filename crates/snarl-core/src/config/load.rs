@@ -1,6 +1,6 @@
 //! From TOML text (plus `--set` overrides and a seed) to a validated [`Config`].
 
-use super::{Config, ValidConfig};
+use super::{Config, DcqcnConfig, FecnConfig, IbccConfig, RedConfig, ValidConfig};
 use crate::error::{closest, Error, Result};
 
 /// Parses `text`, applies each `(dotted.key, value)` override, sets the seed if given,
@@ -25,11 +25,15 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
         doc.insert("seed".into(), super::seed::to_toml(seed));
     }
     check_mix_parts(&doc)?;
-    let mut config: Config = serde_path_to_error::deserialize(toml::Value::Table(doc)).map_err(|e| {
-        let path = e.path().to_string();
-        as_written(explain_serde_error(&path, &e.into_inner().to_string()))
-    })?;
-    // DCQCN without a [marking] section marks with the paper's thresholds: write them out.
+    let mut config: Config = match serde_path_to_error::deserialize(toml::Value::Table(doc.clone())) {
+        Ok(config) => config,
+        Err(e) => {
+            let path = e.path().to_string();
+            let error = explain_serde_error(&doc, &path, &e.into_inner().to_string());
+            return Err(as_written(within_variant(&doc, &path, error)));
+        }
+    };
+    // DCQCN or IB CC without a [marking] section marks as its paper does: write it out.
     config.marking = config.effective_marking();
     ValidConfig::new(config).map_err(as_written)
 }
@@ -55,12 +59,15 @@ fn ecn_as_marking(doc: &mut toml::Table) -> Result<bool> {
     Ok(true)
 }
 
-/// Sections whose `type` may be left out: the default model is then meant.
+/// Sections whose `type` may be left out: the default model is then meant (a marking's
+/// default is the congestion control's own: FECN under IB CC, RED otherwise).
 const DEFAULT_TYPES: [(&str, &str); 4] =
     [("switch", "ioq"), ("flow_control", "credit"), ("routing", "updown"), ("marking", "red")];
 
 fn fill_default_types(doc: &mut toml::Table) {
+    let ibcc = doc.get("congestion_control").and_then(|cc| cc.get("type")).is_some_and(|t| t.as_str() == Some("ibcc"));
     for (section, default) in DEFAULT_TYPES {
+        let default = if section == "marking" && ibcc { "fecn" } else { default };
         if let Some(toml::Value::Table(table)) = doc.get_mut(section) {
             table.entry("type").or_insert_with(|| toml::Value::String(default.to_string()));
         }
@@ -153,17 +160,56 @@ fn check_mix_parts(doc: &toml::Table) -> Result<()> {
             if let Err(e) = serde_path_to_error::deserialize::<_, super::MixPart>(part.clone()) {
                 let inner = e.path().to_string();
                 let path = if inner == "." { format!("{at}.parts.{k}") } else { format!("{at}.parts.{k}.{inner}") };
-                return Err(explain_serde_error(&path, &e.into_inner().to_string()));
+                return Err(explain_serde_error(doc, &path, &e.into_inner().to_string()));
             }
         }
     }
     Ok(())
 }
 
+/// The value at dotted `path` of `doc` (list elements by index), if there is one.
+fn value_at<'a>(doc: &'a toml::Table, path: &str) -> Option<&'a toml::Value> {
+    let mut parts = path.split('.');
+    let mut value = doc.get(parts.next()?)?;
+    for part in parts {
+        value = match value {
+            toml::Value::Table(t) => t.get(part)?,
+            toml::Value::Array(items) => items.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(value)
+}
+
+/// A value refused inside a section chosen by its `type` (`[marking]`, `[congestion_control]`)
+/// is reported by serde at the section (`path`), whose variants it reads through a buffer:
+/// read the section again as its variant's own struct to name the key.
+fn within_variant(doc: &toml::Table, path: &str, error: Error) -> Error {
+    let Some(toml::Value::Table(section)) = doc.get(path) else { return error };
+    let mut fields = section.clone();
+    let kind = fields.remove("type").and_then(|t| t.as_str().map(str::to_string)).unwrap_or_default();
+    fn read<T: serde::de::DeserializeOwned>(section: &str, fields: toml::Table) -> Option<Error> {
+        let e = serde_path_to_error::deserialize::<_, T>(toml::Value::Table(fields.clone())).err()?;
+        let inner = e.path().to_string();
+        let path = if inner == "." { section.to_string() } else { format!("{section}.{inner}") };
+        let mut doc = toml::Table::new();
+        doc.insert(section.to_string(), toml::Value::Table(fields));
+        Some(explain_serde_error(&doc, &path, &e.into_inner().to_string()))
+    }
+    let refined = match (path, kind.as_str()) {
+        ("marking", "red") => read::<RedConfig>(path, fields),
+        ("marking", "fecn") => read::<FecnConfig>(path, fields),
+        ("congestion_control", "dcqcn") => read::<DcqcnConfig>(path, fields),
+        ("congestion_control", "ibcc") => read::<IbccConfig>(path, fields),
+        _ => None,
+    };
+    refined.unwrap_or(error)
+}
+
 /// Turns serde's "unknown field `lod`, expected one of `load`, ..." into an error naming
-/// the full key path and the closest valid name. List elements are named by index as
-/// `--set` names them (`traffic.groups.0.pattern`, not `traffic.groups[0].pattern`).
-fn explain_serde_error(path: &str, message: &str) -> Error {
+/// the full key path and the closest valid name (`doc` tells a section chosen by its
+/// `type` from a key whose value names a variant).
+fn explain_serde_error(doc: &toml::Table, path: &str, message: &str) -> Error {
     let path = if path == "." { String::new() } else { path.replace('[', ".").replace(']', "") };
     for (what, noun) in [("unknown field", "key"), ("unknown variant", "type")] {
         if let Some(rest) = message.strip_prefix(what) {
@@ -176,11 +222,19 @@ fn explain_serde_error(path: &str, message: &str) -> Error {
                     list.split('`').skip(1).step_by(2).map(str::to_string).collect()
                 })
                 .unwrap_or_default();
-            // The tracked path may already end at the offending key.
-            let leaf = if noun == "key" { found.as_str() } else { "type" };
+            // The tracked path may already end at the offending key. An unknown variant
+            // is the `type` of a section, or the value of a plain key.
+            let section = !path.is_empty() && matches!(value_at(doc, &path), Some(toml::Value::Table(_)));
+            let leaf = if noun == "key" {
+                found.as_str()
+            } else if section || path.is_empty() {
+                "type"
+            } else {
+                ""
+            };
             let full_path = if path.is_empty() {
                 leaf.to_string()
-            } else if path.rsplit('.').next() == Some(leaf) {
+            } else if leaf.is_empty() || path.rsplit('.').next() == Some(leaf) {
                 path.clone()
             } else {
                 format!("{path}.{leaf}")
@@ -190,6 +244,7 @@ fn explain_serde_error(path: &str, message: &str) -> Error {
                 None => String::new(),
             };
             let list = if valid.is_empty() { String::new() } else { format!(" (valid: {})", valid.join(", ")) };
+            let noun = if leaf.is_empty() && path.rsplit('.').next() != Some("type") { "value" } else { noun };
             return Error::config(full_path, format!("unknown {noun} `{found}`{hint}{list}"));
         }
     }
@@ -198,6 +253,8 @@ fn explain_serde_error(path: &str, message: &str) -> Error {
         let full = if path.is_empty() { field.clone() } else { format!("{path}.{field}") };
         return Error::config(full, format!("missing required key `{field}`"));
     }
+    // toml appends where the value was ("\nin `key`\n"): the path says it already.
+    let message = message.split_once("\nin `").map_or(message, |(text, _)| text).trim_end();
     Error::config(if path.is_empty() { "<root>".to_string() } else { path }, message.to_string())
 }
 
@@ -284,6 +341,23 @@ mod tests {
         assert!(message.contains("did you mean `among`"), "{message}");
         let (path, _) = err(MINIMAL, &[("traffic.pattern", "{ type = \"mix\", parts = [{ share = 1.0 }] }")]);
         assert_eq!(path, "traffic.pattern.parts.0.pattern");
+    }
+
+    #[test]
+    fn values_inside_a_typed_section_are_named_by_their_key() {
+        let (path, message) =
+            err(MINIMAL, &[("congestion_control.type", "dcqcn"), ("congestion_control.min_rate", "\"1 parsec\"")]);
+        assert_eq!(path, "congestion_control.min_rate");
+        assert!(message.starts_with("unknown rate unit") && !message.contains("\nin `"), "{message}");
+        let (path, message) = err(MINIMAL, &[("marking.mark", "\"dequeu\"")]);
+        assert_eq!(path, "marking.mark");
+        assert!(message.contains("unknown value `dequeu`; did you mean `dequeue`"), "{message}");
+        let (path, message) = err(MINIMAL, &[("nic.scheduling", "round_robbin")]);
+        assert_eq!(path, "nic.scheduling", "a plain key's value is not a section's type");
+        assert!(message.contains("did you mean `round_robin`"), "{message}");
+        let (path, message) = err(MINIMAL, &[("congestion_control.type", "dcqnc")]);
+        assert_eq!(path, "congestion_control.type");
+        assert!(message.contains("unknown type `dcqnc`"), "{message}");
     }
 
     #[test]

@@ -905,6 +905,9 @@ impl TrafficConfig {
 pub enum MarkingConfig {
     /// RED-style ECN marking on the egress queue's occupancy (the default type).
     Red(RedConfig),
+    /// InfiniBand congestion control's switch half: FECN marking of packets leaving a
+    /// port-VL in the congestion state (the default type under `ibcc`).
+    Fecn(FecnConfig),
 }
 
 impl MarkingConfig {
@@ -912,8 +915,69 @@ impl MarkingConfig {
     pub fn red_thresholds(&self) -> Option<(u64, u64)> {
         match self {
             MarkingConfig::Red(red) => Some((red.kmin.0, red.kmax.0)),
+            MarkingConfig::Fecn(_) => None,
         }
     }
+
+    /// Whether this marking can mark anything (FECN with threshold 0 never does).
+    pub fn marks(&self) -> bool {
+        match self {
+            MarkingConfig::Red(_) => true,
+            MarkingConfig::Fecn(fecn) => fecn.threshold > 0,
+        }
+    }
+}
+
+/// InfiniBand FECN marking (InfiniBand Architecture Specification 1.2.1, as Gran et al.
+/// describe it): a port-VL whose queued bytes exceed the threshold and that
+/// has credits to send is in the congestion state, and packets leaving it are marked.
+/// Defaults: Table I of Gran et al. (threshold 15, marking rate 0, packet size 0).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FecnConfig {
+    /// Weight 0..15: 0 never marks, 1 the highest threshold, 15 the lowest; the threshold
+    /// is (16 - weight)/16 of the port-VL buffer (`cc::fecn`).
+    #[serde(default = "default_fecn_threshold")]
+    pub threshold: u32,
+    /// Mean number of eligible packets left unmarked between two marked ones (0: mark
+    /// every eligible packet).
+    #[serde(default)]
+    pub marking_rate: u32,
+    /// Packets smaller than this are never marked (0: every packet is eligible).
+    #[serde(default)]
+    pub packet_size: Bytes,
+    /// Ports whose port-VLs enter the congestion state even without credits.
+    #[serde(default)]
+    pub victim_mask: VictimMask,
+}
+
+fn default_fecn_threshold() -> u32 {
+    15
+}
+
+impl Default for FecnConfig {
+    fn default() -> Self {
+        FecnConfig {
+            threshold: default_fecn_threshold(),
+            marking_rate: 0,
+            packet_size: Bytes(0),
+            victim_mask: VictimMask::default(),
+        }
+    }
+}
+
+/// The ports whose victim mask is set: their port-VLs may enter the congestion state
+/// while short of credits (a victim of back-pressure rather than a root).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum VictimMask {
+    /// Ports facing hosts (a host never detects congestion itself).
+    #[default]
+    HostPorts,
+    /// No port: only roots mark.
+    None,
+    /// Every port: the credit check is off.
+    All,
 }
 
 /// When a switch evaluates the marking probability of a packet.
@@ -967,6 +1031,9 @@ pub enum CongestionControlConfig {
     None {},
     /// DCQCN (Zhu et al., SIGCOMM 2015): per-flow rate control driven by CNPs.
     Dcqcn(DcqcnConfig),
+    /// InfiniBand congestion control's NIC half: BECNs raise a flow's index into the
+    /// congestion control table, a timer lowers it (`cc::ibcc`).
+    Ibcc(IbccConfig),
 }
 
 impl Default for CongestionControlConfig {
@@ -1062,14 +1129,225 @@ impl Default for DcqcnConfig {
     }
 }
 
+/// InfiniBand congestion control at the NICs (Gran et al., section II; defaults: their
+/// Table I). Every key is documented in `docs/config.md` and `cc::ibcc`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IbccConfig {
+    /// CCTI added per BECN (0: IB CC is off).
+    #[serde(default = "one")]
+    pub ccti_increase: u32,
+    /// Highest CCTI.
+    #[serde(default = "default_ccti_limit")]
+    pub ccti_limit: u32,
+    /// Lowest CCTI, where every flow starts.
+    #[serde(default)]
+    pub ccti_min: u32,
+    /// Period of the timer that lowers every CCTI of a host port and SL by one.
+    #[serde(default)]
+    pub ccti_timer: CctiTimer,
+    /// What holds a CCTI: each queue pair, or each source host and service level.
+    #[serde(default)]
+    pub ccti_scope: CctiScope,
+    /// The congestion control table: CCTI -> inter-packet delay.
+    #[serde(default)]
+    pub cct: Cct,
+}
+
+fn default_ccti_limit() -> u32 {
+    127
+}
+
+impl Default for IbccConfig {
+    fn default() -> Self {
+        IbccConfig {
+            ccti_increase: 1,
+            ccti_limit: default_ccti_limit(),
+            ccti_min: 0,
+            ccti_timer: CctiTimer::default(),
+            ccti_scope: CctiScope::default(),
+            cct: Cct::default(),
+        }
+    }
+}
+
+/// What one CCTI throttles.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CctiScope {
+    /// One CCTI per queue pair (flow: source, destination, queue pair).
+    #[default]
+    Qp,
+    /// One CCTI per source host and service level (the flow's VC): a BECN slows every
+    /// flow of the host on that SL.
+    Sl,
+}
+
+/// The specification's unit of `CCTI_Timer`: 1.024 µs, in picoseconds.
+pub const CCTI_TIMER_UNIT_PS: u64 = 1_024_000;
+
+/// The CCTI timer's period: written as an integer number of the specification's units
+/// of 1.024 µs (150 = 153.6 µs) or as a duration (`"150us"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CctiTimer(pub Time);
+
+impl Default for CctiTimer {
+    fn default() -> Self {
+        CctiTimer(Time(150 * CCTI_TIMER_UNIT_PS))
+    }
+}
+
+impl Serialize for CctiTimer {
+    /// An integer of units when the period is a whole number of them, else a duration.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ps = self.0 .0;
+        if ps.is_multiple_of(CCTI_TIMER_UNIT_PS) {
+            s.serialize_u64(ps / CCTI_TIMER_UNIT_PS)
+        } else {
+            self.0.serialize(s)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CctiTimer {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CctiTimer, D::Error> {
+        use serde::de::{self, Visitor};
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = CctiTimer;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number of 1.024 µs units (e.g. 150) or a duration (e.g. \"150us\")")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<CctiTimer, E> {
+                let units = u64::try_from(v)
+                    .map_err(|_| E::custom(format!("expected a number of 1.024 µs units or a duration, found {v}")))?;
+                units
+                    .checked_mul(CCTI_TIMER_UNIT_PS)
+                    .filter(|ps| *ps <= u64::MAX / 2)
+                    .map(|ps| CctiTimer(Time(ps)))
+                    .ok_or_else(|| E::custom(format!("{units} units of 1.024 µs is too long")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<CctiTimer, E> {
+                self.visit_i64(v.min(i64::MAX as u64) as i64)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CctiTimer, E> {
+                v.parse::<Time>().map(CctiTimer).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The congestion control table: entry i is (shift, multiplier), and a flow at CCTI i
+/// waits (packet time >> shift) x multiplier after each packet's serialisation.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum Cct {
+    /// Entry i = (0, i): a flow at CCTI i sends at 1/(1 + i) of its link.
+    #[default]
+    Linear,
+    /// Entry i = (3, round(i²/16)): a delay of about i²/128 packet times (126 at i = 127).
+    Quadratic,
+    /// Explicit entries `[shift, multiplier]`, at least `ccti_limit + 1` of them.
+    Table(Vec<(u64, u64)>),
+}
+
+impl Cct {
+    /// The names of the built-in tables.
+    pub const NAMES: [&'static str; 2] = ["linear", "quadratic"];
+}
+
+impl Serialize for Cct {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Cct::Linear => s.serialize_str("linear"),
+            Cct::Quadratic => s.serialize_str("quadratic"),
+            Cct::Table(entries) => entries.iter().map(|&(shift, m)| [shift, m]).collect::<Vec<_>>().serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Cct {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Cct, D::Error> {
+        use serde::de::{self, SeqAccess, Visitor};
+        const EXPECTED: &str = "\"linear\", \"quadratic\" or a list of [shift, multiplier] pairs";
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Cct;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Cct, E> {
+                match v {
+                    "linear" => Ok(Cct::Linear),
+                    "quadratic" => Ok(Cct::Quadratic),
+                    _ => {
+                        let hint = crate::error::closest(v, Cct::NAMES)
+                            .map(|n| format!("; did you mean `{n}`?"))
+                            .unwrap_or_default();
+                        Err(E::custom(format!("unknown table `{v}`{hint} (valid: {EXPECTED})")))
+                    }
+                }
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cct, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(pair) = seq.next_element::<Vec<u64>>()? {
+                    match pair.as_slice() {
+                        [shift, multiplier] => entries.push((*shift, *multiplier)),
+                        _ => {
+                            return Err(de::Error::custom(format!(
+                                "entry {} of the table: expected [shift, multiplier], found {} numbers",
+                                entries.len(),
+                                pair.len()
+                            )))
+                        }
+                    }
+                }
+                Ok(Cct::Table(entries))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 impl Config {
-    /// The marking in force: the `[marking]` section, or the DCQCN paper's RED marking
-    /// when DCQCN runs without one.
+    /// The marking in force: the `[marking]` section, or the marking the congestion
+    /// control implies when there is none (DCQCN: the DCQCN paper's RED marking; IB CC:
+    /// FECN with the defaults of Gran et al.'s Table I).
     pub fn effective_marking(&self) -> Option<MarkingConfig> {
         match (&self.marking, &self.congestion_control) {
             (Some(marking), _) => Some(marking.clone()),
             (None, CongestionControlConfig::Dcqcn(_)) => Some(MarkingConfig::Red(RedConfig::default())),
+            (None, CongestionControlConfig::Ibcc(_)) => Some(MarkingConfig::Fecn(FecnConfig::default())),
             (None, CongestionControlConfig::None {}) => None,
+        }
+    }
+
+    /// Whether IB CC is configured but can never act: `ccti_increase = 0`, or an FECN
+    /// marking of threshold 0. Such a run is a run without congestion control (its flows
+    /// are still served round robin).
+    pub fn ibcc_inert(&self) -> bool {
+        let CongestionControlConfig::Ibcc(ibcc) = &self.congestion_control else { return false };
+        ibcc.ccti_increase == 0 || self.effective_marking().is_some_and(|m| !m.marks())
+    }
+
+    /// The marking the switches apply: the effective marking, unless it never marks or
+    /// the IB CC it serves is inert (then nothing is installed, as without marking).
+    pub fn marking_in_force(&self) -> Option<MarkingConfig> {
+        self.effective_marking().filter(|m| m.marks() && !self.ibcc_inert())
+    }
+
+    /// Whether the NICs' congestion control can act (configured, and not inert IB CC).
+    pub fn congestion_control_acts(&self) -> bool {
+        !self.congestion_control.is_none() && !self.ibcc_inert()
+    }
+
+    /// The buffer an FECN threshold is a fraction of: a port-VL's per-VL input buffer on
+    /// IOQ switches (InfiniBand's), the egress cap on shared-buffer switches, where
+    /// packets queue at egress.
+    pub fn port_vl_buffer(&self) -> u64 {
+        match &self.switch {
+            SwitchConfig::Ioq { input_buffer, .. } => input_buffer.0,
+            SwitchConfig::SharedBuffer { egress_cap, .. } => egress_cap.0,
         }
     }
 }

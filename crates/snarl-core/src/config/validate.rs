@@ -317,6 +317,35 @@ impl Config {
             }
             p.fraction("marking.pmax", red.pmax, false);
         }
+        if let Some(MarkingConfig::Fecn(fecn)) = &self.marking {
+            if fecn.threshold > 15 {
+                p.add(
+                    "marking.threshold",
+                    format!(
+                        "must be a weight from 0 (never mark) to 15 (the lowest threshold), found {}",
+                        fecn.threshold
+                    ),
+                );
+            }
+            if fecn.marking_rate > u16::MAX as u32 {
+                p.add(
+                    "marking.marking_rate",
+                    format!("must be at most {} (a 16-bit field), found {}", u16::MAX, fecn.marking_rate),
+                );
+            }
+            if fecn.packet_size.0 > self.nic.mtu.0 {
+                p.add(
+                    "marking.packet_size",
+                    format!(
+                        "no packet would be marked: it exceeds the MTU ({}), found {}",
+                        self.nic.mtu, fecn.packet_size
+                    ),
+                );
+            }
+        }
+        if let CongestionControlConfig::Ibcc(ibcc) = &self.congestion_control {
+            validate_ibcc(p, ibcc);
+        }
         if let CongestionControlConfig::Dcqcn(d) = &self.congestion_control {
             p.fraction("congestion_control.g", d.g, false);
             p.positive("congestion_control.alpha_timer", d.alpha_timer.0);
@@ -504,6 +533,55 @@ impl Config {
                 format!("{at}.parts.{last}.share"),
                 format!("the other parts' shares sum to {sum}, more than 1: nothing is left for the rest"),
             );
+        }
+    }
+}
+
+/// Highest CCTI: a linear table's multiplier (the CCTI itself) fits the specification's
+/// 14-bit CCT multiplier.
+pub const MAX_CCTI: u32 = 16_383;
+/// Largest shift and multiplier of a CCT entry (2 and 14 bits of the specification's
+/// 16-bit entries).
+pub const MAX_CCT_SHIFT: u64 = 3;
+pub const MAX_CCT_MULTIPLIER: u64 = 16_383;
+
+fn validate_ibcc(p: &mut Problems, c: &IbccConfig) {
+    if c.ccti_limit > MAX_CCTI {
+        p.add("congestion_control.ccti_limit", format!("must be at most {MAX_CCTI}, found {}", c.ccti_limit));
+    }
+    if c.ccti_min > c.ccti_limit {
+        p.add(
+            "congestion_control.ccti_min",
+            format!("must not exceed congestion_control.ccti_limit ({}), found {}", c.ccti_limit, c.ccti_min),
+        );
+    }
+    p.positive("congestion_control.ccti_timer", c.ccti_timer.0 .0);
+    if let Cct::Table(entries) = &c.cct {
+        let needed = c.ccti_limit as usize + 1;
+        if entries.len() < needed {
+            p.add(
+                "congestion_control.cct",
+                format!(
+                    "needs an entry for every CCTI up to ccti_limit ({}): at least {needed} [shift, multiplier] \
+                     pairs, found {}",
+                    c.ccti_limit,
+                    entries.len()
+                ),
+            );
+        }
+        for (i, &(shift, multiplier)) in entries.iter().enumerate() {
+            if shift > MAX_CCT_SHIFT {
+                p.add(
+                    format!("congestion_control.cct.{i}"),
+                    format!("shift must be 0 to {MAX_CCT_SHIFT}, found {shift}"),
+                );
+            }
+            if multiplier > MAX_CCT_MULTIPLIER {
+                p.add(
+                    format!("congestion_control.cct.{i}"),
+                    format!("multiplier must be 0 to {MAX_CCT_MULTIPLIER}, found {multiplier}"),
+                );
+            }
         }
     }
 }
@@ -760,7 +838,7 @@ mod tests {
         let ecn = load_config(BASE, &under("ecn"), None).unwrap();
         let marking = load_config(BASE, &under("marking"), None).unwrap();
         assert_eq!(ecn.to_toml(), marking.to_toml());
-        let MarkingConfig::Red(r) = ecn.marking.clone().unwrap();
+        let Some(MarkingConfig::Red(r)) = ecn.marking.clone() else { panic!("{:?}", ecn.marking) };
         assert_eq!((r.kmin.0, r.kmax.0, r.pmax, r.mark), (4096, 65536, 0.2, EcnMarkAt::Dequeue));
     }
 

@@ -23,8 +23,8 @@ use crate::error::{Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, Feedback, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{
-    self, AnyCollector, FabricSeries, Finish, GroupInfo, HotspotTime, IdealFct, QueueProbes, QueueSeries, RateLog,
-    Stats,
+    self, AnyCollector, FabricSeries, Finish, GroupInfo, HotspotTime, IbccSeries, IdealFct, QueueProbes, QueueSeries,
+    RateLog, Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab, NIL};
 use crate::report::{PausedLink, PfcSummary, Report};
@@ -118,17 +118,19 @@ impl Simulation {
         let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
         let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
         // Congestion control: marking draws from a stream of its own, so runs without it
-        // draw exactly what they drew before.
-        let marking = config.effective_marking();
+        // draw exactly what they drew before. A marking that cannot mark, or serves an IB
+        // CC that cannot act, is not installed.
+        let marking = config.marking_in_force();
         if let Some(marking) = &marking {
-            fabric.set_marking(AnyMarking::build(marking, mix64(config.seed ^ 0x0065_636e)));
+            let seed = mix64(config.seed ^ 0x0065_636e);
+            fabric.set_marking(AnyMarking::build(marking, seed, config.port_vl_buffer()));
         }
         // A mix's parts are streams, each with its own bound in the source queue.
         nics.set_streams(config.traffic.streams())?;
         if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
             nics.enable_flow_scheduling()?;
         }
-        if let Some(cc) = AnyCongestionControl::build(&config.congestion_control) {
+        if let Some(cc) = AnyCongestionControl::build(config) {
             nics.enable_congestion_control(cc)?;
         }
         let work = match workload {
@@ -166,7 +168,7 @@ impl Simulation {
             stats.hotspots = Some(Box::new(HotspotTime::new(hosts, sim.warmup.0, tmax_gbps)?));
         }
         let want_completions = work.wants_completions();
-        stats.congestion_counters = marking.is_some() || !config.congestion_control.is_none();
+        stats.congestion_counters = marking.is_some() || config.congestion_control_acts();
         // The optional collectors: those of the mechanisms the run has, and those asked for.
         let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
         if stats.congestion_counters || link_events {
@@ -176,6 +178,15 @@ impl Simulation {
             if dcqcn.rate_series {
                 stats.collectors.add(AnyCollector::Rates(RateLog::default()));
             }
+        }
+        if let CongestionControlConfig::Ibcc(ibcc) = &config.congestion_control {
+            let topo = fabric.topology();
+            let total = (0..topo.num_switches()).map(|s| topo.num_ports(s)).sum();
+            let each = (0..topo.num_switches()).flat_map(|s| (0..topo.num_ports(s)).map(move |p| (s as u32, p as u32)));
+            let ports = crate::memory::fallible::collected(total, each, "the IB CC marks per port")?;
+            let (min, limit) = (ibcc.ccti_min as u16, ibcc.ccti_limit as u16);
+            let series = IbccSeries::new(window, end, sim.warmup.0, min, limit, ports, fabric.queues())?;
+            stats.collectors.add(AnyCollector::Ibcc(series));
         }
         let mut probes = QueueProbes::new(sim.warmup.0);
         if let Some((kmin, kmax)) = marking.as_ref().and_then(|m| m.red_thresholds()) {

@@ -105,8 +105,11 @@ pub fn estimate(config: &Config) -> Estimate {
     if round_robin {
         nics = sum(&[nics, mul(&[h, 4 + 32 + q])]);
     }
-    if let CongestionControlConfig::Dcqcn(_) = config.congestion_control {
-        nics = sum(&[nics, mul(&[h, q, 64])]);
+    match config.congestion_control {
+        CongestionControlConfig::Dcqcn(_) => nics = sum(&[nics, mul(&[h, q, 64])]),
+        // Throttled flows (as DCQCN's), the port-SL lists, and the marks per port-VL.
+        CongestionControlConfig::Ibcc(_) => nics = sum(&[nics, mul(&[h, q, 64]), mul(&[h, v, 32]), mul(&[p, v, 8])]),
+        CongestionControlConfig::None {} => {}
     }
 
     // Group membership (free list, members, host -> group), and one host list or table per
@@ -152,6 +155,7 @@ pub fn estimate(config: &Config) -> Estimate {
         mul(&[windows, groups + 1, 72]),
         mul(&[windows, 8]),
         if fabric_series { mul(&[windows, 80]) } else { 0 },
+        if matches!(config.congestion_control, CongestionControlConfig::Ibcc(_)) { mul(&[windows, 32]) } else { 0 },
     ]);
 
     // The wheel's bucket headers and occupancy bits; pending events: a generation per

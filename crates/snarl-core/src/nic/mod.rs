@@ -11,13 +11,14 @@
 //! another's room.
 //!
 //! By default a host sends its queued messages in strict FIFO order. With
-//! `nic.scheduling = "round_robin"`, or with per-flow congestion control (DCQCN), the NIC
+//! `nic.scheduling = "round_robin"`, or with per-flow congestion control (DCQCN, IB CC), the NIC
 //! schedules its queued messages round robin by flow: it sends the next packet of the
 //! first queued message (starting after the one served last) whose flow's rate allows it
 //! now and whose VC has credits, only the oldest queued message of a flow being eligible
 //! (per-flow order); it wakes at the earliest next-send time otherwise. A slow or
-//! throttled flow thus never blocks the other flows of its host. With DCQCN it also sends
-//! congestion notification packets (CNPs) from a small per-host queue, ahead of data.
+//! throttled flow thus never blocks the other flows of its host. Under congestion control
+//! it also sends congestion notification packets (CNPs; IB CC's BECNs) from a small
+//! per-host queue, ahead of data.
 //!
 //! The files: `scheduling.rs` (which packet goes next: FIFO, or round robin by flow under
 //! congestion control, with CNPs ahead of data), `ports.rs` (the host link: launching a
@@ -34,7 +35,7 @@ use crate::kernel::{Ctx, Peer};
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::TraceEvent;
 use crate::packet::{Message, Tag, NIL};
-use crate::routing::hash::qp_number;
+use crate::routing::hash::flow_vc;
 use crate::topology::{Endpoint, Topology};
 use crate::units::{Rate, SerialTime};
 use scheduling::FlowScheduler;
@@ -226,7 +227,7 @@ impl Nics {
         let h = host as usize;
         let accepted = self.has_room(host, stream);
         if accepted {
-            let vc = (qp_number(host, dst, qp) as usize % self.vc_divisor) as u8;
+            let vc = flow_vc(host, dst, qp, &self.vc_divisor);
             let id = ctx.messages.alloc(Message {
                 src: host,
                 dst,

@@ -26,7 +26,8 @@ impl Nics {
 
     /// Notification point: the marked data packet `packet` is being delivered. Its
     /// destination queues a CNP for the flow if the congestion control asks for one
-    /// (DCQCN: unless one went out less than the CNP interval ago).
+    /// (DCQCN: unless one went out less than the CNP interval ago; IB CC: a BECN for
+    /// every FECN).
     fn notify(&mut self, ctx: &mut Ctx, packet: u32) {
         let Some(scheduler) = self.scheduler.as_deref_mut() else { return };
         let Some(cc) = scheduler.cc.as_mut() else { return };

@@ -178,7 +178,7 @@ impl Nics {
         }
         let serialise = self.launch_data(ctx, host, m, mid, size);
         if let Some(cc) = scheduler.cc.as_mut() {
-            cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size);
+            cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size, serialise);
         }
         if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
             self.wake(ctx, host, now + serialise);

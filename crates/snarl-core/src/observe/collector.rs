@@ -3,7 +3,7 @@
 //! to the report, by name: a collector added here appears in Python, in the Parquet
 //! files and in the HTML report without any change there.
 
-use super::{FabricSeries, GroupInfo, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use super::{FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
 use crate::report::{Report, Summary};
 
 /// What a collector may read when the run ends.
@@ -39,6 +39,8 @@ pub enum AnyCollector {
     Queues(QueueProbes),
     /// The same queues window by window: the `queues` table.
     QueueSeries(QueueSeries),
+    /// InfiniBand congestion control: the summary's `ibcc` and the `ibcc` table.
+    Ibcc(IbccSeries),
 }
 
 impl Collector for AnyCollector {
@@ -49,6 +51,7 @@ impl Collector for AnyCollector {
             AnyCollector::Rates(c) => c.on(now, event),
             AnyCollector::Queues(c) => c.on(now, event),
             AnyCollector::QueueSeries(c) => c.on(now, event),
+            AnyCollector::Ibcc(c) => c.on(now, event),
         }
     }
 
@@ -58,6 +61,7 @@ impl Collector for AnyCollector {
             AnyCollector::Rates(c) => c.summarise(summary, finish),
             AnyCollector::Queues(c) => c.summarise(summary, finish),
             AnyCollector::QueueSeries(c) => c.summarise(summary, finish),
+            AnyCollector::Ibcc(c) => c.summarise(summary, finish),
         }
     }
 
@@ -67,6 +71,7 @@ impl Collector for AnyCollector {
             AnyCollector::Rates(c) => c.tables(report, finish),
             AnyCollector::Queues(c) => c.tables(report, finish),
             AnyCollector::QueueSeries(c) => c.tables(report, finish),
+            AnyCollector::Ibcc(c) => c.tables(report, finish),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Observers. Models report what happens as trace events ([`TraceEvent`]); the always-on
 //! statistics ([`Stats`]: per-group counters, latency histograms, windowed throughput,
 //! flow completion times, named counters) and the optional collectors ([`Collector`]:
-//! the fabric event series, the rate log, queue probes) turn them into the summary and
+//! the fabric event series, the rate log, queue probes, IB CC's marks and CCTIs) turn
+//! them into the summary and
 //! the tables. They watch the model and never steer it; every hook is O(1) and
 //! allocation-free.
 
@@ -9,6 +10,7 @@ mod collector;
 mod fabric_series;
 mod fct;
 mod hotspots;
+mod ibcc;
 mod latency;
 mod queue_series;
 mod queues;
@@ -21,6 +23,7 @@ pub use collector::{AnyCollector, Collector, Collectors, Finish};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use hotspots::HotspotTime;
+pub use ibcc::IbccSeries;
 pub use latency::Latency;
 pub use queue_series::QueueSeries;
 pub use queues::QueueProbes;
@@ -62,7 +65,8 @@ pub struct Counters {
     /// Congestion notification packets sent by receivers, and delivered to senders.
     pub cnps_sent: u64,
     pub cnps_delivered: u64,
-    /// Rate cuts at the senders (one per CNP received).
+    /// Rate cuts at the senders (one per CNP received; under IB CC, one per BECN that
+    /// raised a CCTI).
     pub rate_cuts: u64,
 }
 
@@ -399,13 +403,15 @@ impl Collector for Stats {
             TraceEvent::PauseSent { on: true, .. } => self.pfc.pause_frames_sent += 1,
             TraceEvent::PauseSent { on: false, .. } => self.pfc.resume_frames_sent += 1,
             TraceEvent::PauseReceived => self.pfc.pause_frames_received += 1,
-            TraceEvent::EcnMarked => self.counters.ecn_marks += 1,
+            TraceEvent::EcnMarked { .. } => self.counters.ecn_marks += 1,
             TraceEvent::CnpSent { group } => self.on_inject_control(group),
             TraceEvent::CnpDelivered { group } => {
                 self.on_deliver_control(group);
                 self.last_moved = now;
             }
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
+            // A raised CCTI is IB CC's rate cut.
+            TraceEvent::CctiChanged { from, to } => self.counters.rate_cuts += (to > from) as u64,
             TraceEvent::QueueLength { .. } => {}
             TraceEvent::Hotspot { host, on } => self.on_hotspot(now, host, on),
         }

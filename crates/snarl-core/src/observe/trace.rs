@@ -28,14 +28,18 @@ pub enum TraceEvent {
     PauseSent { port: u32, queue: u8, on: bool },
     /// A sender (switch output or NIC) received a pause frame.
     PauseReceived,
-    /// A switch marked a packet (ECN congestion experienced).
-    EcnMarked,
+    /// A switch marked a packet (ECN congestion experienced, or InfiniBand's FECN) as it
+    /// entered or left output queue `queue` of global port `port`.
+    EcnMarked { port: u32, queue: u8 },
     /// A receiver of `group` sent a congestion notification packet.
     CnpSent { group: u16 },
     /// A congestion notification packet of `group` reached the sender it notifies.
     CnpDelivered { group: u16 },
     /// A flow's sending rate changed (a cut, when `cut`, or an increase).
     RateChanged { src: u32, dst: u32, qp: u32, rate_bps: f64, cut: bool },
+    /// A flow's index into IB CC's congestion control table went from `from` to `to` (a
+    /// BECN raised it, or its timer lowered it).
+    CctiChanged { from: u16, to: u16 },
     /// A probed queue (`observe.queues`, probe index `probe`) now holds `bytes`.
     QueueLength { probe: u16, bytes: u64 },
     /// Host `host` became (`on`) or stopped being one of the run's shared hotspots.

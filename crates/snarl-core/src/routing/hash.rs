@@ -20,6 +20,13 @@ pub fn qp_number(src: u32, dst: u32, qp: u32) -> u32 {
     (mix64(((src as u64) << 40) ^ ((dst as u64) << 16) ^ qp as u64) & 0xff_ffff) as u32
 }
 
+/// The VC (service level) of flow (src, dst, qp) among `vcs`: a hash of its queue-pair
+/// number, as the NIC assigns it when a message is posted.
+#[inline]
+pub fn flow_vc(src: u32, dst: u32, qp: u32, vcs: &strength_reduce::StrengthReducedUsize) -> u8 {
+    (qp_number(src, dst, qp) as usize % *vcs) as u8
+}
+
 /// Hash of the 5-tuple (src, dst, sport, dport, proto); the UDP source port is derived
 /// from the queue pair as RoCEv2 NICs do.
 #[inline]

@@ -93,6 +93,26 @@ fn every_resolved_key_is_documented_at_its_path() {
     }
 }
 
+/// Keys of mechanisms no shipped scenario uses yet.
+#[test]
+fn congestion_control_keys_are_documented() {
+    let sections = sections();
+    let runs: [&[(&str, &str)]; 2] = [
+        &[("congestion_control.type", "ibcc"), ("marking.victim_mask", "all")],
+        &[("congestion_control.type", "dcqcn"), ("marking.mark", "dequeue")],
+    ];
+    for overrides in runs {
+        let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let config = snarl_core::load_config(SCENARIOS[0], &o, None).unwrap();
+        let resolved: toml::Value = toml::from_str(&config.to_toml()).unwrap();
+        let mut found = Vec::new();
+        keys(&resolved, "", &mut found);
+        for path in found {
+            assert!(documented(&path, &sections), "key `{path}` is missing from its section of docs/config.md");
+        }
+    }
+}
+
 #[test]
 fn a_key_documented_only_elsewhere_is_not_documented() {
     let sections = sections();

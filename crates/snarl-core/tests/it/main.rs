@@ -10,6 +10,7 @@ mod docs;
 mod endpoint;
 mod fct;
 mod golden;
+mod ibcc;
 mod lossless_ethernet;
 mod mechanisms;
 mod memory;

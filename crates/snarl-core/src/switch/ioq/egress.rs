@@ -1,4 +1,4 @@
-//! The output side: output queues under their watchers (ECN marking, probes), the link's
+//! The output side: output queues under their watchers (ECN or FECN marking, probes), the link's
 //! choice of the next packet, transmission and link wake-ups.
 
 use super::ports::Port;
@@ -72,7 +72,7 @@ impl IoqFabric {
             let queue =
                 MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender, now: ctx.now };
             if marking.on_enqueue(&queue, &mut ctx.packets[id]) {
-                ctx.trace(TraceEvent::EcnMarked);
+                ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8 });
             }
         }
         self.output[oq].fifo.push(ctx.packets, id);
@@ -94,7 +94,7 @@ impl IoqFabric {
             let queue =
                 MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender, now: ctx.now };
             if marking.on_dequeue(&queue, &mut ctx.packets[id]) {
-                ctx.trace(TraceEvent::EcnMarked);
+                ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8 });
             }
         }
         id
