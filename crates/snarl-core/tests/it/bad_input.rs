@@ -187,3 +187,13 @@ fn patterns_without_destination_are_refused() {
         assert!(snarl_core::run(&config).is_ok(), "{text}");
     }
 }
+
+#[test]
+fn voq_on_a_shared_buffer_switch_is_refused_at_its_key() {
+    let shared = [("switch.type", "shared_buffer"), ("flow_control.type", "none")];
+    let (path, message) = config_error(&[&shared[..], &[("switch.input_queuing", "voq")]].concat());
+    assert_eq!(path, "switch.input_queuing");
+    assert!(message.contains("`ioq` switches only"), "{message}");
+    let (_, message) = config_error(&[("switch.input_queuing", "vqo")]);
+    assert!(message.contains("did you mean `voq`"), "{message}");
+}

@@ -16,6 +16,7 @@ mod memory;
 mod pfc;
 mod recovery;
 mod scenarios;
+mod voq;
 mod watchdog;
 
 /// Counts allocations for the memory tests (only in the child processes they start).

@@ -14,6 +14,8 @@ use crate::packet::NIL;
 /// out only if the policy asks.
 struct MarkedQueue<'a> {
     bytes: u64,
+    /// Bytes waiting for each output queue in its switch's VoQs (empty without VoQs).
+    waiting: &'a [u64],
     /// The queue (`port * queues + queue`) and the queues per port.
     queue: usize,
     queues: usize,
@@ -37,7 +39,7 @@ impl QueueState for MarkedQueue<'_> {
     }
 
     fn waiting(&self) -> u64 {
-        0
+        self.waiting.get(self.queue).copied().unwrap_or(0)
     }
 
     fn credits(&self) -> u64 {
@@ -51,6 +53,15 @@ impl QueueState for MarkedQueue<'_> {
 }
 
 impl IoqFabric {
+    /// What a marking policy sees waiting for output queue (`gp`, `queue`).
+    #[cfg(test)]
+    pub(super) fn marked_waiting(&self, gp: usize, queue: usize) -> u64 {
+        let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
+        let oq = gp * queues + queue;
+        let bytes = self.output[oq].fifo.bytes;
+        MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: 0 }.waiting()
+    }
+
     /// Releases the output-buffer space of a packet whose tail has left.
     #[inline]
     pub(super) fn settle(&mut self, o: usize, now: u64) -> bool {
@@ -68,9 +79,9 @@ impl IoqFabric {
     #[inline(never)]
     pub(super) fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
         if let Some(marking) = &mut self.marking {
-            let (ports, sender, queues) = (&self.ports[..], &self.sender, self.queues);
-            let queue =
-                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender, now: ctx.now };
+            let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
+            let bytes = self.output[oq].fifo.bytes;
+            let queue = MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: ctx.now };
             if marking.on_enqueue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked);
             }
@@ -90,9 +101,9 @@ impl IoqFabric {
             ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
         }
         if let Some(marking) = &mut self.marking {
-            let (ports, sender, queues) = (&self.ports[..], &self.sender, self.queues);
-            let queue =
-                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender, now: ctx.now };
+            let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
+            let bytes = self.output[oq].fifo.bytes;
+            let queue = MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: ctx.now };
             if marking.on_dequeue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked);
             }
