@@ -670,6 +670,11 @@ pub struct NicConfig {
     /// by flow under per-flow congestion control, which requires it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduling: Option<NicScheduling>,
+    /// Most a host drains of its input (absent: the host link's rate). A slower host
+    /// returns the credits of its receive buffer (the switches' `input_buffer` per VC) at
+    /// this rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_cap: Option<Rate>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -691,7 +696,13 @@ fn default_source_queue() -> u32 {
 
 impl Default for NicConfig {
     fn default() -> Self {
-        NicConfig { mtu: default_mtu(), source_queue: default_source_queue(), qps_per_destination: 1, scheduling: None }
+        NicConfig {
+            mtu: default_mtu(),
+            source_queue: default_source_queue(),
+            qps_per_destination: 1,
+            scheduling: None,
+            receive_cap: None,
+        }
     }
 }
 

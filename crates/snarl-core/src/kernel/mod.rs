@@ -594,6 +594,7 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
             speedup: *speedup,
             per_vc_crossbar: *crossbar == Crossbar::PerVc,
             voq: *input_queuing == InputQueuing::Voq,
+            receive_cap: config.nic.receive_cap,
             latency: latency.0,
             control: LinkControl::Credit,
             measure_from,
@@ -615,6 +616,8 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
                 speedup: *speedup,
                 per_vc_crossbar: false,
                 voq: false,
+                // Validation refuses a receive cap without credits.
+                receive_cap: None,
                 latency: latency.0,
                 control,
                 measure_from,

@@ -254,3 +254,73 @@ fn the_watchdog_follows_waits_through_voqs_to_a_deadlock() {
     assert!(!voqs.is_empty() && voqs.iter().all(|q| q.side == "input" && q.on_cycle), "{found}");
     assert!(found.to_string().contains("toward port"), "{found}");
 }
+
+// Hosts slower than their links (`nic.receive_cap`), the other half of the InfiniBand
+// model: a host drains at most at its cap and returns credits accordingly.
+
+/// Eight hosts on 20 Gb/s links; host 0 receives, the others send to it.
+const INCAST: &str = r#"
+[simulation]
+duration = "1ms"
+warmup = "100us"
+
+[topology]
+type = "single_switch"
+hosts = 8
+
+[links]
+host = { rate = "20Gbps", latency = "100ns" }
+
+[traffic]
+load = 0.5
+
+[[traffic.groups]]
+name = "hot"
+hosts = [0]
+pattern = { type = "silent" }
+
+[[traffic.groups]]
+name = "senders"
+rest = true
+pattern = { type = "incast", destination = 0 }
+"#;
+
+#[test]
+fn a_host_with_a_receive_cap_receives_at_the_cap_from_several_senders() {
+    // The paper's hotspots: 13.6 Gb/s on 20 Gb/s links. `run` checks conservation and that
+    // the credits of the port facing each host stay within its receive buffer.
+    let capped = run(INCAST, &[("nic.receive_cap", "13.6Gbps")]);
+    let hot = &capped.summary.groups["hot"];
+    assert_close("received load at the cap (13.6 / 20)", hot.received_load, 0.68, 0.0068);
+    assert_close("received Gb/s", hot.received_gbps, 13.6, 0.136);
+    let uncapped = run(INCAST, &[]);
+    assert!(uncapped.summary.groups["hot"].received_load > 0.99, "{}", uncapped.summary.groups["hot"].received_load);
+    // With VoQs too, and with a cap on the senders' side of the switch as well.
+    let voq = run(INCAST, &[("nic.receive_cap", "13.6Gbps"), ("switch.input_queuing", "voq")]);
+    assert_close("received load at the cap, VoQ", voq.summary.groups["hot"].received_load, 0.68, 0.0068);
+}
+
+#[test]
+fn a_host_with_a_receive_cap_delivers_each_packet_when_it_has_drained() {
+    // Each host receives from one sender, evenly spaced packets at 5% of its link: they
+    // never overlap, so a packet is delivered one drain time at the cap after its head
+    // arrives instead of one serialisation: 4096 B at 13.6 Gb/s (2409.4 ns) rather than
+    // 20 Gb/s (1638.4 ns).
+    let light = [
+        ("traffic.groups.0.pattern", "{ type = \"shift\", offset = 1 }"),
+        ("traffic.load", "0.05"),
+        ("traffic.process", "periodic"),
+    ];
+    let light =
+        [&light[..], &[("traffic.groups.1.pattern", "{ type = \"shift\", offset = 1, among = \"all\" }")]].concat();
+    let latency = |cap: Option<&str>| {
+        let o = [&light[..], cap.map(|c| ("nic.receive_cap", c)).as_slice()].concat();
+        let report = run(INCAST, &o);
+        assert_close("accepted load", report.summary.accepted_load, 0.05, 0.005);
+        report.summary.network_latency.mean
+    };
+    let extra = latency(Some("13.6Gbps")) - latency(None);
+    assert_close("extra latency (ns)", extra, 2409.4 - 1638.4, 1.0);
+    // A host that receives less than its cap is not slowed at all.
+    assert_close("no extra latency at the link rate (ns)", latency(Some("20Gbps")) - latency(None), 0.0, 0.01);
+}

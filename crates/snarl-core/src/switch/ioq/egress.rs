@@ -1,14 +1,59 @@
 //! The output side: output queues under their watchers (ECN marking, probes), the link's
-//! choice of the next packet, transmission and link wake-ups.
+//! choice of the next packet, transmission and link wake-ups, and the hosts that drain
+//! slower than their link (`nic.receive_cap`).
 
 use super::ports::Port;
 use super::queues::NO_PROBE;
 use super::IoqFabric;
 use crate::cc::{Marking, QueueState};
-use crate::flow_control::{Sender, UNLIMITED};
+use crate::flow_control::{Carried, Feedback, Sender, UNLIMITED};
 use crate::kernel::{Ctx, Event};
+use crate::memory::fallible::zeroed;
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
+use crate::units::{Rate, SerialTime};
+
+/// Hosts that drain their input slower than their link (`nic.receive_cap`), modelled at
+/// the switch output that faces each host, without events of their own. That output holds
+/// credits for the host's receive buffer, taken to be one switch input buffer per queue
+/// (`switch.input_buffer`): an InfiniBand host adapter advertises credits for its receive
+/// buffer as a switch input port does, and sizing it so gives the last link the credit
+/// loop of every other link, so that a slow host backs traffic up into the fabric as a
+/// congested switch port would (snarl has no key of its own for it). A packet sent to the
+/// host drains from the end of the previous one's drain, or from its head's arrival if
+/// later, at the cap, and never ends before its tail has arrived; then it is delivered,
+/// and its credits travel back to the output in one link latency, through the output's
+/// return ring as a switch's credits do.
+#[derive(Default)]
+pub(super) struct HostDrain {
+    /// Time to drain a byte at the cap.
+    time: Option<SerialTime>,
+    /// Per host: when the drain of what it has received ends (empty: no cap).
+    until: Vec<u64>,
+}
+
+impl HostDrain {
+    /// Drains at `cap` for `hosts` hosts, or none without a cap.
+    pub(super) fn new(cap: Option<Rate>, hosts: usize) -> crate::Result<HostDrain> {
+        let Some(cap) = cap else { return Ok(HostDrain::default()) };
+        Ok(HostDrain { time: Some(SerialTime::new(cap)), until: zeroed(hosts, "the hosts' receive drains")? })
+    }
+
+    /// Whether hosts drain slower than their links.
+    #[inline]
+    pub(super) fn on(&self) -> bool {
+        !self.until.is_empty()
+    }
+
+    /// A packet of `size` bytes whose head reaches `host` at `arrival` and whose tail at
+    /// `tail_at`: when it has drained (the tail's arrival, for no host or no cap).
+    fn drain(&mut self, host: Option<u32>, arrival: u64, size: u64, tail_at: u64) -> u64 {
+        let (Some(host), Some(time)) = (host, self.time) else { return tail_at };
+        let until = &mut self.until[host as usize];
+        *until = (arrival.max(*until) + time.time(size)).max(tail_at);
+        *until
+    }
+}
 
 /// What a marking policy sees of an egress queue: its bytes, and its port's state, worked
 /// out only if the policy asks.
@@ -210,9 +255,31 @@ impl IoqFabric {
         ctx.stats.trace(now, TraceEvent::Hop);
         if let Some(far) = self.ports[o].peer.port() {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
-        } else {
+        } else if !self.drain.on() {
             ctx.send_to_host(arrival + serialise, id);
+        } else {
+            self.drain_into_host(ctx, port, queue, id, arrival);
         }
+    }
+
+    /// Packet `id`, sent from output queue (`port`, `queue`) to the host at its far end,
+    /// reaches the host from `arrival` on: it drains at the host's receive cap (see
+    /// `HostDrain`), is delivered when it has drained, and its credits travel back.
+    #[inline(never)]
+    fn drain_into_host(&mut self, ctx: &mut Ctx, port: u32, queue: usize, id: u32, arrival: u64) {
+        let o = port as usize;
+        let (size, tail_at) = (ctx.packets[id].size, ctx.packets[id].tail_at);
+        let drained = self.drain.drain(self.ports[o].peer.host(), arrival, size as u64, tail_at);
+        let at = drained + self.timing.of(o).latency;
+        match self.sender.return_credit(o, at, queue, size as u64, ctx.now) {
+            Carried::InRing => {}
+            Carried::InRingWake => self.wake(ctx, port, at),
+            Carried::Full => {
+                let feedback = Feedback::Credit { queue: queue as u8, bytes: size };
+                ctx.schedule(at, Event::FeedbackToSwitch { port, feedback });
+            }
+        }
+        ctx.send_to_host(drained, id);
     }
 
     /// Schedules a `LinkWake` at `at` unless one is already pending no later.

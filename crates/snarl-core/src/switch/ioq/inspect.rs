@@ -132,15 +132,17 @@ impl IoqFabric {
     }
 
     /// Credit counters all within [0, capacity] (counting those on their way back, for
-    /// links to switches), output accounting consistent, and virtual output queues
-    /// consistent with their input queues' buffers and their outputs' waiting bytes.
+    /// links to switches and to hosts that drain slower than their links), output
+    /// accounting consistent, and virtual output queues consistent with their input
+    /// queues' buffers and their outputs' waiting bytes.
     pub fn check_invariants(&self, packets: &PacketSlab) -> Result<(), String> {
         self.sender.check_bounds()?;
         let credit_based = self.control.credit_based();
         for (port, far) in self.ports.iter().map(|p| p.peer).enumerate().filter(|_| credit_based) {
+            let buffered = far.port().is_some() || (far.host().is_some() && self.drain.on());
             for queue in 0..self.queues {
                 let held = self.sender.credits_held(port, queue);
-                if far.port().is_some() && held > self.input_capacity as i64 {
+                if buffered && held > self.input_capacity as i64 {
                     return Err(format!("port {port} queue {queue}: {held} credit bytes exceed the buffer"));
                 }
             }

@@ -38,8 +38,9 @@
 //! The code is split by stage: `ports` (the per-port line and its far end), `queues`
 //! (the input and output queues, their accounting and the queue-id space), `allocation` (routing the head of an
 //! input queue, requests, arbitration, grants, re-routing), `egress` (transmission, link
-//! wakes, watched queues with ECN marking and probes), `voq` (virtual output queues),
-//! `inspect` (what the watchdog, the reports and the invariant checks read). This module holds the fabric's state, its
+//! wakes, watched queues with ECN marking and probes, hosts that drain slower than their
+//! links), `voq` (virtual output queues), `inspect` (what the watchdog, the reports and
+//! the invariant checks read). This module holds the fabric's state, its
 //! construction, the entry points the kernel calls, and the ingress side (admission,
 //! sending flow-control feedback upstream).
 
@@ -52,6 +53,7 @@ use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::TraceEvent;
 use crate::routing::AnyRouting;
 use crate::topology::{AnyTopology, Endpoint, Topology};
+use crate::units::Rate;
 
 mod allocation;
 mod crossbar;
@@ -69,6 +71,7 @@ pub use crate::flow_control::Receiver as LinkControl;
 use crate::kernel::Peer;
 use allocation::Arbitration;
 use crossbar::VcPaths;
+use egress::HostDrain;
 pub(crate) use ports::Port;
 use queues::NO_PROBE;
 pub(crate) use queues::{InputQueue, OutputQueue};
@@ -92,6 +95,9 @@ pub struct IoqParams {
     pub per_vc_crossbar: bool,
     /// Input queues are split into virtual output queues (credit fabrics only).
     pub voq: bool,
+    /// Hosts drain their input at most at this rate (credit fabrics only): the ports that
+    /// face them hold credits for an input buffer per queue, returned as they drain.
+    pub receive_cap: Option<Rate>,
     pub latency: u64,
     pub control: LinkControl,
     /// Start of the measurement interval (for paused time).
@@ -120,6 +126,8 @@ pub struct IoqFabric {
     voqs: Voqs,
     /// The crossbar's unit and where requests wait, for arbitration.
     arbitration: Arbitration,
+    /// Hosts that drain slower than their link (`nic.receive_cap`), if any.
+    drain: HostDrain,
     /// Probe index of each output queue (port * queues + queue), or `NO_PROBE`.
     probe: Vec<u16>,
 
@@ -174,6 +182,7 @@ impl IoqFabric {
             speedup,
             per_vc_crossbar,
             voq,
+            receive_cap,
             latency,
             mut control,
             measure_from,
@@ -207,7 +216,12 @@ impl IoqFabric {
                         let capacity = if credit_based { input_capacity as i64 } else { UNLIMITED };
                         (Peer::switch_port(port_base[switch as usize] + port as u32), capacity)
                     }
-                    Endpoint::Host(h) => (Peer::host_nic(h), UNLIMITED),
+                    // A host that drains slower than its link has a receive buffer of an
+                    // input buffer per queue (see `HostDrain`).
+                    Endpoint::Host(h) => {
+                        let capacity = if receive_cap.is_some() { input_capacity as i64 } else { UNLIMITED };
+                        (Peer::host_nic(h), capacity)
+                    }
                     Endpoint::Unconnected => (Peer::NONE, 0),
                 };
                 credit_capacity.push(capacity);
@@ -231,6 +245,7 @@ impl IoqFabric {
         let widest = radix.iter().copied().max().unwrap_or(0) as usize;
         // VoQ switches request one output per packet: nothing is posted to several.
         let posted_words = if routing.offers_choices() && !voq { widest.div_ceil(64) } else { 0 };
+        let hosts = topo.num_hosts();
         Ok(IoqFabric {
             topo,
             routing,
@@ -244,6 +259,7 @@ impl IoqFabric {
             plain_arrival: credit_based && !voq,
             voqs: Voqs::new(voq, n, widest)?,
             arbitration: Arbitration::new(per_vc_crossbar, voq),
+            drain: HostDrain::new(receive_cap, hosts)?,
             probe: filled(n, NO_PROBE, what_queues)?,
             timing: LinkTimings::new(total, timings)?,
             sender: Sender::new(total, credit_capacity, queues, measure_from)?,

@@ -206,6 +206,7 @@ mod tests {
             speedup: 1.0,
             per_vc_crossbar: false,
             voq,
+            receive_cap: None,
             latency: 100_000,
             control: LinkControl::Credit,
             measure_from: 0,
