@@ -1,7 +1,9 @@
-//! Virtual output queues (`switch.input_queuing = "voq"`): a packet for a free output
-//! does not wait behind one for a congested output; adaptive routings choose at arrival;
-//! fabrics below saturation carry what FIFO input queues carry; the watchdog follows
-//! waits through VoQs; runs are deterministic.
+//! The InfiniBand switch and host models. Virtual output queues (`switch.input_queuing =
+//! "voq"`): a packet for a free output does not wait behind one for a congested output;
+//! adaptive routings choose at arrival; fabrics below saturation carry what FIFO input
+//! queues carry; the watchdog follows waits through VoQs; runs are deterministic. Hosts
+//! slower than their links (`nic.receive_cap`): a hotspot receives at its cap, and each
+//! packet is delivered when it has drained.
 
 use crate::common::*;
 use snarl_core::kernel::Timer;
