@@ -59,7 +59,8 @@ static DEADLOCK_ERROR: DualClass = DualClass::new(
     "The run stopped making progress: packets were in flight but none moved for the \
      watchdog interval, or switch queues waited on each other in a cycle for that long.\n\n\
      `blocked` lists the blocked queues (at most ten, those on cycles first), each a dict \
-     with `switch`, `port`, `vc`, `side` (\"input\" or \"output\"), `packets`, \
+     with `switch`, `port`, `vc`, `side` (\"input\" or \"output\"), `toward` (the output \
+     port a virtual output queue holds packets for; None otherwise), `packets`, \
      `credit_bytes` (outputs; None for inputs) and `on_cycle`; `cycles` is the number of \
      cycles of waits (0: the whole fabric stopped), `at` the time it was found.",
 );
@@ -90,6 +91,7 @@ fn raise_deadlock(py: Python<'_>, text: String, deadlock: &Deadlock) -> PyErr {
             entry.set_item("port", q.port)?;
             entry.set_item("vc", q.vc)?;
             entry.set_item("side", q.side)?;
+            entry.set_item("toward", q.toward)?;
             entry.set_item("packets", q.packets)?;
             entry.set_item("credit_bytes", q.credit_bytes)?;
             entry.set_item("on_cycle", q.on_cycle)?;

@@ -93,7 +93,7 @@ def test_a_deadlock_names_its_blocked_queues_as_data():
     assert error.cycles == 0  # the whole ring stopped
     assert 1 <= len(error.blocked) <= 10
     first = error.blocked[0]
-    assert set(first) == {"switch", "port", "vc", "side", "packets", "credit_bytes", "on_cycle"}
+    assert set(first) == {"switch", "port", "vc", "side", "toward", "packets", "credit_bytes", "on_cycle"}
     assert first["side"] in ("input", "output") and first["packets"] >= 1
     assert all(0 <= q["switch"] < 8 and q["vc"] == 0 for q in error.blocked)
     assert f"switch {first['switch']} {first['side']} port {first['port']}" in str(error)

@@ -55,6 +55,9 @@ pub struct BlockedQueue {
     pub vc: u32,
     /// "input" or "output".
     pub side: &'static str,
+    /// Virtual output queues (inputs of switches with `input_queuing = "voq"`): the output
+    /// port of the switch whose packets the queue holds.
+    pub toward: Option<u32>,
     pub packets: u32,
     /// Output queues: the credit bytes they hold for the next hop.
     pub credit_bytes: Option<i64>,
@@ -65,7 +68,11 @@ pub struct BlockedQueue {
 impl std::fmt::Display for BlockedQueue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let BlockedQueue { switch, port, vc, side, packets, .. } = self;
-        write!(f, "switch {switch} {side} port {port} vc {vc}: {packets} packets")?;
+        write!(f, "switch {switch} {side} port {port} vc {vc}")?;
+        if let Some(out) = self.toward {
+            write!(f, " toward port {out}")?;
+        }
+        write!(f, ": {packets} packets")?;
         match self.credit_bytes {
             Some(credits) => write!(f, ", {credits} credit bytes"),
             None => Ok(()),

@@ -21,6 +21,7 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
     // Errors in a section written as `[ecn]` name it as written.
     let as_written = |e: Error| if from_ecn { e.renamed_section("marking", "ecn") } else { e };
     fill_default_types(&mut doc);
+    ioq_only_keys(&doc)?;
     if let Some(seed) = seed {
         doc.insert("seed".into(), super::seed::to_toml(seed));
     }
@@ -72,6 +73,21 @@ fn fill_default_types(doc: &mut toml::Table) {
             table.entry("type").or_insert_with(|| toml::Value::String(default.to_string()));
         }
     }
+}
+
+/// Keys of `ioq` switches that a `shared_buffer` switch would only call unknown: refused
+/// with what they mean there.
+fn ioq_only_keys(doc: &toml::Table) -> Result<()> {
+    let Some(toml::Value::Table(switch)) = doc.get("switch") else { return Ok(()) };
+    if switch.get("type").and_then(toml::Value::as_str) == Some("shared_buffer") && switch.contains_key("input_queuing")
+    {
+        return Err(Error::config(
+            "switch.input_queuing",
+            "applies to `ioq` switches only: a `shared_buffer` switch keeps one ingress queue per port and \
+             priority in its shared memory, without virtual output queues",
+        ));
+    }
+    Ok(())
 }
 
 /// A `--set` value is TOML if it parses as TOML (`0.5`, `true`, `[1, 2]`, `"x"`), and a

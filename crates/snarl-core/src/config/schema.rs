@@ -244,6 +244,10 @@ pub enum SwitchConfig {
         /// input VC and the output VC it connects.
         #[serde(default, skip_serializing_if = "Crossbar::is_per_port")]
         crossbar: Crossbar,
+        /// How an input VC's buffer is queued: one FIFO, or one virtual output queue per
+        /// output port of the switch.
+        #[serde(default, skip_serializing_if = "InputQueuing::is_fifo")]
+        input_queuing: InputQueuing,
         /// Traversal latency (routing, allocation, crossbar).
         #[serde(default = "default_switch_latency")]
         latency: Time,
@@ -294,6 +298,28 @@ impl Crossbar {
     }
 }
 
+/// How the packets in an input VC's buffer wait for the crossbar.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum InputQueuing {
+    /// One FIFO per input VC: only its head packet is routed and requests an output, so a
+    /// packet for a free output waits behind one for a congested output (head-of-line
+    /// blocking).
+    #[default]
+    Fifo,
+    /// Virtual output queues: the input VC's buffer is shared by one queue per output port
+    /// of the switch; a packet is routed as it arrives and joins the queue of its output,
+    /// and the head of every non-empty queue requests its output at once (the InfiniBand
+    /// switch model of the OMNeT++ IB simulator).
+    Voq,
+}
+
+impl InputQueuing {
+    pub fn is_fifo(&self) -> bool {
+        *self == InputQueuing::Fifo
+    }
+}
+
 fn default_vcs() -> u32 {
     1
 }
@@ -324,6 +350,7 @@ impl Default for SwitchConfig {
             output_buffer: default_buffer(),
             speedup: default_speedup(),
             crossbar: Crossbar::PerPort,
+            input_queuing: InputQueuing::Fifo,
             latency: default_switch_latency(),
         }
     }
@@ -335,6 +362,14 @@ impl SwitchConfig {
         match self {
             SwitchConfig::Ioq { vcs, .. } => *vcs,
             SwitchConfig::SharedBuffer { priorities, .. } => *priorities,
+        }
+    }
+
+    /// How input VCs queue their packets (shared-buffer switches: one FIFO per priority).
+    pub fn input_queuing(&self) -> InputQueuing {
+        match self {
+            SwitchConfig::Ioq { input_queuing, .. } => *input_queuing,
+            SwitchConfig::SharedBuffer { .. } => InputQueuing::Fifo,
         }
     }
 
@@ -635,6 +670,11 @@ pub struct NicConfig {
     /// by flow under per-flow congestion control, which requires it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduling: Option<NicScheduling>,
+    /// Most a host drains of its input (absent: the host link's rate). A slower host
+    /// returns the credits of its receive buffer (the switches' `input_buffer` per VC) at
+    /// this rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_cap: Option<Rate>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -656,7 +696,13 @@ fn default_source_queue() -> u32 {
 
 impl Default for NicConfig {
     fn default() -> Self {
-        NicConfig { mtu: default_mtu(), source_queue: default_source_queue(), qps_per_destination: 1, scheduling: None }
+        NicConfig {
+            mtu: default_mtu(),
+            source_queue: default_source_queue(),
+            qps_per_destination: 1,
+            scheduling: None,
+            receive_cap: None,
+        }
     }
 }
 

@@ -301,11 +301,37 @@ impl Config {
         }
         p.positive("nic.source_queue", self.nic.source_queue as u64);
         p.positive("nic.qps_per_destination", self.nic.qps_per_destination as u64);
+        if let Some(cap) = self.nic.receive_cap {
+            self.validate_receive_cap(p, cap);
+        }
         if self.nic.scheduling == Some(NicScheduling::Fifo) && !self.congestion_control.is_none() {
             p.add(
                 "nic.scheduling",
                 "per-flow congestion control paces each flow, so the NIC must serve flows round robin: \
                  leave `scheduling` out or set it to \"round_robin\"",
+            );
+        }
+    }
+
+    /// A host's receive cap is modelled at the switch output that faces it, as credits
+    /// returned at the cap's pace: it needs credit flow control and switches.
+    fn validate_receive_cap(&self, p: &mut Problems, cap: crate::units::Rate) {
+        let key = "nic.receive_cap";
+        if cap.0 == 0 {
+            p.add(key, format!("must be a positive rate, found {cap}"));
+        }
+        if !matches!(self.flow_control, FlowControlConfig::Credit {}) {
+            p.add(
+                key,
+                "needs credit flow control: a host slower than its link holds back the credits of its receive \
+                 buffer, which PFC and tail drop do not have",
+            );
+        }
+        if matches!(self.topology, TopologyConfig::BackToBack {}) {
+            p.add(
+                key,
+                "needs hosts attached to switches: the cap is applied by the switch port that faces the host, \
+                 and back-to-back hosts have none",
             );
         }
     }
@@ -856,6 +882,23 @@ mod tests {
         assert!(e.contains("`traffic.groups.0.size_distribution`") && e.contains("not both"), "{e}");
         let ok = load_config(BASE, &[("traffic.size_distribution".into(), "google_all".into())], None).unwrap();
         assert_eq!(ok.traffic.size_distribution.as_deref(), Some("google_all"));
+    }
+
+    #[test]
+    fn voq_and_receive_caps_stay_out_of_resolved_configs_unless_set() {
+        // Resolved configs (and so sweep point ids) of runs without them do not change.
+        let plain = load_config(BASE, &[], None).unwrap().to_toml();
+        assert!(!plain.contains("input_queuing") && !plain.contains("receive_cap"), "{plain}");
+        let o: Vec<(String, String)> = [("switch.input_queuing", "voq"), ("nic.receive_cap", "13.6Gbps")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let set = load_config(BASE, &o, None).unwrap();
+        let text = set.to_toml();
+        assert!(text.contains("input_queuing = \"voq\"") && text.contains("receive_cap = \"13600Mbps\""), "{text}");
+        assert_eq!(load_config(&text, &[], None).unwrap().to_toml(), text, "the resolved config reads back as itself");
+        let fifo = [("switch.input_queuing".to_string(), "fifo".to_string())];
+        assert_eq!(load_config(BASE, &fifo, None).unwrap().to_toml(), plain, "fifo is the default, left out");
     }
 
     #[test]

@@ -16,8 +16,8 @@ pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 
 use crate::cc::{AnyCongestionControl, AnyMarking};
 use crate::config::{
-    pfc_headroom, Config, CongestionControlConfig, Crossbar, FlowControlConfig, NicScheduling, SwitchConfig, TimeUnit,
-    ValidConfig,
+    pfc_headroom, Config, CongestionControlConfig, Crossbar, FlowControlConfig, InputQueuing, NicScheduling,
+    SwitchConfig, TimeUnit, ValidConfig,
 };
 use crate::error::{Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, Feedback, PauseState, PfcReceiver};
@@ -431,7 +431,7 @@ impl Simulation {
                 self.packets.live()
             )));
         }
-        self.fabric.check_invariants().map_err(Error::Invariant)?;
+        self.fabric.check_invariants(&self.packets).map_err(Error::Invariant)?;
         self.nics.check_invariants(&self.host_returns).map_err(Error::Invariant)?;
         Ok(())
     }
@@ -611,7 +611,7 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
     let mtu = config.nic.mtu.0;
     let measure_from = config.simulation.warmup.0;
     match &config.switch {
-        SwitchConfig::Ioq { input_buffer, output_buffer, speedup, crossbar, latency, .. } => IoqParams {
+        SwitchConfig::Ioq { input_buffer, output_buffer, speedup, crossbar, input_queuing, latency, .. } => IoqParams {
             vcs,
             extra_queues: 0,
             input_capacity: input_buffer.0,
@@ -619,6 +619,8 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
             shared_pool: 0,
             speedup: *speedup,
             per_vc_crossbar: *crossbar == Crossbar::PerVc,
+            voq: *input_queuing == InputQueuing::Voq,
+            receive_cap: config.nic.receive_cap,
             latency: latency.0,
             control: LinkControl::Credit,
             measure_from,
@@ -639,6 +641,9 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
                 shared_pool: shared_pool.0,
                 speedup: *speedup,
                 per_vc_crossbar: false,
+                voq: false,
+                // Validation refuses a receive cap without credits.
+                receive_cap: None,
                 latency: latency.0,
                 control,
                 measure_from,

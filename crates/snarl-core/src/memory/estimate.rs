@@ -13,13 +13,13 @@
 //! |---|---|
 //! | fabric tables | the topology's own: 12 per XGFT switch, g·A² for a megafly's distances, ... |
 //! | switch ports | P · 138 (port state 64, credit-return ring 64, link class 2, shared memory 8) + S · 14, and 8 per request-mask word (⌈radix · V / 64⌉ per port) |
-//! | switch queues | P · V · 88 (input and output queue 24 each, credits 16, pause state 21, probe slot 2, PFC flag 1) |
-//! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN |
+//! | switch queues | P · V · 88 (input and output queue 24 each, credits 16, pause state 21, probe slot 2, PFC flag 1); with `input_queuing = "voq"`, P · V · (R · 24 + 8) more: a virtual output queue of 24 bytes per output port of the widest switch (R ports) for every input queue, and the bytes waiting for each output queue |
+//! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN, H · 8 with a receive cap (when each host's drain ends) |
 //! | traffic tables | H · 10 for group membership, and H · 4 per pattern (or part of a mix) that keeps a host list or a destination table; with shared hotspots H · 9 and 24 per hotspot and lifetime of the run |
 //! | latency histograms | 5 · G + 8 HDR histograms of about 280 KB (3 latency and 2 FCT per group, 8 for the FCT size buckets), and one per queue probe |
 //! | time series | W · G · 32 counters, the report's table of W · (G + 1) rows of 72 bytes, W · 8 for recovery, W · 80 for the fabric series of runs with PFC, drops, ECN or congestion control, W · Q · 32 for the windows of the Q probed queues |
 //! | event calendar | 25 per wheel bucket (2^k of them, k = log2(H / 2) within 10..24), and 32 per event for 4,096 + 2 · H + 16 · (H + P) · ρ events: a generation pending per host and, at saturation, about two events per host and port in bucket buffers that keep up to eight times that room |
-//! | watchdog | 2 · P · V · ρ queues (inputs and outputs, the non-empty ones at saturation) of 32 bytes: the heads seen at the last check and at the next |
+//! | watchdog | 2 · P · V · ρ queues (inputs and outputs, the non-empty ones at saturation) of 32 bytes: the heads seen at the last check and at the next; with virtual output queues, P · V · ρ · min(R, B) more (the non-empty ones of an input buffer) |
 //! | packets in flight | 1.5 · ρ · (H · B packets of 64 bytes + H · Q messages of 48 bytes): at saturation every host keeps about one buffer's worth of packets in flight and a full source queue, in slabs that grow by doubling |
 //!
 //! The last two parts, which scale with the load, dominate fabrics with deep buffers and
@@ -31,7 +31,8 @@
 //! and HyperX of two sizes each, at loads 0.3 and 1.0: it stays within a factor of two.
 
 use crate::config::{
-    Config, CongestionControlConfig, FlowControlConfig, HotspotAssign, NicScheduling, PatternConfig, SwitchConfig,
+    Config, CongestionControlConfig, FlowControlConfig, HotspotAssign, InputQueuing, NicScheduling, PatternConfig,
+    SwitchConfig,
 };
 use crate::flow_control::Ring;
 use crate::kernel::Entry;
@@ -94,7 +95,12 @@ pub fn estimate(config: &Config) -> Estimate {
     // Per port and VC: input and output queues, credits (counter and capacity), pause
     // state (flag, since, paused time, count), probe slot, PFC flag.
     let queue_bytes = bytes_of::<InputQueue>() + bytes_of::<OutputQueue>() + 16 + 21 + 2 + 1;
-    let switch_queues = mul(&[p, v, queue_bytes]);
+    let mut switch_queues = mul(&[p, v, queue_bytes]);
+    let voq = config.switch.input_queuing() == InputQueuing::Voq;
+    if voq {
+        let per_input = sum(&[mul(&[size.max_radix(), bytes_of::<InputQueue>()]), 8]);
+        switch_queues = sum(&[switch_queues, mul(&[p, v, per_input])]);
+    }
 
     // Per host: link peer, rate, serialiser, latency, three times, queue head and length,
     // epoch, its credit-return ring; per host and VC credits and pause state (37, rounded
@@ -110,6 +116,9 @@ pub fn estimate(config: &Config) -> Estimate {
         // Throttled flows (as DCQCN's), the port-SL lists, and the marks per port-VL.
         CongestionControlConfig::Ibcc(_) => nics = sum(&[nics, mul(&[h, q, 64]), mul(&[h, v, 32]), mul(&[p, v, 8])]),
         CongestionControlConfig::None {} => {}
+    }
+    if config.nic.receive_cap.is_some() {
+        nics = sum(&[nics, mul(&[h, 8])]);
     }
 
     // Group membership (free list, members, host -> group), and one host list or table per
@@ -172,7 +181,9 @@ pub fn estimate(config: &Config) -> Estimate {
     let in_flight = (sum(&[slots, slots / 2]) as f64 * load) as u64;
 
     // The watchdog remembers the head of every non-empty queue.
-    let watchdog = (mul(&[2, p, v, crate::kernel::WATCHDOG_BYTES_PER_QUEUE]) as f64 * load) as u64;
+    let voqs_used = if voq { size.max_radix().min(packets_per_host(config)) } else { 0 };
+    let watchdog_queues = mul(&[sum(&[2, voqs_used]), p, v]);
+    let watchdog = (mul(&[watchdog_queues, crate::kernel::WATCHDOG_BYTES_PER_QUEUE]) as f64 * load) as u64;
 
     Estimate {
         parts: vec![

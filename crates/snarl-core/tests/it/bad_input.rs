@@ -187,3 +187,34 @@ fn patterns_without_destination_are_refused() {
         assert!(snarl_core::run(&config).is_ok(), "{text}");
     }
 }
+
+#[test]
+fn voq_on_a_shared_buffer_switch_is_refused_at_its_key() {
+    let shared = [("switch.type", "shared_buffer"), ("flow_control.type", "none")];
+    let (path, message) = config_error(&[&shared[..], &[("switch.input_queuing", "voq")]].concat());
+    assert_eq!(path, "switch.input_queuing");
+    assert!(message.contains("`ioq` switches only"), "{message}");
+    let (_, message) = config_error(&[("switch.input_queuing", "vqo")]);
+    assert!(message.contains("did you mean `voq`"), "{message}");
+}
+
+#[test]
+fn a_receive_cap_without_credits_or_switches_or_rate_is_refused_at_its_key() {
+    let (path, message) = config_error(&[("nic.receive_cap", "0Gbps")]);
+    assert_eq!(path, "nic.receive_cap");
+    assert!(message.contains("positive"), "{message}");
+    let pfc = [("switch.type", "shared_buffer"), ("flow_control.type", "pfc")];
+    let pfc = [&pfc[..], &[("flow_control.xoff", "8"), ("flow_control.xon", "4"), ("nic.receive_cap", "10Gbps")]];
+    let (path, message) = config_error(&pfc.concat());
+    assert_eq!(path, "nic.receive_cap");
+    assert!(message.contains("credit flow control"), "{message}");
+    let o = vec![("topology".to_string(), "{ type = \"back_to_back\" }".to_string())];
+    let o = [o, vec![("nic.receive_cap".to_string(), "10Gbps".to_string())]].concat();
+    match load_config(SINGLE_SWITCH, &o, None) {
+        Err(Error::Config { path, message }) => {
+            assert_eq!(path, "nic.receive_cap");
+            assert!(message.contains("attached to switches"), "{message}");
+        }
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}

@@ -18,6 +18,7 @@ mod pfc;
 mod recovery;
 mod scenarios;
 mod traffic_mix;
+mod voq;
 mod watchdog;
 
 /// Counts allocations for the memory tests (only in the child processes they start).

@@ -22,6 +22,32 @@ use crate::switch::arbiter::{Arbiter, RoundRobin};
 use arrayvec::ArrayVec;
 use rand::Rng;
 
+/// What arbitration reads and what a grant occupies: the crossbar's unit (ports or VCs)
+/// and where requests wait (FIFO input queues or virtual output queues), fixed when the
+/// fabric is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Arbitration {
+    /// FIFO input queues, transfers holding ports.
+    FifoPorts,
+    /// FIFO input queues, transfers holding VCs.
+    FifoVcs,
+    /// Virtual output queues, transfers holding ports.
+    VoqPorts,
+    /// Virtual output queues, transfers holding VCs.
+    VoqVcs,
+}
+
+impl Arbitration {
+    pub(super) fn new(per_vc: bool, voq: bool) -> Arbitration {
+        match (per_vc, voq) {
+            (false, false) => Arbitration::FifoPorts,
+            (true, false) => Arbitration::FifoVcs,
+            (false, true) => Arbitration::VoqPorts,
+            (true, true) => Arbitration::VoqVcs,
+        }
+    }
+}
+
 /// Most waiting requests one output sends back to their routing at a time.
 const MAX_RECONSIDERED: usize = 16;
 
@@ -63,18 +89,18 @@ impl PortView for SwitchView<'_> {
 
 impl IoqFabric {
     /// Routes the packet at the head of input (gp, queue) and posts its request.
-    #[inline]
+    #[inline(always)]
     pub(super) fn route_head(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> Posted {
         let mut offer = Candidates::new();
-        self.decide(ctx, gp, queue, &mut offer);
+        self.decide(ctx, gp, self.input[gp as usize * self.queues + queue].fifo.head, &mut offer);
         self.post(ctx, gp, queue, &offer)
     }
 
-    /// The routes the routing offers for the packet at the head of input (gp, queue), in
-    /// `offer` (which comes empty: it is large, so it is filled in place, not returned).
-    #[inline]
-    pub(super) fn decide(&self, ctx: &mut Ctx, gp: u32, queue: usize, offer: &mut Candidates) {
-        let id = self.input[gp as usize * self.queues + queue].fifo.head;
+    /// The routes the routing offers for packet `id`, whose head is at input `gp` (the
+    /// head of its input queue, or just arrived at a switch with VoQs), in `offer` (which
+    /// comes empty: it is large, so it is filled in place, not returned).
+    #[inline(never)]
+    pub(super) fn decide(&self, ctx: &mut Ctx, gp: u32, id: u32, offer: &mut Candidates) {
         let switch = self.ports[gp as usize].owner;
         let base = self.port_base[switch as usize];
         let p = &ctx.packets[id];
@@ -173,7 +199,7 @@ impl IoqFabric {
     /// how busy a route is, and taking whatever has room would send packets the long way
     /// whenever the short one is momentarily full, which past saturation feeds on itself
     /// (UGAL's detours then crowd out the minimal traffic).
-    fn preferred(&self, base: u32, routes: &[Candidate], size: u32, now: u64) -> (usize, u128) {
+    pub(super) fn preferred(&self, base: u32, routes: &[Candidate], size: u32, now: u64) -> (usize, u128) {
         let (mut best, mut best_key, mut roomy) = (0, (u64::MAX, true), 0u128);
         for (k, c) in routes.iter().enumerate() {
             let out = (base + c.route.port as u32) as usize;
@@ -188,7 +214,7 @@ impl IoqFabric {
 
     /// Sets request mask bit `bit` of output `out`; returns `out`.
     #[inline]
-    fn request(&mut self, out: u32, bit: usize) -> u32 {
+    pub(super) fn request(&mut self, out: u32, bit: usize) -> u32 {
         self.requests[self.ports[out as usize].mask_base as usize + bit / 64] |= 1 << (bit % 64);
         self.ports[out as usize].waiting += 1;
         out
@@ -309,7 +335,7 @@ impl IoqFabric {
             }
             let (input, queue) = ((base + self.bit_input[bit] as usize) as u32, self.bit_queue[bit] as usize);
             let mut offer = Candidates::new();
-            self.decide(ctx, input, queue, &mut offer);
+            self.decide(ctx, input, self.input[input as usize * self.queues + queue].fifo.head, &mut offer);
             let size = self.input[input as usize * self.queues + queue].request_size;
             // Moves only to a preferred route with room.
             let routes = offer.as_slice();
@@ -363,16 +389,19 @@ impl IoqFabric {
     /// `try_allocate` with requests waiting and the crossbar side free: arbitrate.
     #[inline(never)]
     pub(super) fn allocate(&mut self, ctx: &mut Ctx, out: u32) {
-        if self.per_vc() {
-            self.arbitrate::<true>(ctx, out)
-        } else {
-            self.arbitrate::<false>(ctx, out)
+        match self.arbitration {
+            Arbitration::FifoPorts => self.arbitrate::<false, false>(ctx, out),
+            Arbitration::FifoVcs => self.arbitrate::<true, false>(ctx, out),
+            Arbitration::VoqPorts => self.arbitrate::<false, true>(ctx, out),
+            Arbitration::VoqVcs => self.arbitrate::<true, true>(ctx, out),
         }
     }
 
-    /// `allocate` with per-VC crossbar paths (`PER_VC`) or per-port ones.
+    /// `allocate` with per-VC crossbar paths (`PER_VC`) or per-port ones, from virtual
+    /// output queues (`VOQ`: the request of input queue q at output o is that of VoQ
+    /// (q, o)) or FIFO input queues.
     #[inline(always)]
-    fn arbitrate<const PER_VC: bool>(&mut self, ctx: &mut Ctx, out: u32) {
+    fn arbitrate<const PER_VC: bool, const VOQ: bool>(&mut self, ctx: &mut Ctx, out: u32) {
         let (o, now) = (out as usize, ctx.now);
         self.settle(o, now);
         let switch = self.ports[o].owner as usize;
@@ -396,7 +425,8 @@ impl IoqFabric {
                         return false;
                     }
                     let q = input * n + queue;
-                    if self.input[q].other_queues != 0 {
+                    let request = if VOQ { &self.voqs.queues[self.voqs.index(q, o - base)] } else { &self.input[q] };
+                    if !VOQ && request.other_queues != 0 {
                         return self.choose_queue::<PER_VC>(
                             o,
                             input,
@@ -407,7 +437,7 @@ impl IoqFabric {
                             &mut output_full,
                         );
                     }
-                    let out_queue = self.input[q].request_queue as usize;
+                    let out_queue = request.request_queue as usize;
                     if PER_VC {
                         let free_at = self.input_free_at(input, queue).max(self.output_free_at(o, out_queue));
                         if free_at > now {
@@ -416,14 +446,14 @@ impl IoqFabric {
                         }
                     }
                     let fits =
-                        self.output[o * n + out_queue].used + self.input[q].request_size as u64 <= self.output_capacity;
+                        self.output[o * n + out_queue].used + request.request_size as u64 <= self.output_capacity;
                     output_full |= !fits;
                     picked_queue = out_queue;
                     fits
                 });
             if let Some(bit) = picked {
                 let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
-                self.grant(ctx, input as u32, queue, out, bit, picked_queue);
+                self.grant::<VOQ>(ctx, input as u32, queue, out, bit, picked_queue);
                 if PER_VC && self.has_requests(o) {
                     continue; // Another VC of this output may take in a packet too.
                 }
@@ -514,18 +544,28 @@ impl IoqFabric {
         }
     }
 
-    /// Moves the head of input queue (`input`, `queue`) through the crossbar into the
-    /// output queue of `out` that it requested (request mask bit `bit`).
+    /// Moves the head of input queue (`input`, `queue`), or with `VOQ` of its virtual
+    /// output queue for `out`, through the crossbar into the output queue of `out` that
+    /// it requested (request mask bit `bit`).
     #[inline(always)]
-    pub(super) fn grant(&mut self, ctx: &mut Ctx, input: u32, queue: usize, out: u32, bit: usize, out_queue: usize) {
+    fn grant<const VOQ: bool>(
+        &mut self,
+        ctx: &mut Ctx,
+        input: u32,
+        queue: usize,
+        out: u32,
+        bit: usize,
+        out_queue: usize,
+    ) {
         let (i, o, n) = (input as usize, out as usize, self.queues);
-        let id = self.input[i * n + queue].fifo.pop(ctx.packets);
+        let id =
+            if VOQ { self.voq_pop(ctx.packets, i, queue, o) } else { self.input[i * n + queue].fifo.pop(ctx.packets) };
         self.withdraw(o, bit);
         self.ports[o].grant_next = (bit + 1) as u16;
         // The queue chosen among several VCs is the packet's VC from here (queue ids of
-        // the VCs are the VCs).
-        let request_vcs_chosen = self.input[i * n + queue].other_queues != 0;
-        if self.input[i * n + queue].is(CHOICES) {
+        // the VCs are the VCs). VoQ requests have one route, chosen at arrival.
+        let request_vcs_chosen = !VOQ && self.input[i * n + queue].other_queues != 0;
+        if !VOQ && self.input[i * n + queue].is(CHOICES) {
             self.take_route(ctx, input, queue, o, bit, id);
         }
 
@@ -554,7 +594,10 @@ impl IoqFabric {
         } else {
             self.output[oq].fifo.push(ctx.packets, id);
         }
-        if !self.input[i * n + queue].fifo.is_empty() {
+        if VOQ {
+            // The VoQ's next packet can go once the input is free again.
+            self.voq_next(ctx, i, queue, out, bit, done);
+        } else if !self.input[i * n + queue].fifo.is_empty() {
             // The next packet of this queue can go once the input is free again.
             let posted = self.route_head(ctx, input, queue);
             self.retry_posted(ctx, input, queue, posted, done);

@@ -1,19 +1,66 @@
 //! The output side: output queues under their watchers (ECN or FECN marking, probes), the link's
-//! choice of the next packet, transmission and link wake-ups.
+//! choice of the next packet, transmission and link wake-ups, and the hosts that drain
+//! slower than their link (`nic.receive_cap`).
 
 use super::ports::Port;
 use super::queues::NO_PROBE;
 use super::IoqFabric;
 use crate::cc::{Marking, QueueState};
-use crate::flow_control::{Sender, UNLIMITED};
+use crate::flow_control::{Carried, Feedback, Sender, UNLIMITED};
 use crate::kernel::{Ctx, Event};
+use crate::memory::fallible::zeroed;
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
+use crate::units::{Rate, SerialTime};
+
+/// Hosts that drain their input slower than their link (`nic.receive_cap`), modelled at
+/// the switch output that faces each host, without events of their own. That output holds
+/// credits for the host's receive buffer, taken to be one switch input buffer per queue
+/// (`switch.input_buffer`): an InfiniBand host adapter advertises credits for its receive
+/// buffer as a switch input port does, and sizing it so gives the last link the credit
+/// loop of every other link, so that a slow host backs traffic up into the fabric as a
+/// congested switch port would (snarl has no key of its own for it). A packet sent to the
+/// host drains from the end of the previous one's drain, or from its head's arrival if
+/// later, at the cap, and never ends before its tail has arrived; then it is delivered,
+/// and its credits travel back to the output in one link latency, through the output's
+/// return ring as a switch's credits do.
+#[derive(Default)]
+pub(super) struct HostDrain {
+    /// Time to drain a byte at the cap.
+    time: Option<SerialTime>,
+    /// Per host: when the drain of what it has received ends (empty: no cap).
+    until: Vec<u64>,
+}
+
+impl HostDrain {
+    /// Drains at `cap` for `hosts` hosts, or none without a cap.
+    pub(super) fn new(cap: Option<Rate>, hosts: usize) -> crate::Result<HostDrain> {
+        let Some(cap) = cap else { return Ok(HostDrain::default()) };
+        Ok(HostDrain { time: Some(SerialTime::new(cap)), until: zeroed(hosts, "the hosts' receive drains")? })
+    }
+
+    /// Whether hosts drain slower than their links.
+    #[inline]
+    pub(super) fn on(&self) -> bool {
+        !self.until.is_empty()
+    }
+
+    /// A packet of `size` bytes whose head reaches `host` at `arrival` and whose tail at
+    /// `tail_at`: when it has drained (the tail's arrival, for no host or no cap).
+    fn drain(&mut self, host: Option<u32>, arrival: u64, size: u64, tail_at: u64) -> u64 {
+        let (Some(host), Some(time)) = (host, self.time) else { return tail_at };
+        let until = &mut self.until[host as usize];
+        *until = (arrival.max(*until) + time.time(size)).max(tail_at);
+        *until
+    }
+}
 
 /// What a marking policy sees of an egress queue: its bytes, and its port's state, worked
 /// out only if the policy asks.
 struct MarkedQueue<'a> {
     bytes: u64,
+    /// Bytes waiting for each output queue in its switch's VoQs (empty without VoQs).
+    waiting: &'a [u64],
     /// The queue (`port * queues + queue`) and the queues per port.
     queue: usize,
     queues: usize,
@@ -37,7 +84,7 @@ impl QueueState for MarkedQueue<'_> {
     }
 
     fn waiting(&self) -> u64 {
-        0
+        self.waiting.get(self.queue).copied().unwrap_or(0)
     }
 
     fn credits(&self) -> u64 {
@@ -51,6 +98,15 @@ impl QueueState for MarkedQueue<'_> {
 }
 
 impl IoqFabric {
+    /// What a marking policy sees waiting for output queue (`gp`, `queue`).
+    #[cfg(test)]
+    pub(super) fn marked_waiting(&self, gp: usize, queue: usize) -> u64 {
+        let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
+        let oq = gp * queues + queue;
+        let bytes = self.output[oq].fifo.bytes;
+        MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: 0 }.waiting()
+    }
+
     /// Releases the output-buffer space of a packet whose tail has left.
     #[inline]
     pub(super) fn settle(&mut self, o: usize, now: u64) -> bool {
@@ -68,9 +124,9 @@ impl IoqFabric {
     #[inline(never)]
     pub(super) fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
         if let Some(marking) = &mut self.marking {
-            let (ports, sender, queues) = (&self.ports[..], &self.sender, self.queues);
-            let queue =
-                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender, now: ctx.now };
+            let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
+            let bytes = self.output[oq].fifo.bytes;
+            let queue = MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: ctx.now };
             if marking.on_enqueue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8 });
             }
@@ -90,9 +146,9 @@ impl IoqFabric {
             ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
         }
         if let Some(marking) = &mut self.marking {
-            let (ports, sender, queues) = (&self.ports[..], &self.sender, self.queues);
-            let queue =
-                MarkedQueue { bytes: self.output[oq].fifo.bytes, queue: oq, queues, ports, sender, now: ctx.now };
+            let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
+            let bytes = self.output[oq].fifo.bytes;
+            let queue = MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: ctx.now };
             if marking.on_dequeue(&queue, &mut ctx.packets[id]) {
                 ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8 });
             }
@@ -199,9 +255,31 @@ impl IoqFabric {
         ctx.stats.trace(now, TraceEvent::Hop);
         if let Some(far) = self.ports[o].peer.port() {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
-        } else {
+        } else if !self.drain.on() {
             ctx.send_to_host(arrival + serialise, id);
+        } else {
+            self.drain_into_host(ctx, port, queue, id, arrival);
         }
+    }
+
+    /// Packet `id`, sent from output queue (`port`, `queue`) to the host at its far end,
+    /// reaches the host from `arrival` on: it drains at the host's receive cap (see
+    /// `HostDrain`), is delivered when it has drained, and its credits travel back.
+    #[inline(never)]
+    fn drain_into_host(&mut self, ctx: &mut Ctx, port: u32, queue: usize, id: u32, arrival: u64) {
+        let o = port as usize;
+        let (size, tail_at) = (ctx.packets[id].size, ctx.packets[id].tail_at);
+        let drained = self.drain.drain(self.ports[o].peer.host(), arrival, size as u64, tail_at);
+        let at = drained + self.timing.of(o).latency;
+        match self.sender.return_credit(o, at, queue, size as u64, ctx.now) {
+            Carried::InRing => {}
+            Carried::InRingWake => self.wake(ctx, port, at),
+            Carried::Full => {
+                let feedback = Feedback::Credit { queue: queue as u8, bytes: size };
+                ctx.schedule(at, Event::FeedbackToSwitch { port, feedback });
+            }
+        }
+        ctx.send_to_host(drained, id);
     }
 
     /// Schedules a `LinkWake` at `at` unless one is already pending no later.

@@ -6,40 +6,81 @@ use super::IoqFabric;
 use crate::error::BlockedQueue;
 use crate::packet::{Fifo, PacketSlab, NIL};
 
+/// What kind of queue a queue id names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Input,
+    Output,
+    /// A virtual output queue, of the output port (of its switch) given.
+    Voq(usize),
+}
+
 impl IoqFabric {
     /// The head packet of every non-empty queue, as (queue, packet) in queue order: input
-    /// queues are numbered `port * queues + queue`, output queues follow them.
+    /// queues are numbered `port * queues + queue`, output queues follow them, and virtual
+    /// output queues, if any, follow those in their own order (input queue, then output).
     pub fn queue_heads(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         let inputs = self.input.iter().map(|q| q.fifo.head);
         let outputs = self.output.iter().map(|q| q.fifo.head);
-        inputs.chain(outputs).enumerate().filter(|&(_, head)| head != NIL).map(|(i, head)| (i as u32, head))
+        let voqs = self.voqs.queues.iter().map(|q| q.fifo.head);
+        let all = inputs.chain(outputs).chain(voqs);
+        all.enumerate().filter(|&(_, head)| head != NIL).map(|(i, head)| (i as u32, head))
     }
 
-    /// Queue `queue` (numbered as by `queue_heads`): whether it is an input, its index
-    /// (port * queues + queue) among the inputs or the outputs, and its FIFO.
-    fn locate(&self, queue: u32) -> (bool, usize, &Fifo) {
-        let (q, inputs) = (queue as usize, self.input.len());
+    /// Queue `queue` (numbered as by `queue_heads`): its kind, the index (port * queues +
+    /// queue) of its input or output queue, and its FIFO.
+    fn locate(&self, queue: u32) -> (Side, usize, &Fifo) {
+        let (q, inputs, outputs) = (queue as usize, self.input.len(), self.output.len());
         if q < inputs {
-            (true, q, &self.input[q].fifo)
+            (Side::Input, q, &self.input[q].fifo)
+        } else if q < inputs + outputs {
+            (Side::Output, q - inputs, &self.output[q - inputs].fifo)
         } else {
-            (false, q - inputs, &self.output[q - inputs].fifo)
+            let v = q - inputs - outputs;
+            let stride = self.voqs.stride;
+            (Side::Voq(v % stride), v / stride, &self.voqs.queues[v].fifo)
         }
     }
 
+    /// Queue id of output queue `oq` (port * queues + queue).
+    fn output_id(&self, oq: usize) -> u32 {
+        (self.input.len() + oq) as u32
+    }
+
     /// The queue that the head of `queue` waits for: an input's head for the output queue
-    /// it requested, an output's head for the input downstream that must return credits
-    /// or resume (`None` if that is a host, which always drains, or the queue is empty).
+    /// it requested, a virtual output queue's for the output queue it holds packets for,
+    /// an output's head for the input downstream that must return credits or resume
+    /// (`None` if that is a host, which always drains, or the queue is empty). Downstream
+    /// of an output, a switch with virtual output queues frees the input's buffer from
+    /// any of them: the output waits for the one whose head is oldest (in a deadlock every
+    /// one that holds packets is stalled; those toward hosts drain and empty).
     pub fn waits_for(&self, packets: &PacketSlab, queue: u32) -> Option<u32> {
-        let (input, i, fifo) = self.locate(queue);
+        let (side, i, fifo) = self.locate(queue);
         if fifo.head == NIL {
             return None;
         }
         let (gp, q) = (i / self.queues, i % self.queues);
-        if input {
-            let out = self.port_base[self.ports[gp].owner as usize] as usize + packets[fifo.head].out_port as usize;
-            Some((self.input.len() + out * self.queues + self.input[i].request_queue as usize) as u32)
-        } else {
-            self.ports[gp].peer.port().map(|peer| peer * self.queues as u32 + q as u32)
+        let base = self.port_base[self.ports[gp].owner as usize] as usize;
+        match side {
+            Side::Input => {
+                let out = base + packets[fifo.head].out_port as usize;
+                Some(self.output_id(out * self.queues + self.input[i].request_queue as usize))
+            }
+            Side::Voq(out) => {
+                let request = &self.voqs.queues[self.voqs.index(i, out)];
+                Some(self.output_id((base + out) * self.queues + request.request_queue as usize))
+            }
+            Side::Output => {
+                let peer = self.ports[gp].peer.port()? as usize;
+                if !self.voqs.on() {
+                    return Some((peer * self.queues + q) as u32);
+                }
+                let first = self.voqs.index(peer * self.queues + q, 0);
+                let oldest = (first..first + self.voqs.stride)
+                    .filter(|&v| self.voqs.queues[v].fifo.head != NIL)
+                    .min_by_key(|&v| (packets[self.voqs.queues[v].fifo.head].injected, v))?;
+                Some((self.input.len() + self.output.len() + oldest) as u32)
+            }
         }
     }
 
@@ -56,16 +97,21 @@ impl IoqFabric {
 
     /// What queue `queue` is and holds, for reports.
     pub fn describe_queue(&self, packets: &PacketSlab, queue: u32, on_cycle: bool) -> BlockedQueue {
-        let (input, i, fifo) = self.locate(queue);
+        let (side, i, fifo) = self.locate(queue);
         let (gp, q) = (i / self.queues, i % self.queues);
         let switch = self.ports[gp].owner;
+        let output = side == Side::Output;
         BlockedQueue {
             switch,
             port: gp as u32 - self.port_base[switch as usize],
             vc: q as u32,
-            side: if input { "input" } else { "output" },
+            side: if output { "output" } else { "input" },
+            toward: match side {
+                Side::Voq(out) => Some(out as u32),
+                Side::Input | Side::Output => None,
+            },
             packets: fifo.count(packets),
-            credit_bytes: (!input).then(|| self.sender.credits(gp, q)),
+            credit_bytes: output.then(|| self.sender.credits(gp, q)),
             on_cycle,
         }
     }
@@ -85,18 +131,23 @@ impl IoqFabric {
         blocked
     }
 
-    /// Credit counters all within [0, capacity], and output accounting consistent.
-    pub fn check_invariants(&self) -> Result<(), String> {
+    /// Credit counters all within [0, capacity] (counting those on their way back, for
+    /// links to switches and to hosts that drain slower than their links), output
+    /// accounting consistent, and virtual output queues consistent with their input
+    /// queues' buffers and their outputs' waiting bytes.
+    pub fn check_invariants(&self, packets: &PacketSlab) -> Result<(), String> {
         self.sender.check_bounds()?;
         let credit_based = self.control.credit_based();
         for (port, far) in self.ports.iter().map(|p| p.peer).enumerate().filter(|_| credit_based) {
+            let buffered = far.port().is_some() || (far.host().is_some() && self.drain.on());
             for queue in 0..self.queues {
                 let held = self.sender.credits_held(port, queue);
-                if far.port().is_some() && held > self.input_capacity as i64 {
+                if buffered && held > self.input_capacity as i64 {
                     return Err(format!("port {port} queue {queue}: {held} credit bytes exceed the buffer"));
                 }
             }
         }
+        self.check_voqs(packets)?;
         for (i, &OutputQueue { fifo: q, used }) in self.output.iter().enumerate() {
             let port = i / self.queues;
             let releasing = if self.ports[port].releasing_queue as usize == i % self.queues {
@@ -123,5 +174,47 @@ impl IoqFabric {
         let queued = |gp: usize| self.input[gp * n..(gp + 1) * n].iter().map(|q| q.fifo.bytes).sum();
         let ports_of = |s: usize| self.port_base[s] as usize..self.port_base[s] as usize + self.radix[s] as usize;
         self.memory.check(queued, ports_of)
+    }
+
+    /// Every input queue's buffer holds what its VoQs hold (and its FIFO nothing), every
+    /// packet of a VoQ is routed to the VoQ's output, and every output queue's waiting
+    /// bytes are those of the packets routed to it in the VoQs.
+    fn check_voqs(&self, packets: &PacketSlab) -> Result<(), String> {
+        if !self.voqs.on() {
+            return Ok(());
+        }
+        let (n, stride) = (self.queues, self.voqs.stride);
+        let mut waiting = vec![0u64; self.output.len()];
+        for (q, input) in self.input.iter().enumerate() {
+            let base = self.port_base[self.ports[q / n].owner as usize] as usize;
+            let mut held = 0;
+            for out in 0..stride {
+                let fifo = &self.voqs.queues[self.voqs.index(q, out)].fifo;
+                let (mut at, mut bytes) = (fifo.head, 0);
+                while at != NIL {
+                    let p = &packets[at];
+                    if p.out_port as usize != out {
+                        return Err(format!("VoQ {q} toward port {out} holds a packet for port {}", p.out_port));
+                    }
+                    waiting[(base + out) * n + self.egress_queue(p.out_vc)] += p.size as u64;
+                    bytes += p.size as u64;
+                    at = p.next;
+                }
+                if bytes != fifo.bytes {
+                    return Err(format!("VoQ {q} toward port {out}: {bytes} bytes queued, {} accounted", fifo.bytes));
+                }
+                held += bytes;
+            }
+            if input.fifo.head != NIL || held != input.fifo.bytes {
+                return Err(format!("input buffer {q}: {} bytes accounted, {held} in its VoQs", input.fifo.bytes));
+            }
+        }
+        match (0..self.output.len()).find(|&oq| waiting[oq] != self.voqs.waiting[oq]) {
+            Some(oq) => Err(format!(
+                "output queue {oq}: {} bytes waiting in VoQs by their packets, {} accounted",
+                waiting[oq], self.voqs.waiting[oq]
+            )),
+            None => Ok(()),
+        }
     }
 }

@@ -18,6 +18,12 @@
 //!    queues) that the sender's side of flow control lets go (credits, not paused); its output-buffer space is released
 //!    when the tail has left.
 //!
+//! With virtual output queues (`switch.input_queuing = "voq"`, see `voq`), an input
+//! queue's buffer is shared by one queue per output port: a packet is routed as it
+//! arrives and joins the queue of its output, and the head of every such queue requests
+//! its output at once (steps 1 and 2 per VoQ rather than per input queue); credits and
+//! the crossbar's unit stay per input port or queue.
+//!
 //! Links are flow-controlled by credits (InfiniBand) or, in a shared-buffer switch, by
 //! PFC or nothing at all (Ethernet): the input queues of a port then share the port's
 //! ingress share of the packet memory plus a pool common to the switch; a packet that
@@ -32,8 +38,9 @@
 //! The code is split by stage: `ports` (the per-port line and its far end), `queues`
 //! (the input and output queues, their accounting and the queue-id space), `allocation` (routing the head of an
 //! input queue, requests, arbitration, grants, re-routing), `egress` (transmission, link
-//! wakes, watched queues with ECN marking and probes), `inspect` (what the watchdog, the
-//! reports and the invariant checks read). This module holds the fabric's state, its
+//! wakes, watched queues with ECN marking and probes, hosts that drain slower than their
+//! links), `voq` (virtual output queues), `inspect` (what the watchdog, the reports and
+//! the invariant checks read). This module holds the fabric's state, its
 //! construction, the entry points the kernel calls, and the ingress side (admission,
 //! sending flow-control feedback upstream).
 
@@ -46,6 +53,7 @@ use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::observe::TraceEvent;
 use crate::routing::AnyRouting;
 use crate::topology::{AnyTopology, Endpoint, Topology};
+use crate::units::Rate;
 
 mod allocation;
 mod crossbar;
@@ -55,15 +63,19 @@ mod ports;
 mod queues;
 #[cfg(test)]
 mod tests;
+mod voq;
 
 /// How a fabric's links keep the receivers' input buffers from overflowing: the
 /// receiver's side of flow control.
 pub use crate::flow_control::Receiver as LinkControl;
 use crate::kernel::Peer;
+use allocation::Arbitration;
 use crossbar::VcPaths;
+use egress::HostDrain;
 pub(crate) use ports::Port;
 use queues::NO_PROBE;
 pub(crate) use queues::{InputQueue, OutputQueue};
+use voq::Voqs;
 
 /// The buffers and timing of every switch of a fabric.
 pub struct IoqParams {
@@ -81,6 +93,11 @@ pub struct IoqParams {
     pub speedup: f64,
     /// Crossbar transfers hold their input and output VCs, not whole ports.
     pub per_vc_crossbar: bool,
+    /// Input queues are split into virtual output queues (credit fabrics only).
+    pub voq: bool,
+    /// Hosts drain their input at most at this rate (credit fabrics only): the ports that
+    /// face them hold credits for an input buffer per queue, returned as they drain.
+    pub receive_cap: Option<Rate>,
     pub latency: u64,
     pub control: LinkControl,
     /// Start of the measurement interval (for paused time).
@@ -102,6 +119,15 @@ pub struct IoqFabric {
     control: LinkControl,
     /// Shared-buffer fabrics: the ingress side of the packet memory.
     memory: SharedMemory,
+    /// Arrivals take the plain path: credit flow control into FIFO input queues (not
+    /// shared-buffer admission, not virtual output queues).
+    plain_arrival: bool,
+    /// The virtual output queues (empty with FIFO input queues).
+    voqs: Voqs,
+    /// The crossbar's unit and where requests wait, for arbitration.
+    arbitration: Arbitration,
+    /// Hosts that drain slower than their link (`nic.receive_cap`), if any.
+    drain: HostDrain,
     /// Probe index of each output queue (port * queues + queue), or `NO_PROBE`.
     probe: Vec<u16>,
 
@@ -155,6 +181,8 @@ impl IoqFabric {
             shared_pool,
             speedup,
             per_vc_crossbar,
+            voq,
+            receive_cap,
             latency,
             mut control,
             measure_from,
@@ -188,7 +216,12 @@ impl IoqFabric {
                         let capacity = if credit_based { input_capacity as i64 } else { UNLIMITED };
                         (Peer::switch_port(port_base[switch as usize] + port as u32), capacity)
                     }
-                    Endpoint::Host(h) => (Peer::host_nic(h), UNLIMITED),
+                    // A host that drains slower than its link has a receive buffer of an
+                    // input buffer per queue (see `HostDrain`).
+                    Endpoint::Host(h) => {
+                        let capacity = if receive_cap.is_some() { input_capacity as i64 } else { UNLIMITED };
+                        (Peer::host_nic(h), capacity)
+                    }
                     Endpoint::Unconnected => (Peer::NONE, 0),
                 };
                 credit_capacity.push(capacity);
@@ -210,7 +243,9 @@ impl IoqFabric {
         let n = total * queues;
         let what_queues = "the switch queues";
         let widest = radix.iter().copied().max().unwrap_or(0) as usize;
-        let posted_words = if routing.offers_choices() { widest.div_ceil(64) } else { 0 };
+        // VoQ switches request one output per packet: nothing is posted to several.
+        let posted_words = if routing.offers_choices() && !voq { widest.div_ceil(64) } else { 0 };
+        let hosts = topo.num_hosts();
         Ok(IoqFabric {
             topo,
             routing,
@@ -221,6 +256,10 @@ impl IoqFabric {
             latency,
             control,
             memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
+            plain_arrival: credit_based && !voq,
+            voqs: Voqs::new(voq, n, widest)?,
+            arbitration: Arbitration::new(per_vc_crossbar, voq),
+            drain: HostDrain::new(receive_cap, hosts)?,
             probe: filled(n, NO_PROBE, what_queues)?,
             timing: LinkTimings::new(total, timings)?,
             sender: Sender::new(total, credit_capacity, queues, measure_from)?,
@@ -255,11 +294,29 @@ impl IoqFabric {
     /// The head of `packet` reaches global input port `gp`.
     #[inline]
     pub fn arrive(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
+        if !self.plain_arrival {
+            return self.arrive_other(ctx, gp, packet);
+        }
+        self.enqueue_input(ctx, gp, packet);
+    }
+
+    /// `arrive` into virtual output queues, or into a shared-buffer switch's ingress.
+    #[inline(never)]
+    fn arrive_other(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
+        if self.voqs.on() {
+            return self.arrive_voq(ctx, gp, packet);
+        }
+        if self.admit(ctx, gp, packet) {
+            self.enqueue_input(ctx, gp, packet);
+        }
+    }
+
+    /// `packet`, whose head reached global input port `gp`, joins its FIFO input queue,
+    /// and is routed and requests its output if it is at the head.
+    #[inline(always)]
+    fn enqueue_input(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
         let queue = self.ingress_queue(&ctx.packets[packet]);
         let q = gp as usize * self.queues + queue;
-        if !self.control.credit_based() && !self.admit(ctx, gp, packet) {
-            return;
-        }
         let was_empty = self.input[q].fifo.is_empty();
         self.input[q].fifo.push(ctx.packets, packet);
         if let Some(feedback) = self.control.on_enqueue(gp as usize, queue, self.input[q].fifo.bytes) {

@@ -91,13 +91,15 @@ impl IoqFabric {
     }
 
     /// Output queue bytes of global port `gp` plus credits consumed downstream, over its
-    /// queues, as the switch itself can tell at `now`.
+    /// queues, as the switch itself can tell at `now`; with virtual output queues, plus
+    /// the bytes routed to it that wait in them.
     #[inline]
     pub(super) fn output_occupancy(&self, gp: usize, now: u64) -> u64 {
         let n = self.queues;
         let (leaving, _) = self.leaving(gp, now);
         self.output[gp * n..gp * n + n].iter().map(|q| q.used).sum::<u64>() - leaving
             + self.sender.held_downstream(gp, now)
+            + self.voq_waiting(gp)
     }
 
     /// Whether output queue (gp, queue) has room for a packet of `bytes` now (counting
