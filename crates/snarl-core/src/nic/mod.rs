@@ -165,6 +165,7 @@ impl Nics {
                 cc: None,
                 cnps: filled(hosts, VecDeque::new(), what)?,
                 next_position: zeroed(hosts, what)?,
+                next_stream: if self.streams > 1 { zeroed(hosts, what)? } else { Vec::new() },
                 flow_head: zeroed(hosts * self.queue_capacity, what)?,
             }));
         }

@@ -24,6 +24,8 @@ pub(super) struct FlowScheduler {
     /// Per host: position in the source queue (from its head) where the scheduler's next
     /// round-robin scan starts.
     pub(super) next_position: Vec<u32>,
+    /// Per host, with several streams: the stream whose turn comes next (empty with one).
+    pub(super) next_stream: Vec<u8>,
     /// Per source-queue slot (as `Nics::queue`): whether its message is the oldest queued
     /// one of its flow, the only one of the flow that may send (per-flow order).
     pub(super) flow_head: Vec<bool>,
@@ -121,26 +123,42 @@ impl Nics {
         let start = scheduler.next_position[h] as usize % len;
         let mut earliest = u64::MAX;
         let mut chosen = None;
-        for k in 0..len {
-            let pos = if start + k >= len { start + k - len } else { start + k };
-            if !scheduler.flow_head[slot(pos)] {
-                continue; // An older message of its flow goes first.
+        // With several streams (the parts of a mix), the streams take turns, a packet
+        // each, as a generator of independent streams hands them to the adapter: a
+        // stream of many flows (uniform) gets no more of the link than one of a single
+        // flow (to a hotspot). Within a stream, its flows go round robin.
+        let streams = self.streams;
+        let first_stream = scheduler.next_stream.get(h).map_or(0, |&s| s as usize);
+        'streams: for turn in 0..streams {
+            let stream = (first_stream + turn) % streams;
+            for k in 0..len {
+                let pos = if start + k >= len { start + k - len } else { start + k };
+                if !scheduler.flow_head[slot(pos)] {
+                    continue; // An older message of its flow goes first.
+                }
+                let m = &ctx.messages[self.queue[slot(pos)]];
+                if streams > 1 && (m.stream as usize).min(streams - 1) != stream {
+                    continue;
+                }
+                let at =
+                    scheduler.cc.as_ref().map_or(0, |cc| cc.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
+                if at > now {
+                    earliest = earliest.min(at);
+                    continue;
+                }
+                if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent)) {
+                    credit_blocked = true;
+                    continue;
+                }
+                if self.pause.is_paused(h, m.vc as usize) {
+                    continue; // The resume frame will retry.
+                }
+                chosen = Some(pos);
+                if streams > 1 {
+                    scheduler.next_stream[h] = ((stream + 1) % streams) as u8;
+                }
+                break 'streams;
             }
-            let m = &ctx.messages[self.queue[slot(pos)]];
-            let at = scheduler.cc.as_ref().map_or(0, |cc| cc.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
-            if at > now {
-                earliest = earliest.min(at);
-                continue;
-            }
-            if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent)) {
-                credit_blocked = true;
-                continue;
-            }
-            if self.pause.is_paused(h, m.vc as usize) {
-                continue; // The resume frame will retry.
-            }
-            chosen = Some(pos);
-            break;
         }
         let Some(pos) = chosen else {
             if earliest != u64::MAX {

@@ -53,10 +53,10 @@ impl Workload for Cycles {
 
     fn timer(&mut self, env: &mut Env, timer: Timer) {
         let (host, destinations, next) = &mut self.senders[timer.owner as usize];
-        if env.nics.has_room(*host) {
+        if env.nics.has_room(*host, 0) {
             let dst = destinations[*next % destinations.len()];
             *next += 1;
-            env.post(*host, dst, 4096, 0, Tag::default());
+            env.post(*host, dst, 4096, 0, Tag::default(), 0);
         }
         env.set_timer(env.now() + PACKET_TIME, timer.owner, 0, 0);
     }
