@@ -12,6 +12,8 @@ fat_tree=scenarios/basics/fat-tree-1024-uniform.toml
 dragonfly=scenarios/endpoint-congestion/uniform-dragonfly.toml
 short="simulation.duration=10000cycles simulation.warmup=3000cycles"
 ici=scenarios/lossless-ethernet
+ib=scenarios/infiniband-cc
+ib_short="simulation.duration=6ms simulation.warmup=2ms"
 # The ICI paper's 1-congestion-tree experiment with the tree held for 9 ms of 10.
 ici_long="simulation.duration=10ms traffic.phases.1.at=9.2ms"
 balanced="topology.hosts_per_switch=16 topology.switches_per_group=32 topology.global_links_per_switch=16 topology.groups=513"
@@ -28,6 +30,8 @@ cases=(
   "dragonfly-262656 UGAL load 0.3|$dragonfly|$balanced traffic.load=0.3 simulation.duration=200cycles simulation.warmup=50cycles"
   "ici-64 one tree, PFC only|$ici/one-tree-none.toml|$ici_long"
   "ici-64 one tree, DCQCN|$ici/one-tree-dcqcn.toml|$ici_long"
+  "ib-648 silent forest, CC off|$ib/silent-forest-cc-off.toml|$ib_short"
+  "ib-648 silent forest, CC on|$ib/silent-forest-cc-on.toml|$ib_short"
 )
 
 # Each case runs RUNS times (default 3) and the fastest run is kept: the machine's
@@ -74,6 +78,11 @@ print(f"UGAL costs {cost[0]:.0%} (load 0.7) and {cost[1]:.0%} (load 1.0) of mini
 dcqcn = 1 - speed("ici-64 one tree, DCQCN") / speed("ici-64 one tree, PFC only")
 print(f"DCQCN (marking, CNPs, per-flow pacing) costs {dcqcn:.0%} of the packet-hops per second of the same "
       f"lossless Ethernet run with PFC alone.")
+ib = [by[f"ib-648 silent forest, CC {cc}"] for cc in ("off", "on")]
+per_hop = [r["events_per_second"] / r["packet_hops_per_second"] for r in ib]
+print(f"InfiniBand silent forest (648 hosts, VoQ switches, receive cap): {ib[0]['packet_hops_per_second'] / 1e6:.2f} M "
+      f"packet-hops/s and {per_hop[0]:.2f} events per hop with CC off, {ib[1]['packet_hops_per_second'] / 1e6:.2f} M "
+      f"and {per_hop[1]:.2f} with IB CC (FECN marking, BECNs, CCT pacing, CCTI timers).")
 PY
 )
 rm -f "$results"

@@ -397,3 +397,41 @@ def test_an_output_that_cannot_be_written_is_one_line_exit_2(small_sweep, tmp_pa
         done = run_snarl(*args)
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.startswith(f"snarl: error: -o {tmp_path / 'file'}") and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_the_windy_forest_sweep_plots_with_cc_off_dashed_and_tmax(tmp_path):
+    """The shipped windy-forest sweep, cut to 2 shares, 2 B fractions and 300 us, runs,
+    and `snarl plot` draws it as the paper does: one colour per B fraction, CC off
+    dashed, tmax dotted."""
+    repo = Path(__file__).resolve().parents[3]
+    shipped = (repo / "scenarios" / "infiniband-cc" / "sweep-windy-forest.toml").read_text()
+    spec = shipped.replace('base = "windy-forest-25-cc-off.toml"', f'base = "{repo}/scenarios/infiniband-cc/windy-forest-25-cc-off.toml"')
+    spec = spec.replace("[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]", "[0.2, 0.8]")
+    spec = spec.replace('["25% B nodes", "50% B nodes", "75% B nodes", "100% B nodes"]', '["25% B nodes", "100% B nodes"]')
+    spec = spec.replace("[162, 324, 486, 648]", "[162, 648]").replace("[389, 259, 130, 0]", "[389, 0]")
+    spec += '\n[set]\n"simulation.duration" = "300us"\n"simulation.warmup" = "100us"\n"simulation.window" = "50us"\n'
+    (tmp_path / "windy.toml").write_text(spec)
+    done = run_snarl("sweep", tmp_path / "windy.toml", "--out", tmp_path / "windy", "--processes", "2")
+    assert done.returncode == 0, done.stderr
+    points = pd.read_parquet(tmp_path / "windy" / "points.parquet")
+    assert len(points) == 8 and (points["status"] == "ok").all()
+    assert {"receive_rate.non_hotspots", "total_throughput", "tmax"} <= set(points.columns)
+    np.testing.assert_allclose(
+        points.sort_values(["description", "traffic.groups.0.pattern.parts.0.share"])["tmax"].to_numpy()[::2],
+        [13.5 * 0.8, 13.5 * 0.2, (97 + 162 * 0.8) * 13.5 / 648, (97 + 162 * 0.2) * 13.5 / 648],
+    )
+    output = tmp_path / "windy.png"
+    done = run_snarl(
+        "plot", "load-curve", tmp_path / "windy", "--x", "traffic.groups.0.pattern.parts.0.share",
+        "--y", "receive_rate.non_hotspots", "--hue", "description", "--style", "congestion_control",
+        "--ref", "tmax", "-o", output,
+    )
+    assert done.returncode == 0, done.stderr
+    assert_png(output)
+    fig = plots.plot_directory(
+        "load-curve", tmp_path / "windy", x="traffic.groups.0.pattern.parts.0.share",
+        y="receive_rate.non_hotspots", hue="description", style="congestion_control", reference="tmax",
+    )
+    curves = {c.get_label(): c.lines[0] for c in fig.axes[0].containers}
+    assert len(curves) == 4
+    assert all(line.get_linestyle() == ("--" if "= none" in name else "-") for name, line in curves.items())

@@ -11,6 +11,7 @@ mod endpoint;
 mod fct;
 mod golden;
 mod ibcc;
+mod infiniband;
 mod lossless_ethernet;
 mod mechanisms;
 mod memory;
