@@ -17,7 +17,8 @@
 //! whatever the fabric's buffer sizes. (With FIFO input queues and a crossbar speedup of
 //! 1, a packet crosses into an output queue at the rate the link drains it, so the queue
 //! holds next to nothing behind a leaving packet and the congestion, in the input queues,
-//! is seen only once they report it as waiting bytes: FECN needs a speedup there.)
+//! is seen only when they report it as waiting bytes, as virtual output queues do: FECN
+//! needs VoQs or a speedup there.)
 //!
 //! **Root or victim.** Only a root enters the state: a port-VL that has credits to send,
 //! checked as the packet leaves: the credits it could spend now ([`QueueState::credits`],
