@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Instructions and cache misses per packet-hop of the 1024-host fat-tree and dragonfly
-# (UGAL, the routing that reads the most switch state), counted by
+# (UGAL, the routing that reads the most switch state) and of the 648-host InfiniBand
+# silent forest (VoQ switches, receive caps, IB CC off and on), counted by
 # cachegrind on a short run. Unlike wall time, these do not depend on what else the
 # machine is doing, so they tell small changes apart on a noisy shared machine. The last
 # level is modelled as a 1 MiB cache, the size of the per-core L2 the hot loop lives in.
@@ -12,6 +13,7 @@ bin=${1:-target/release/snarl-bench}
 command -v valgrind >/dev/null 2>&1 || exit 0
 fat_tree=scenarios/basics/fat-tree-1024-uniform.toml
 dragonfly=scenarios/endpoint-congestion/uniform-dragonfly.toml
+ib=scenarios/infiniband-cc
 echo "| case (cachegrind) | instructions / hop | L1d misses / hop | 1 MiB L2 misses / hop |"
 echo "|---|---:|---:|---:|"
 # name | scenario | overrides
@@ -20,6 +22,8 @@ cases=(
   "fat-tree-1024 load 1.0|$fat_tree|traffic.load=1.0 simulation.duration=100us"
   "dragonfly-1056 UGAL load 0.7|$dragonfly|routing.type=ugal traffic.load=0.7 simulation.duration=4000cycles simulation.warmup=1000cycles"
   "dragonfly-1056 UGAL load 1.0|$dragonfly|routing.type=ugal traffic.load=1.0 simulation.duration=4000cycles simulation.warmup=1000cycles"
+  "ib-648 silent forest, CC off|$ib/silent-forest-cc-off.toml|simulation.duration=3ms simulation.warmup=1ms"
+  "ib-648 silent forest, CC on|$ib/silent-forest-cc-on.toml|simulation.duration=3ms simulation.warmup=1ms"
 )
 for case in "${cases[@]}"; do
   IFS='|' read -r name scenario overrides <<<"$case"
