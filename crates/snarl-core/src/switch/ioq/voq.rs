@@ -225,11 +225,12 @@ mod tests {
         let ideal = IdealFct { host_rate, host_latency, switch_link_latency: 25_000, switch_latency: 100_000 };
         let mut stats = Stats::new(1, 0, 1_000_000, 10_000_000, ideal, 4096).unwrap();
         stats.host_group = vec![0; 4];
+        // Deliveries wait as events: nothing here is delivered.
+        stats.settle_before = 0;
         let mut rng = Pcg64Mcg::seed_from_u64(1);
         let mut returns = CreditReturns::new(4).unwrap();
         let mut ctx = Ctx {
             now: 1_000_000,
-            // Deliveries wait as events: nothing here is delivered.
             end: 0,
             queue: &mut queue,
             packets: &mut packets,
