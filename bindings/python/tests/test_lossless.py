@@ -109,3 +109,13 @@ def test_flow_rates_plot_shows_dcqcn_cuts(cli, tmp_path):
     assert_png(tmp_path / "rates.png")
     fig = plots.flow_rates(rates, flows=3)
     assert len(fig.axes[0].get_lines()) == 3
+
+
+def test_run_prints_the_receive_rates_and_ib_cc_figures(cli):
+    """The InfiniBand silent forest, cut to 2 ms: its receive rates and IB CC's marks."""
+    forest = REPO / "scenarios" / "infiniband-cc" / "silent-forest-cc-on.toml"
+    done = cli("run", forest, "--set", "simulation.duration=2ms", "--set", "simulation.warmup=1ms")
+    assert done.returncode == 0, done.stderr
+    assert "receive rate per host (Gb/s): hotspots 13." in done.stdout, done.stdout
+    assert "tmax 2.708 Gb/s" in done.stdout
+    assert "IB CC:" in done.stdout and "FECN marks" in done.stdout and "BECNs" in done.stdout

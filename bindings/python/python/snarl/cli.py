@@ -553,6 +553,21 @@ def _print_tables(report: Any, file: str) -> None:
             f"{_int(pfc.get('max_ingress_bytes'))} B of {_int(pfc.get('ingress_share_bytes'))} B",
             soft_wrap=True,
         )
+    rates = s.get("receive_rate")
+    if rates:
+        console.print(
+            f"receive rate per host (Gb/s): hotspots {_num(rates.get('hotspots'), 3)}, non-hotspots "
+            f"{_num(rates.get('non_hotspots'), 3)}, all {_num(rates.get('all'), 3)} · total throughput "
+            f"{_num(s.get('total_throughput'), 1)} Gb/s · tmax {_num(s.get('tmax'), 3)} Gb/s",
+            soft_wrap=True,
+        )
+    ibcc = s.get("ibcc")
+    if ibcc:
+        console.print(
+            f"IB CC: {_int(ibcc.get('fecn_marks'))} FECN marks, {_int(ibcc.get('becns'))} BECNs, CCTI mean "
+            f"{_num(ibcc.get('ccti_mean'), 1)}, highest {_int(ibcc.get('ccti_max'))}",
+            soft_wrap=True,
+        )
     for q in s.get("queues") or []:
         band = q.get("ecn_band")
         extra = f", {_num(100 * band['between'], 1)}% of the time between Kmin and Kmax" if band else ""
