@@ -176,10 +176,17 @@ def hue_columns(hue: str | Sequence[str] | None) -> list[str]:
 
 def hue_label(hues: Sequence[str], value: Any, short: Sequence[bool] = ()) -> str:
     """A legend entry: ``traffic.groups.0.cap = 0.5, seed = 1``. Where ``short`` holds
-    for a column, its tables are named by their ``type`` alone."""
+    for a column, its tables are named by their ``type`` alone; a swept ``description``
+    (free text that names the point, as a sweep's ``[zip]`` sets it) stands alone."""
     values = value if isinstance(value, tuple) else (value,)
     short = list(short) + [False] * (len(hues) - len(short))
-    return ", ".join(f"{h} = {_type_of(v) if s else _value_text(v)}" for h, v, s in zip(hues, values, short))
+
+    def entry(h: str, v: Any, s: bool) -> str:
+        if h == "description":
+            return str(v)
+        return f"{h} = {_type_of(v) if s else _value_text(v)}"
+
+    return ", ".join(entry(h, v, s) for h, v, s in zip(hues, values, short))
 
 
 def hue_labeller(points: pd.DataFrame, hues: Sequence[str]) -> Callable[[Any], str]:
