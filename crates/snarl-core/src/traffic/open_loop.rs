@@ -305,53 +305,35 @@ impl OpenLoop {
         self.hotspots.as_deref().map_or(&[], HotspotSet::current)
     }
 
-    /// The source of `host` generates a message now and sets its next generation. The
-    /// traffic stream is drawn in this order: destination, size, queue pair (only for a
-    /// message the source queue takes, and with several queue pairs), gap.
+    /// Stream `stream` of the source of `host` generates a message now and sets its next
+    /// generation: the group's pattern at its load (stream 0, timer [`GENERATE`]), or
+    /// part `stream` of its mix at the part's share of the load (timer [`STREAM`] +
+    /// part), on queue pairs of its own (`stream * qps + (0..qps)`). The traffic stream is
+    /// drawn in this order: destination, size, queue pair (only for a message the source
+    /// queue takes, and with several queue pairs), gap.
     #[inline]
-    fn generate(&mut self, env: &mut Env, host: u32) {
+    fn generate(&mut self, env: &mut Env, host: u32, stream: u8) {
         let h = host as usize;
         let group = &self.groups[self.host_group[h] as usize];
-        if !group.sends(&self.patterns) {
-            return;
-        }
-        let hot = self.hot();
-        let message = self.patterns[group.pattern as usize].dest(host, env.rng, hot).map(|dst| {
-            let size = group.draw_size(&self.size_distributions, env.rng);
-            let qp = if self.qps > 1 && env.nics.has_room(host, 0) { env.rng.random_range(0..self.qps) } else { 0 };
-            (dst, size, qp)
-        });
-        let next = env.now() + group.process.gap(group.load, env.rng);
-        env.set_timer(next, host, self.epoch[h], GENERATE);
-        match message {
-            Some((dst, size, qp)) => {
-                env.post(host, dst, size, qp, Tag::default(), 0);
+        let (pattern, load, code) = match &self.patterns[group.pattern as usize] {
+            Pattern::Mix(parts) => {
+                let Some(part) = parts.get(stream as usize) else { return };
+                (&part.pattern, group.part_load(part.share), STREAM + stream)
             }
-            None => env.nics.try_inject(env.ctx, host),
-        }
-    }
-
-    /// Part `stream` of the mixed source of `host` generates a message now and sets its
-    /// next generation, as [`OpenLoop::generate`] does, at the part's share of the load.
-    /// Its queue pairs are its own: `stream * qps + (0..qps)`.
-    fn generate_part(&mut self, env: &mut Env, host: u32, stream: u8) {
-        let h = host as usize;
-        let group = &self.groups[self.host_group[h] as usize];
-        let Pattern::Mix(parts) = &self.patterns[group.pattern as usize] else { return };
-        let Some(part) = parts.get(stream as usize) else { return };
-        let load = group.part_load(part.share);
-        if load <= 0.0 {
+            single => (single, group.load, GENERATE),
+        };
+        if load <= 0.0 || pattern.is_silent() {
             return;
         }
         let hot = self.hot();
-        let message = part.pattern.dest(host, env.rng, hot).map(|dst| {
+        let message = pattern.dest(host, env.rng, hot).map(|dst| {
             let size = group.draw_size(&self.size_distributions, env.rng);
             let pick =
                 if self.qps > 1 && env.nics.has_room(host, stream) { env.rng.random_range(0..self.qps) } else { 0 };
             (dst, size, stream as u32 * self.qps + pick)
         });
         let next = env.now() + group.process.gap(load, env.rng);
-        env.set_timer(next, host, self.epoch[h], STREAM + stream);
+        env.set_timer(next, host, self.epoch[h], code);
         match message {
             Some((dst, size, qp)) => {
                 env.post(host, dst, size, qp, Tag::default(), stream);
@@ -437,12 +419,12 @@ impl Workload for OpenLoop {
         match timer.kind {
             // A generation of an older epoch (a restarted source) is ignored.
             TimerKind::Workload(GENERATE) if timer.epoch == self.epoch[timer.owner as usize] => {
-                self.generate(env, timer.owner)
+                self.generate(env, timer.owner, 0)
             }
             TimerKind::Workload(PHASE) => self.begin_phase(env, timer.owner as usize),
             TimerKind::Workload(MOVE) => self.move_hotspots(env),
             TimerKind::Workload(code) if code >= STREAM && timer.epoch == self.epoch[timer.owner as usize] => {
-                self.generate_part(env, timer.owner, code - STREAM)
+                self.generate(env, timer.owner, code - STREAM)
             }
             _ => {}
         }
