@@ -101,10 +101,7 @@ impl IoqFabric {
     /// What a marking policy sees waiting for output queue (`gp`, `queue`).
     #[cfg(test)]
     pub(super) fn marked_waiting(&self, gp: usize, queue: usize) -> u64 {
-        let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
-        let oq = gp * queues + queue;
-        let bytes = self.output[oq].fifo.bytes;
-        MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: 0 }.waiting()
+        self.marked_queue(gp * self.queues + queue, 0).waiting()
     }
 
     /// Releases the output-buffer space of a packet whose tail has left.
@@ -123,14 +120,7 @@ impl IoqFabric {
     /// policy (at enqueue) and a queue probe.
     #[inline(never)]
     pub(super) fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
-        if let Some(marking) = &mut self.marking {
-            let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
-            let bytes = self.output[oq].fifo.bytes;
-            let queue = MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: ctx.now };
-            if marking.on_enqueue(&queue, &mut ctx.packets[id]) {
-                ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8 });
-            }
-        }
+        self.consult_marking(ctx, oq, id, true);
         self.output[oq].fifo.push(ctx.packets, id);
         if self.probe[oq] != NO_PROBE {
             ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
@@ -145,15 +135,36 @@ impl IoqFabric {
         if self.probe[oq] != NO_PROBE {
             ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
         }
-        if let Some(marking) = &mut self.marking {
-            let (ports, sender, queues, waiting) = (&self.ports[..], &self.sender, self.queues, &self.voqs.waiting[..]);
-            let bytes = self.output[oq].fifo.bytes;
-            let queue = MarkedQueue { bytes, waiting, queue: oq, queues, ports, sender, now: ctx.now };
-            if marking.on_dequeue(&queue, &mut ctx.packets[id]) {
-                ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8 });
-            }
-        }
+        self.consult_marking(ctx, oq, id, false);
         id
+    }
+
+    /// What a marking policy sees of output queue `oq` at `now`.
+    fn marked_queue(&self, oq: usize, now: u64) -> MarkedQueue<'_> {
+        MarkedQueue {
+            bytes: self.output[oq].fifo.bytes,
+            waiting: &self.voqs.waiting,
+            queue: oq,
+            queues: self.queues,
+            ports: &self.ports,
+            sender: &self.sender,
+            now,
+        }
+    }
+
+    /// Lets the marking policy, if any, judge packet `id` as it enters (`entering`) or
+    /// leaves output queue `oq`, and reports a mark.
+    #[inline]
+    fn consult_marking(&mut self, ctx: &mut Ctx, oq: usize, id: u32, entering: bool) {
+        // Taken out while it judges: the policy is mutable, the queue's view borrows the rest.
+        let Some(mut marking) = self.marking.take() else { return };
+        let (queue, packet) = (self.marked_queue(oq, ctx.now), &mut ctx.packets[id]);
+        let marked = if entering { marking.on_enqueue(&queue, packet) } else { marking.on_dequeue(&queue, packet) };
+        self.marking = Some(marking);
+        if marked {
+            let queues = self.queues;
+            ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8 });
+        }
     }
 
     /// Starts the next transmission of output `port` if its link is free (the frequent
