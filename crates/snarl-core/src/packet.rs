@@ -28,6 +28,11 @@ pub struct Packet {
     pub via: u32,
     /// `ECN_MARKED`, `CNP`: bits a congestion-control model reads (0 on plain data).
     pub flags: u8,
+    /// The queue it travels in on its current link, which it joins at the far end: its
+    /// VC's, or with congestion isolation the congested-flow class of its VC.
+    pub class: u8,
+    /// Congestion isolation's notes on the packet (`switch::ioq` isolation bits).
+    pub isolation: u8,
     /// Time the first bit left the source NIC.
     pub injected: u64,
     /// Time the tail reaches the buffer currently holding the packet.

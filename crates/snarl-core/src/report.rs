@@ -179,6 +179,48 @@ pub struct IbccSummary {
     pub marking_ports: Vec<MarkingPort>,
 }
 
+/// What congestion isolation did in a run (counts over the whole run).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct IsolationSummary {
+    /// Congested-flow table entries taken (on detection or on a message from downstream).
+    pub cft_allocations: u64,
+    pub cft_releases: u64,
+    /// Candidates (and messages) that found their port's table full.
+    pub cft_overflows: u64,
+    /// Packets entering a congested-flow queue whose ingress port's mirror table was full.
+    pub mirror_overflows: u64,
+    /// Roots detected again within `history` of their release.
+    pub recurrences: u64,
+    /// Isolation messages sent upstream (to switches and NICs).
+    pub messages_sent: u64,
+    /// Packets that entered a congested-flow queue (once per hop).
+    pub isolated_packets: u64,
+    /// Entries in use over the fabric.
+    pub cft_occupancy: Occupancy,
+    /// Time the congested-flow classes spent paused, summed over links (switches and NICs).
+    pub cfq_paused_time: f64,
+    /// ECN marks on packets isolation pointed at (leaving a congested-flow queue, or a
+    /// detected root's without a free entry), and on the others.
+    pub marks_isolated: u64,
+    pub marks_victims: u64,
+    pub cnps_sent: u64,
+    /// Most CNPs sent in one window of `simulation.window`.
+    pub peak_cnps_per_window: u64,
+    /// Packets that went through a congested-flow queue to a host that is not a declared
+    /// hotspot (an incast destination, a hotspot of the workload).
+    pub false_positives: u64,
+    /// Packets that reached their host ahead of an older packet of their flow.
+    pub reordered_packets: u64,
+}
+
+/// Entries in use: time-weighted mean over the measurement, most at once, and at the end.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Occupancy {
+    pub mean: f64,
+    pub max: u64,
+    pub at_end: u64,
+}
+
 /// One port-VL that marked packets: output `port` of `switch`, virtual lane `vl`.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct MarkingPort {
@@ -226,6 +268,9 @@ pub struct Summary {
     /// Only for runs with InfiniBand congestion control.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ibcc: Option<IbccSummary>,
+    /// Only for runs with congestion isolation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<IsolationSummary>,
     /// Simulated time, in `time_unit`.
     pub sim_time: f64,
     /// Start of the measurement interval (end of warm-up), in `time_unit`.

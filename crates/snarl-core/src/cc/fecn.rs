@@ -141,6 +141,9 @@ mod tests {
         fn credits(&self) -> u64 {
             self.credits
         }
+        fn isolation_points_here(&self) -> bool {
+            true
+        }
     }
 
     const BUFFER: u64 = 32 * 1024;

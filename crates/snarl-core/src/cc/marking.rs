@@ -22,6 +22,10 @@ pub trait QueueState {
     /// Credits the port could spend on this queue now, the packet being judged included
     /// (`u64::MAX` where the link is not credit-controlled).
     fn credits(&self) -> u64;
+    /// Whether congestion isolation points at the packet being judged, for ICI+'s
+    /// marking (a detected root without a free entry, or a congested-flow queue that has
+    /// stayed busy and pressed for `persist`); true without isolation.
+    fn isolation_points_here(&self) -> bool;
 }
 
 /// A marking policy. Each method returns whether it marked the packet now.

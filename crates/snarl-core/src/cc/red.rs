@@ -5,7 +5,7 @@
 //! so runs without marking draw nothing and stay as they were.
 
 use super::marking::{Marking, QueueState};
-use crate::config::{EcnMarkAt, RedConfig};
+use crate::config::{EcnMarkAt, EcnPolicy, RedConfig};
 use crate::packet::{Packet, ECN_MARKED};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -52,6 +52,8 @@ impl EcnMarker {
 pub struct Red {
     marker: EcnMarker,
     at_dequeue: bool,
+    /// ICI+: only packets congestion isolation points at may be marked.
+    ici_plus: bool,
     rng: Pcg64Mcg,
 }
 
@@ -60,8 +62,16 @@ impl Red {
         Red {
             marker: EcnMarker::new(config),
             at_dequeue: config.mark == EcnMarkAt::Dequeue,
+            ici_plus: config.policy == EcnPolicy::IciPlus,
             rng: Pcg64Mcg::seed_from_u64(seed),
         }
+    }
+
+    /// Whether the policy lets the packet be marked at all (ICI+: only where isolation
+    /// points at it; it draws nothing otherwise).
+    #[inline]
+    fn allowed(&self, queue: &impl QueueState) -> bool {
+        !self.ici_plus || queue.isolation_points_here()
     }
 
     /// Control packets (CNPs) are never marked; a packet already marked upstream stays
@@ -80,13 +90,13 @@ impl Marking for Red {
     /// On the bytes queued ahead of the packet.
     #[inline]
     fn on_enqueue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
-        !self.at_dequeue && self.consider(queue.bytes(), packet)
+        !self.at_dequeue && self.allowed(queue) && self.consider(queue.bytes(), packet)
     }
 
     /// On the bytes left behind the packet.
     #[inline]
     fn on_dequeue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
-        self.at_dequeue && self.consider(queue.bytes(), packet)
+        self.at_dequeue && self.allowed(queue) && self.consider(queue.bytes(), packet)
     }
 }
 
@@ -95,8 +105,9 @@ mod tests {
     use super::*;
     use crate::packet::CNP;
 
-    /// A queue of so many bytes, its port free and facing a switch.
-    struct Queue(u64);
+    /// A queue of so many bytes, its port free and facing a switch; congestion isolation
+    /// points at its packets unless the second field says otherwise.
+    struct Queue(u64, bool);
     impl QueueState for Queue {
         fn bytes(&self) -> u64 {
             self.0
@@ -112,6 +123,9 @@ mod tests {
         }
         fn credits(&self) -> u64 {
             u64::MAX
+        }
+        fn isolation_points_here(&self) -> bool {
+            self.1
         }
     }
 
@@ -144,7 +158,7 @@ mod tests {
     fn control_packets_and_the_other_point_are_left_alone() {
         let config = RedConfig { kmin: crate::units::Bytes(0), kmax: crate::units::Bytes(0), ..RedConfig::default() };
         let mut red = Red::new(&config, 1);
-        let queue = Queue(10_000);
+        let queue = Queue(10_000, true);
         let mut cnp = Packet { flags: CNP, ..Default::default() };
         assert!(!red.on_enqueue(&queue, &mut cnp));
         assert_eq!(cnp.flags, CNP);
@@ -153,5 +167,23 @@ mod tests {
         assert_eq!(data.flags, 0, "marking happens at enqueue only");
         assert!(red.on_enqueue(&queue, &mut data));
         assert_eq!(data.flags, ECN_MARKED);
+    }
+
+    #[test]
+    fn ici_plus_marks_only_where_isolation_points() {
+        let config = RedConfig {
+            kmin: crate::units::Bytes(0),
+            kmax: crate::units::Bytes(0),
+            policy: EcnPolicy::IciPlus,
+            ..RedConfig::default()
+        };
+        let mut red = Red::new(&config, 1);
+        let mut data = Packet::default();
+        assert!(!red.on_enqueue(&Queue(10_000, false), &mut data), "a flow isolation does not point at");
+        assert_eq!(data.flags, 0);
+        assert!(red.on_enqueue(&Queue(10_000, true), &mut data));
+        let mut all = Red::new(&RedConfig { policy: EcnPolicy::All, ..config }, 1);
+        let mut other = Packet::default();
+        assert!(all.on_enqueue(&Queue(10_000, false), &mut other), "`all` marks every data packet");
     }
 }

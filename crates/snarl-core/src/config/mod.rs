@@ -6,12 +6,14 @@
 //! reports every semantic problem with its key path. `Simulation::new` is the only
 //! factory that turns a valid config into a runnable simulation.
 
+mod isolation;
 mod load;
 mod schema;
 mod seed;
 mod valid;
 mod validate;
 
+pub use isolation::*;
 pub use load::{load_config, parse_override};
 pub use schema::*;
 pub use valid::ValidConfig;

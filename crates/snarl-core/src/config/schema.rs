@@ -1,5 +1,6 @@
 //! Config structs. Defaults are those of a 100 Gb/s InfiniBand-like fabric.
 
+use super::isolation::IsolationConfig;
 use crate::units::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,10 @@ pub struct Config {
     pub marking: Option<MarkingConfig>,
     #[serde(default, skip_serializing_if = "CongestionControlConfig::is_none")]
     pub congestion_control: CongestionControlConfig,
+    /// Congestion isolation at the switches (CI, ICI): congested flows in queues of their
+    /// own (shared-buffer switches with PFC only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<IsolationConfig>,
     #[serde(default, skip_serializing_if = "ObserveConfig::is_empty")]
     pub observe: ObserveConfig,
 }
@@ -1051,6 +1056,29 @@ pub struct RedConfig {
     pub pmax: f64,
     #[serde(default)]
     pub mark: EcnMarkAt,
+    /// Which packets may be marked: any (`all`), or with congestion isolation only those
+    /// isolation points at (`ici_plus`).
+    #[serde(default, skip_serializing_if = "EcnPolicy::is_all")]
+    pub policy: EcnPolicy,
+}
+
+/// Which packets RED may mark.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnPolicy {
+    /// Every data packet, on its queue's occupancy (DCQCN's marking).
+    #[default]
+    All,
+    /// ICI+ (Merino et al.): only packets of detected congestion roots that found no free
+    /// isolation entry, and packets leaving a congested-flow queue that has been busy for
+    /// `isolation.persist` and paused or full meanwhile; never a flow never isolated.
+    IciPlus,
+}
+
+impl EcnPolicy {
+    fn is_all(&self) -> bool {
+        *self == EcnPolicy::All
+    }
 }
 
 fn default_kmin() -> Bytes {
@@ -1065,7 +1093,13 @@ fn default_pmax() -> f64 {
 
 impl Default for RedConfig {
     fn default() -> Self {
-        RedConfig { kmin: default_kmin(), kmax: default_kmax(), pmax: default_pmax(), mark: EcnMarkAt::default() }
+        RedConfig {
+            kmin: default_kmin(),
+            kmax: default_kmax(),
+            pmax: default_pmax(),
+            mark: EcnMarkAt::default(),
+            policy: EcnPolicy::All,
+        }
     }
 }
 

@@ -67,6 +67,7 @@ impl Config {
         self.validate_nic(&mut p);
         self.validate_traffic(&mut p);
         self.validate_congestion(&mut p);
+        self.validate_isolation(&mut p);
         p.into_result()
     }
 
@@ -280,14 +281,105 @@ impl Config {
             }
             needed = needed.saturating_add(off.saturating_add(headroom));
         }
+        // Congestion isolation adds a class per priority, paused on its own thresholds:
+        // each class needs its xoff and its headroom.
+        let isolation = self.isolation.as_ref().map(|i| i.resolve(0, mtu));
+        if let Some(iso) = &isolation {
+            for priority in 0..priorities {
+                needed = needed.saturating_add(iso.cfq_xoff.bytes(priority, mtu).saturating_add(headroom));
+            }
+        }
         if needed > ingress {
+            let (key, classes) = match isolation {
+                Some(_) => ("isolation.cfq_xoff", "priority and congested-flow class"),
+                None => ("flow_control.xoff", "priority"),
+            };
             p.add(
-                "flow_control.xoff",
+                key,
                 format!(
-                    "PFC could drop packets: xoff plus {headroom} B of headroom per priority need {needed} B but a port's \
-                     ingress share (port_buffer - egress_cap) is {ingress} B; lower xoff or raise switch.port_buffer"
+                    "PFC could drop packets: xoff plus {headroom} B of headroom per {classes} need {needed} B but a \
+                     port's ingress share (port_buffer - egress_cap) is {ingress} B; lower xoff or raise \
+                     switch.port_buffer"
                 ),
             );
+        }
+    }
+
+    /// Congestion isolation runs on shared-buffer switches under PFC, with sizes that
+    /// fit the egress queues; ICI+'s marking needs it.
+    fn validate_isolation(&self, p: &mut Problems) {
+        let ici_plus = matches!(&self.marking, Some(MarkingConfig::Red(red)) if red.policy == EcnPolicy::IciPlus);
+        let Some(isolation) = &self.isolation else {
+            if ici_plus {
+                p.add("marking.policy", "\"ici_plus\" marks what congestion isolation points at: add an [isolation] section, or use policy = \"all\"");
+            }
+            return;
+        };
+        let SwitchConfig::SharedBuffer { egress_cap, .. } = &self.switch else {
+            p.add("isolation.type", "congestion isolation needs `switch.type = \"shared_buffer\"` (with PFC)");
+            return;
+        };
+        if !matches!(self.flow_control, FlowControlConfig::Pfc { .. }) {
+            p.add("isolation.type", "congestion isolation needs `flow_control.type = \"pfc\"`: it isolates flows in a lossless class of their own");
+        }
+        let (mtu, priorities) = (self.nic.mtu.0, self.switch.vcs() as usize);
+        let k = isolation.knobs();
+        let iso = isolation.resolve(egress_cap.0, mtu);
+        if !(1..=64).contains(&iso.cft_entries) {
+            p.add("isolation.cft_entries", format!("must be between 1 and 64, found {}", iso.cft_entries));
+        }
+        if iso.cfqs_per_port != 1 && iso.cfqs_per_port != iso.cft_entries {
+            p.add(
+                "isolation.cfqs_per_port",
+                format!(
+                    "must be 1 (one queue shared by the entries) or cft_entries ({}, one per entry), found {}",
+                    iso.cft_entries, iso.cfqs_per_port
+                ),
+            );
+        }
+        let queues = priorities * (1 + iso.cfqs_per_port as usize);
+        if queues > 64 {
+            p.add(
+                "isolation.cfqs_per_port",
+                format!("a port would have {queues} queues (priorities x (1 + cfqs_per_port)); at most 64"),
+            );
+        }
+        if k.detect == Some(0) {
+            p.add("isolation.detect", "must be positive, found 0");
+        }
+        if iso.cfq_egress_cap < mtu || iso.cfq_egress_cap > egress_cap.0 {
+            p.add(
+                "isolation.cfq_egress_cap",
+                format!(
+                    "must hold an MTU ({mtu} B) and fit in switch.egress_cap ({egress_cap}), found {} B",
+                    iso.cfq_egress_cap
+                ),
+            );
+        }
+        for (key, list) in [("isolation.cfq_xoff", &iso.cfq_xoff), ("isolation.cfq_xon", &iso.cfq_xon)] {
+            if list.0.len() != 1 && list.0.len() != priorities {
+                p.add(key, format!("give one threshold, or one per priority ({priorities}), found {}", list.0.len()));
+            }
+        }
+        for priority in 0..priorities {
+            let (off, on) = (iso.cfq_xoff.bytes(priority, mtu), iso.cfq_xon.bytes(priority, mtu));
+            if off < mtu {
+                p.add("isolation.cfq_xoff", format!("must be at least one MTU ({mtu} B), found {off} B"));
+            }
+            if on > off {
+                p.add("isolation.cfq_xon", format!("must not exceed cfq_xoff ({off} B), found {on} B"));
+            }
+        }
+        if let CfqScheduler::Weight(w) = iso.scheduler {
+            if !(w.is_finite() && w > 0.0 && w < 1.0) {
+                p.add(
+                    "isolation.scheduler",
+                    format!("a weight is the congested-flow queues' share of the link, in (0, 1); found {w}"),
+                );
+            }
+        }
+        if iso.min_residency == 0 && k.min_residency.is_some() {
+            p.add("isolation.min_residency", "must be positive, found 0");
         }
     }
 

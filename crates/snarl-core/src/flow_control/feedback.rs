@@ -16,4 +16,7 @@ pub enum Feedback {
     Credit { queue: u8, bytes: u32 },
     /// PFC: stop (`on`) or resume sending on `queue` (a priority).
     Pause { queue: u8, on: bool },
+    /// Congestion isolation: isolate the key of the sending switch's mirror `mirror` (a
+    /// global mirror index, whose key the receiver reads from the fabric).
+    Isolate { mirror: u32 },
 }

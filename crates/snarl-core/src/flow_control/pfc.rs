@@ -67,6 +67,11 @@ impl PauseState {
         self.pauses[link * self.queues + queue]
     }
 
+    /// Queues (priorities and classes) per link.
+    pub fn queues(&self) -> usize {
+        self.queues
+    }
+
     pub fn links(&self) -> usize {
         self.paused.len() / self.queues
     }

@@ -81,6 +81,7 @@ impl Sender {
                 true
             }
             Feedback::Pause { queue, on } => self.pause.set(link, queue as usize, on, now) && !on,
+            Feedback::Isolate { .. } => false,
         }
     }
 

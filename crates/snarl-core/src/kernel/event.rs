@@ -45,6 +45,8 @@ pub enum TimerKind {
     Workload(u8),
     /// The NICs' congestion control's: DCQCN's alpha and rate timers.
     CongestionControl(u8),
+    /// Congestion isolation's: the release check of an entry (owner: its global index).
+    Isolation,
 }
 
 #[cfg(test)]

@@ -17,14 +17,14 @@ pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 use crate::cc::{AnyCongestionControl, AnyMarking};
 use crate::config::{
     pfc_headroom, Config, CongestionControlConfig, Crossbar, FlowControlConfig, InputQueuing, NicScheduling,
-    SwitchConfig, TimeUnit, ValidConfig,
+    SwitchConfig, Thresholds, TimeUnit, ValidConfig,
 };
 use crate::error::{Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, Feedback, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{
-    self, AnyCollector, FabricSeries, Finish, GroupInfo, HotspotTime, IbccSeries, IdealFct, QueueProbes, QueueSeries,
-    RateLog, Stats,
+    self, AnyCollector, FabricSeries, Finish, GroupInfo, HotspotTime, IbccSeries, IdealFct, IsolationSeries,
+    QueueProbes, QueueSeries, RateLog, Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab, NIL};
 use crate::report::{PausedLink, PfcSummary, Report};
@@ -100,9 +100,15 @@ impl Simulation {
         let vcs = config.switch.vcs() as usize;
         let routing = AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?;
         let sim = &config.simulation;
+        let isolation = config.isolation.as_ref().map(|i| i.resolve(config.port_vl_buffer(), config.nic.mtu.0));
+        // Congestion isolation's queues: `cfqs_per_port` per priority.
+        let extra_queues = isolation.as_ref().map_or(extra_queues, |i| vcs * i.cfqs_per_port as usize);
         let params = IoqParams { extra_queues, ..fabric_params(config, vcs) };
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
         let mut fabric = IoqFabric::new(topo, routing, params)?;
+        if let Some(isolation) = &isolation {
+            fabric.isolate(isolation.clone())?;
+        }
         let topo = fabric.topology();
         let hosts = topo.num_hosts();
         let packet_time = topo.host_link(0).rate.serialize(config.nic.mtu.0);
@@ -125,6 +131,9 @@ impl Simulation {
             let seed = mix64(config.seed ^ 0x0065_636e);
             fabric.set_marking(AnyMarking::build(marking, seed, config.port_vl_buffer()));
         }
+        if let Some(isolation) = &isolation {
+            nics.enable_isolation(isolation.nic_isolation, isolation.cfqs_per_port as usize, sim.warmup.0)?;
+        }
         // A mix's parts are streams, each with its own bound in the source queue.
         nics.set_streams(config.traffic.streams())?;
         if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
@@ -137,6 +146,9 @@ impl Simulation {
             Some(work) => work,
             None => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, nics.rate(0), &mut traffic_rng)?),
         };
+        if isolation.is_some() {
+            fabric.set_declared_hotspots(hosts, &work.declared_hotspots())?;
+        }
         let host_groups = work.host_groups();
         let groups = work.groups().len();
         if host_groups.len() != hosts || host_groups.iter().any(|&g| g as usize >= groups) {
@@ -187,6 +199,9 @@ impl Simulation {
             let (min, limit) = (ibcc.ccti_min as u16, ibcc.ccti_limit as u16);
             let series = IbccSeries::new(window, end, sim.warmup.0, min, limit, ports, fabric.queues())?;
             stats.collectors.add(AnyCollector::Ibcc(series));
+        }
+        if isolation.is_some() {
+            stats.collectors.add(AnyCollector::Isolation(IsolationSeries::new(window, end, sim.warmup.0)?));
         }
         let mut probes = QueueProbes::new(sim.warmup.0);
         if let Some((kmin, kmax)) = marking.as_ref().and_then(|m| m.red_thresholds()) {
@@ -312,6 +327,7 @@ impl Simulation {
                 Event::FeedbackToHost { host, feedback } => match feedback {
                     Feedback::Credit { queue, bytes } => nics.credit(&mut ctx, host, queue as usize, bytes as u64),
                     Feedback::Pause { queue, on } => nics.pause(&mut ctx, host, queue as usize, on),
+                    Feedback::Isolate { mirror } => nics.isolate(&mut ctx, host, fabric.isolation_key(mirror)),
                 },
                 Event::Deliver { packet } => {
                     nics.receive(&mut ctx, packet);
@@ -325,6 +341,7 @@ impl Simulation {
                 Event::Timer(timer) => match timer.kind {
                     TimerKind::Workload(_) => work.timer(&mut Env { ctx: &mut ctx, nics, rng }, timer),
                     TimerKind::CongestionControl(_) => nics.cc_timer(&mut ctx, timer),
+                    TimerKind::Isolation => fabric.isolation_timer(&mut ctx, timer),
                 },
                 Event::Watchdog => {
                     *now = ctx.now;
@@ -467,6 +484,9 @@ impl Simulation {
         if self.pfc_headroom > 0 {
             summary.pfc = Some(self.pfc_summary());
         }
+        if let Some(isolation) = summary.isolation.as_mut() {
+            isolation.cfq_paused_time = self.cfq_paused_time() as f64 / PS_PER_UNIT;
+        }
         summary.events = self.events;
         summary.wall_seconds = wall_seconds;
         if let Some(window) = self.work.recovery() {
@@ -494,6 +514,19 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// Time the congested-flow classes (the queues beyond the priorities) spent paused,
+    /// over every switch output and NIC.
+    fn cfq_paused_time(&self) -> u64 {
+        let (end, vcs, queues) = (self.end, self.fabric.vcs(), self.fabric.queues());
+        let paused = |state: &PauseState, classes: usize| -> u64 {
+            (0..state.links())
+                .flat_map(|l| (vcs..classes).map(move |q| (l, q)))
+                .map(|(l, q)| state.paused_time(l, q, end))
+                .sum()
+        };
+        paused(self.fabric.pause_state(), queues) + paused(self.nics.pause_state(), self.nics.pause_state().queues())
+    }
+
     fn pfc_summary(&self) -> PfcSummary {
         let (end, from) = (self.end, self.stats.measure_from);
         let interval = end.saturating_sub(from).max(1) as f64;
@@ -626,11 +659,18 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
             measure_from,
         },
         SwitchConfig::SharedBuffer { port_buffer, egress_cap, shared_pool, speedup, latency, .. } => {
+            // With congestion isolation, each priority's congested-flow class (and queue)
+            // ids follow the priorities', with thresholds of their own.
+            let isolation = config.isolation.as_ref().map(|i| i.resolve(egress_cap.0, mtu));
+            let cfqs = isolation.as_ref().map_or(0, |i| i.cfqs_per_port as usize);
+            let threshold = |normal: &Thresholds, cfq: fn(&crate::config::Isolation) -> &Thresholds| -> Vec<u64> {
+                let classes = (0..vcs * cfqs).map(|k| isolation.as_ref().map_or(0, |i| cfq(i).bytes(k / cfqs, mtu)));
+                (0..vcs).map(|v| normal.bytes(v, mtu)).chain(classes).collect()
+            };
             let control = match &config.flow_control {
-                FlowControlConfig::Pfc { xoff, xon } => LinkControl::Pfc(PfcReceiver::new(
-                    (0..vcs).map(|v| xoff.bytes(v, mtu)).collect(),
-                    (0..vcs).map(|v| xon.bytes(v, mtu)).collect(),
-                )),
+                FlowControlConfig::Pfc { xoff, xon } => {
+                    LinkControl::Pfc(PfcReceiver::new(threshold(xoff, |i| &i.cfq_xoff), threshold(xon, |i| &i.cfq_xon)))
+                }
                 _ => LinkControl::TailDrop,
             };
             IoqParams {

@@ -25,6 +25,7 @@
 //! packet, credits and pause frames coming back), `receive.rs` (what arrives: delivery,
 //! and what a packet's flags mean to the congestion control).
 
+mod isolation;
 mod ports;
 mod receive;
 mod scheduling;
@@ -74,6 +75,8 @@ pub struct Nics {
     queue_len: Vec<u32>,
     /// The per-flow scheduler (and congestion control), if configured.
     scheduler: Option<Box<FlowScheduler>>,
+    /// Keys the switches asked to isolate, if congestion isolation is configured.
+    isolation: Option<Box<isolation::NicIsolation>>,
 }
 
 /// Size of a congestion notification packet on the wire.
@@ -135,6 +138,7 @@ impl Nics {
             queue_head: zeroed(hosts, what)?,
             queue_len: zeroed(hosts, what)?,
             scheduler: None,
+            isolation: None,
         })
     }
 

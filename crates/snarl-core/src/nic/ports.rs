@@ -12,7 +12,8 @@ impl Nics {
     /// serialisation time.
     pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64) -> u64 {
         let group = ctx.stats.host_group[host as usize];
-        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, 0);
+        let class = self.class_of(host as usize, m.dst, m.qp, m.vc, ctx.now);
+        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, 0);
         let cap = self.cap[host as usize];
         if cap < 1.0 {
             self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
@@ -33,6 +34,7 @@ impl Nics {
         message: u32,
         group: u16,
         vc: u8,
+        class: u8,
         flags: u8,
     ) -> u64 {
         let (h, now) = (host as usize, ctx.now);
@@ -52,6 +54,8 @@ impl Nics {
             hops: 1,
             via: NIL,
             flags,
+            class,
+            isolation: 0,
             injected: now,
             tail_at: arrival + serialise,
             ready_at: 0,

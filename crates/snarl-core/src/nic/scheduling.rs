@@ -61,7 +61,7 @@ impl Nics {
             self.wait_for_credits(ctx, host);
             return;
         }
-        if self.pause.is_paused(h, m.vc as usize) {
+        if self.pause.is_paused(h, self.class_of(h, m.dst, m.qp, m.vc, now) as usize) {
             return; // The resume frame will retry.
         }
         let message = &mut ctx.messages[mid];
@@ -97,7 +97,7 @@ impl Nics {
             if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
                 scheduler.cnps[h].pop_front();
                 let group = ctx.stats.host_group[h];
-                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, CNP);
+                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, CNP);
                 ctx.trace(TraceEvent::CnpSent { group });
                 if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
                     self.wake(ctx, host, now + serialise);
@@ -150,7 +150,7 @@ impl Nics {
                     credit_blocked = true;
                     continue;
                 }
-                if self.pause.is_paused(h, m.vc as usize) {
+                if self.pause.is_paused(h, self.class_of(h, m.dst, m.qp, m.vc, now) as usize) {
                     continue; // The resume frame will retry.
                 }
                 chosen = Some(pos);

@@ -3,7 +3,7 @@
 //! to the report, by name: a collector added here appears in Python, in the Parquet
 //! files and in the HTML report without any change there.
 
-use super::{FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use super::{FabricSeries, GroupInfo, IbccSeries, IsolationSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
 use crate::report::{Report, Summary};
 
 /// What a collector may read when the run ends.
@@ -41,6 +41,8 @@ pub enum AnyCollector {
     QueueSeries(QueueSeries),
     /// InfiniBand congestion control: the summary's `ibcc` and the `ibcc` table.
     Ibcc(IbccSeries),
+    /// Congestion isolation: the summary's `isolation` and the `isolation` table.
+    Isolation(IsolationSeries),
 }
 
 impl Collector for AnyCollector {
@@ -52,6 +54,7 @@ impl Collector for AnyCollector {
             AnyCollector::Queues(c) => c.on(now, event),
             AnyCollector::QueueSeries(c) => c.on(now, event),
             AnyCollector::Ibcc(c) => c.on(now, event),
+            AnyCollector::Isolation(c) => c.on(now, event),
         }
     }
 
@@ -62,6 +65,7 @@ impl Collector for AnyCollector {
             AnyCollector::Queues(c) => c.summarise(summary, finish),
             AnyCollector::QueueSeries(c) => c.summarise(summary, finish),
             AnyCollector::Ibcc(c) => c.summarise(summary, finish),
+            AnyCollector::Isolation(c) => c.summarise(summary, finish),
         }
     }
 
@@ -72,6 +76,7 @@ impl Collector for AnyCollector {
             AnyCollector::Queues(c) => c.tables(report, finish),
             AnyCollector::QueueSeries(c) => c.tables(report, finish),
             AnyCollector::Ibcc(c) => c.tables(report, finish),
+            AnyCollector::Isolation(c) => c.tables(report, finish),
         }
     }
 }

@@ -85,7 +85,7 @@ mod tests {
         let pause = TraceEvent::PauseSent { port: 0, queue: 0, on: true };
         s.on(0, &pause);
         s.on(99, &pause);
-        s.on(100, &TraceEvent::EcnMarked { port: 3, queue: 0 });
+        s.on(100, &TraceEvent::EcnMarked { port: 3, queue: 0, isolated: false });
         s.on(120, &TraceEvent::Hop); // not a fabric event
         s.on(249, &TraceEvent::Dropped { group: 0 });
         s.on(1000, &TraceEvent::Dropped { group: 0 }); // past the end: ignored

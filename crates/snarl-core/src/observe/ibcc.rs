@@ -189,7 +189,7 @@ impl Collector for IbccSeries {
     #[inline]
     fn on(&mut self, now: u64, event: &TraceEvent) {
         match *event {
-            TraceEvent::EcnMarked { port, queue } => {
+            TraceEvent::EcnMarked { port, queue, .. } => {
                 if let Some(cell) = self.marks.get_mut((now / self.window) as usize) {
                     *cell += 1;
                 }
@@ -270,11 +270,11 @@ mod tests {
         let mut s = series(200);
         change(&mut s, 0, 0, 9);
         change(&mut s, 10, 9, 5);
-        s.on(20, &TraceEvent::EcnMarked { port: 1, queue: 1 });
+        s.on(20, &TraceEvent::EcnMarked { port: 1, queue: 1, isolated: false });
         s.on(20, &TraceEvent::CnpDelivered { group: 0 });
-        s.on(210, &TraceEvent::EcnMarked { port: 2, queue: 0 });
-        s.on(220, &TraceEvent::EcnMarked { port: 2, queue: 0 });
-        s.on(230, &TraceEvent::EcnMarked { port: 0, queue: 1 });
+        s.on(210, &TraceEvent::EcnMarked { port: 2, queue: 0, isolated: false });
+        s.on(220, &TraceEvent::EcnMarked { port: 2, queue: 0, isolated: false });
+        s.on(230, &TraceEvent::EcnMarked { port: 0, queue: 1, isolated: false });
         s.on(230, &TraceEvent::CnpDelivered { group: 0 });
         change(&mut s, 300, 5, 4);
         let summary = s.summary(400);

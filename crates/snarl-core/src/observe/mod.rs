@@ -11,6 +11,7 @@ mod fabric_series;
 mod fct;
 mod hotspots;
 mod ibcc;
+mod isolation;
 mod latency;
 mod queue_series;
 mod queues;
@@ -24,13 +25,14 @@ pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use hotspots::HotspotTime;
 pub use ibcc::IbccSeries;
+pub use isolation::IsolationSeries;
 pub use latency::Latency;
 pub use queue_series::QueueSeries;
 pub use queues::QueueProbes;
 pub use rates::RateLog;
 pub use recovery::recovery;
 pub use series::Series;
-pub use trace::TraceEvent;
+pub use trace::{IsolationEvent, TraceEvent};
 
 use crate::error::Result;
 use crate::report::{GroupSummary, PacketCounts, Summary};
@@ -404,6 +406,7 @@ impl Collector for Stats {
             TraceEvent::PauseSent { on: false, .. } => self.pfc.resume_frames_sent += 1,
             TraceEvent::PauseReceived => self.pfc.pause_frames_received += 1,
             TraceEvent::EcnMarked { .. } => self.counters.ecn_marks += 1,
+            TraceEvent::Isolation(_) => {}
             TraceEvent::CnpSent { group } => self.on_inject_control(group),
             TraceEvent::CnpDelivered { group } => {
                 self.on_deliver_control(group);

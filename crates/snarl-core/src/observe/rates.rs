@@ -51,7 +51,7 @@ mod tests {
     fn every_change_is_a_row_in_the_reports_unit() {
         let mut log = RateLog::default();
         log.on(2_000, &TraceEvent::RateChanged { src: 1, dst: 2, qp: 0, rate_bps: 50e9, cut: true });
-        log.on(3_000, &TraceEvent::EcnMarked { port: 0, queue: 0 });
+        log.on(3_000, &TraceEvent::EcnMarked { port: 0, queue: 0, isolated: false });
         log.on(4_000, &TraceEvent::RateChanged { src: 1, dst: 2, qp: 0, rate_bps: 75e9, cut: false });
         let mut report = Report::default();
         log.tables(&mut report, &Finish { groups: &[], end: 5_000, ps_per_unit: 1_000.0 });

@@ -30,7 +30,7 @@ pub enum TraceEvent {
     PauseReceived,
     /// A switch marked a packet (ECN congestion experienced, or InfiniBand's FECN) as it
     /// entered or left output queue `queue` of global port `port`.
-    EcnMarked { port: u32, queue: u8 },
+    EcnMarked { port: u32, queue: u8, isolated: bool },
     /// A receiver of `group` sent a congestion notification packet.
     CnpSent { group: u16 },
     /// A congestion notification packet of `group` reached the sender it notifies.
@@ -44,4 +44,30 @@ pub enum TraceEvent {
     QueueLength { probe: u16, bytes: u64 },
     /// Host `host` became (`on`) or stopped being one of the run's shared hotspots.
     Hotspot { host: u32, on: bool },
+    /// Congestion isolation acted.
+    Isolation(IsolationEvent),
+}
+
+/// What congestion isolation reports (`TraceEvent::Isolation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IsolationEvent {
+    /// An egress port allocated an entry of its congested-flow table.
+    Allocated,
+    /// An entry was released.
+    Released,
+    /// A candidate (or an isolation message) found the port's table full.
+    CftOverflow,
+    /// A packet entering a congested-flow queue found its ingress port's mirror table full.
+    MirrorOverflow,
+    /// A root released within `history` was detected again.
+    Recurrence,
+    /// An ingress port sent an isolation message upstream.
+    MessageSent,
+    /// A packet entered a congested-flow queue.
+    PacketIsolated,
+    /// A packet reached its host ahead of an older one of its flow.
+    Reordered,
+    /// A packet that went through a congested-flow queue reached a host that is not a
+    /// declared hotspot.
+    FalsePositive,
 }

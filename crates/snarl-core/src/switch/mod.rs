@@ -5,6 +5,7 @@
 
 mod arbiter;
 mod ioq;
+pub mod isolation;
 mod link_timing;
 mod shared_memory;
 

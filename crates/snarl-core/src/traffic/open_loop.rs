@@ -451,6 +451,24 @@ impl Workload for OpenLoop {
         self.groups.iter().map(|g| GroupView { name: &g.name, hosts: &g.hosts }).collect()
     }
 
+    /// The destinations of patterns that aim at fixed hosts (incasts, hotspot
+    /// assignments), in any part of a mix.
+    fn declared_hotspots(&self) -> Vec<u32> {
+        fn aimed(pattern: &Pattern, out: &mut Vec<u32>) {
+            match pattern {
+                Pattern::Fixed(d) => out.push(*d),
+                Pattern::Table { dest } => out.extend(dest.iter().copied().filter(|&d| d != crate::packet::NIL)),
+                Pattern::Mix(parts) => parts.iter().for_each(|p| aimed(&p.pattern, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        self.patterns.iter().for_each(|p| aimed(p, &mut out));
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     fn host_groups(&self) -> &[u16] {
         &self.host_group
     }

@@ -144,6 +144,12 @@ pub trait Workload {
     fn hotspots(&self) -> Option<HotspotTraffic> {
         None
     }
+
+    /// The hosts the workload aims congestion at (incast destinations, hotspots), against
+    /// which isolation's false positives are counted.
+    fn declared_hotspots(&self) -> Vec<u32> {
+        Vec::new()
+    }
 }
 
 /// Every workload a simulation can run: the built-in ones by value (static dispatch), and
@@ -197,5 +203,9 @@ impl Workload for AnyWorkload {
 
     fn hotspots(&self) -> Option<HotspotTraffic> {
         dispatch!(self, w => w.hotspots())
+    }
+
+    fn declared_hotspots(&self) -> Vec<u32> {
+        dispatch!(self, w => w.declared_hotspots())
     }
 }

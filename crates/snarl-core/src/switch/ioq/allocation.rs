@@ -12,7 +12,7 @@
 //! asked again (with the current occupancies) and the request moves if its preferred
 //! route now has room, as a router re-evaluates a waiting head packet's candidates.
 
-use super::queues::{CHOICES, DETOUR, SEVERAL};
+use super::queues::{CHOICES, DETOUR, HELD, SEVERAL};
 use super::IoqFabric;
 use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
@@ -57,6 +57,8 @@ pub(super) enum Posted {
     One(u32),
     /// Several, listed in the input queue's posted-ports mask.
     Several,
+    /// None: the head waits for an older packet of its flow (congestion isolation).
+    Held,
 }
 
 /// The read-only view a routing gets of one switch.
@@ -91,6 +93,10 @@ impl IoqFabric {
     /// Routes the packet at the head of input (gp, queue) and posts its request.
     #[inline(always)]
     pub(super) fn route_head(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> Posted {
+        if self.isolation.is_some() && self.ingress_held(ctx, gp, queue) {
+            self.input[gp as usize * self.queues + queue].request = HELD;
+            return Posted::Held;
+        }
         let mut offer = Candidates::new();
         self.decide(ctx, gp, self.input[gp as usize * self.queues + queue].fifo.head, &mut offer);
         self.post(ctx, gp, queue, &offer)
@@ -132,11 +138,15 @@ impl IoqFabric {
         let q = gp as usize * self.queues + queue;
         let id = self.input[q].fifo.head;
         let base = self.port_base[self.ports[gp as usize].owner as usize];
+        let request_queue = if self.isolation.is_some() {
+            self.isolated_queue(base as usize + route.port as usize, &ctx.packets[id], route.vc) as u8
+        } else {
+            self.egress_queue(route.vc) as u8
+        };
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
         p.via = route.via;
-        let request_queue = self.egress_queue(route.vc) as u8;
         let input = &mut self.input[q];
         input.request_size = p.size;
         input.request_queue = request_queue;
@@ -264,6 +274,7 @@ impl IoqFabric {
         match posted {
             Posted::One(out) => self.try_allocate(ctx, out),
             Posted::Several => self.try_several(ctx, gp, queue),
+            Posted::Held => {}
         }
     }
 
@@ -283,9 +294,10 @@ impl IoqFabric {
     /// Schedules allocation retries at `at` for the outputs a request was just posted to
     /// (its input is busy until then).
     #[inline]
-    fn retry_posted(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, posted: Posted, at: u64) {
+    pub(super) fn retry_posted(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, posted: Posted, at: u64) {
         match posted {
             Posted::One(out) => self.retry(ctx, out, at),
+            Posted::Held => {}
             Posted::Several => {
                 let q = gp as usize * self.queues + queue;
                 let ports = self.posted_ports(q);
@@ -365,8 +377,7 @@ impl IoqFabric {
             return false;
         }
         let choice = request.other_queues | 1u8.checked_shl(request.request_queue as u32).unwrap_or(0);
-        let fits =
-            |q: usize| self.output[o * self.queues + q].used + request.request_size as u64 <= self.output_capacity;
+        let fits = |q: usize| self.fits(o, q, request.request_size as u64);
         !(0..8).any(|q| choice & (1 << q) != 0 && fits(q))
     }
 
@@ -445,8 +456,7 @@ impl IoqFabric {
                             return false;
                         }
                     }
-                    let fits =
-                        self.output[o * n + out_queue].used + request.request_size as u64 <= self.output_capacity;
+                    let fits = self.fits(o, out_queue, request.request_size as u64);
                     output_full |= !fits;
                     picked_queue = out_queue;
                     fits
@@ -519,7 +529,7 @@ impl IoqFabric {
                     continue;
                 }
             }
-            if self.output[o * n + out_queue].used + request.request_size as u64 <= self.output_capacity {
+            if self.fits(o, out_queue, request.request_size as u64) {
                 *picked_queue = out_queue;
                 return true;
             }
@@ -583,9 +593,13 @@ impl IoqFabric {
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = if request_vcs_chosen { out_queue as u8 } else { p.out_vc };
         self.occupy(i, queue, o, out_queue, done);
+        if self.isolation.is_some() {
+            self.isolation_leave_ingress(ctx, i, queue, id, o, out_queue);
+        }
         // The input buffer frees as the tail leaves it: the receiver's side reacts
         // (credits travel back upstream, or the ingress share is released).
-        self.leave_ingress(ctx, input, queue, size, done);
+        let class = if self.isolation.is_some() { self.arrival_class(ctx.packets[id].isolation, queue) } else { queue };
+        self.leave_ingress(ctx, input, queue, class, size, done);
 
         let oq = o * n + out_queue;
         self.output[oq].used += size;
@@ -601,6 +615,9 @@ impl IoqFabric {
             // The next packet of this queue can go once the input is free again.
             let posted = self.route_head(ctx, input, queue);
             self.retry_posted(ctx, input, queue, posted, done);
+        }
+        if self.isolation.is_some() {
+            self.release_held(ctx, input);
         }
         self.try_transmit(ctx, out);
     }

@@ -67,6 +67,8 @@ struct MarkedQueue<'a> {
     ports: &'a [Port],
     sender: &'a Sender,
     now: u64,
+    /// Whether congestion isolation points at the packet (true without isolation).
+    isolation_points_here: bool,
 }
 
 impl QueueState for MarkedQueue<'_> {
@@ -95,13 +97,17 @@ impl QueueState for MarkedQueue<'_> {
             credits.max(0) as u64
         }
     }
+
+    fn isolation_points_here(&self) -> bool {
+        self.isolation_points_here
+    }
 }
 
 impl IoqFabric {
     /// What a marking policy sees waiting for output queue (`gp`, `queue`).
     #[cfg(test)]
     pub(super) fn marked_waiting(&self, gp: usize, queue: usize) -> u64 {
-        self.marked_queue(gp * self.queues + queue, 0).waiting()
+        self.marked_queue(gp * self.queues + queue, 0, true).waiting()
     }
 
     /// Releases the output-buffer space of a packet whose tail has left.
@@ -120,6 +126,9 @@ impl IoqFabric {
     /// policy (at enqueue) and a queue probe.
     #[inline(never)]
     pub(super) fn enqueue_watched(&mut self, ctx: &mut Ctx, oq: usize, id: u32) {
+        if self.isolation.is_some() {
+            self.isolation_enqueue(ctx, oq, id);
+        }
         self.consult_marking(ctx, oq, id, true);
         self.output[oq].fifo.push(ctx.packets, id);
         if self.probe[oq] != NO_PROBE {
@@ -136,12 +145,16 @@ impl IoqFabric {
             ctx.trace(TraceEvent::QueueLength { probe: self.probe[oq], bytes: self.output[oq].fifo.bytes });
         }
         self.consult_marking(ctx, oq, id, false);
+        if self.isolation.is_some() {
+            self.isolation_dequeue(ctx, oq, id);
+        }
         id
     }
 
     /// What a marking policy sees of output queue `oq` at `now`.
-    fn marked_queue(&self, oq: usize, now: u64) -> MarkedQueue<'_> {
+    fn marked_queue(&self, oq: usize, now: u64, isolation_points_here: bool) -> MarkedQueue<'_> {
         MarkedQueue {
+            isolation_points_here,
             bytes: self.output[oq].fifo.bytes,
             waiting: &self.voqs.waiting,
             queue: oq,
@@ -158,12 +171,15 @@ impl IoqFabric {
     fn consult_marking(&mut self, ctx: &mut Ctx, oq: usize, id: u32, entering: bool) {
         // Taken out while it judges: the policy is mutable, the queue's view borrows the rest.
         let Some(mut marking) = self.marking.take() else { return };
-        let (queue, packet) = (self.marked_queue(oq, ctx.now), &mut ctx.packets[id]);
+        let points = self.isolation_points_at(oq, &ctx.packets[id], ctx.now);
+        let (queue, packet) = (self.marked_queue(oq, ctx.now, points), &mut ctx.packets[id]);
         let marked = if entering { marking.on_enqueue(&queue, packet) } else { marking.on_dequeue(&queue, packet) };
         self.marking = Some(marking);
         if marked {
-            let queues = self.queues;
-            ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8 });
+            let (queues, vcs) = (self.queues, self.vcs);
+            let isolated = self.isolation.is_some()
+                && (oq % queues >= vcs || ctx.packets[id].isolation & super::isolating::CANDIDATE != 0);
+            ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8, isolated });
         }
     }
 
@@ -189,7 +205,8 @@ impl IoqFabric {
         let mut earliest = u64::MAX;
         let mut earliest_queue = 0;
         let mut nonempty = 0;
-        let first = self.ports[o].queue_next as usize;
+        let first =
+            if self.isolation.is_some() { self.isolation_first_queue(o) } else { self.ports[o].queue_next as usize };
         for k in 0..n {
             let queue = if first + k >= n { first + k - n } else { first + k };
             let head = self.output[o * n + queue].fifo.head;
@@ -197,8 +214,14 @@ impl IoqFabric {
                 continue;
             }
             nonempty += 1;
+            // A congested-flow queue sends in its class, once older packets of its head's
+            // flow have left the normal queue.
+            let class = if queue < self.vcs { queue } else { self.wire_class(queue) };
+            if queue >= self.vcs && self.egress_held(ctx, o, queue, head) {
+                continue;
+            }
             let p = &ctx.packets[head];
-            if !self.sender.may_send(o, queue, p.size as u64, now) {
+            if !self.sender.may_send(o, class, p.size as u64, now) {
                 blocked = true;
                 continue;
             }
@@ -249,7 +272,11 @@ impl IoqFabric {
         let link = *self.timing.of(o);
         let serialise = link.serializer.time(size);
         let end = now + serialise;
-        self.sender.on_send(o, queue, size);
+        let class = if queue < self.vcs { queue } else { self.wire_class(queue) };
+        if self.isolation.is_some() {
+            self.isolation_sent(o, queue, size);
+        }
+        self.sender.on_send(o, class, size);
         self.ports[o].link_free_at = end;
         (self.ports[o].releasing_bytes, self.ports[o].releasing_queue) = (size as u32, queue as u8);
         // Wake at the end of the transmission only if someone waits for this output.
@@ -262,11 +289,17 @@ impl IoqFabric {
         let p = &mut ctx.packets[id];
         p.tail_at = arrival + serialise;
         p.hops += 1;
+        p.class = class as u8;
         // At the (possibly committed, later) start of the transmission.
         ctx.stats.trace(now, TraceEvent::Hop);
         if let Some(far) = self.ports[o].peer.port() {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
-        } else if !self.drain.on() {
+            return;
+        }
+        if self.isolation.is_some() {
+            self.isolation_deliver(ctx, id);
+        }
+        if !self.drain.on() {
             ctx.send_to_host(arrival + serialise, id);
         } else {
             self.drain_into_host(ctx, port, queue, id, arrival);

@@ -59,6 +59,7 @@ mod allocation;
 mod crossbar;
 mod egress;
 mod inspect;
+mod isolating;
 mod ports;
 mod queues;
 #[cfg(test)]
@@ -165,9 +166,11 @@ pub struct IoqFabric {
 
     /// The marking policy at the output queues, if configured.
     marking: Option<AnyMarking>,
-    /// Output queues are watched (ECN marking or a probe): their pushes and pops take the
-    /// slower path that informs the watchers.
+    /// Output queues are watched (ECN marking, a probe, congestion isolation): their
+    /// pushes and pops take the slower path that informs the watchers.
     watched: bool,
+    /// Congestion isolation's tables, if configured (see `isolating`).
+    isolation: Option<Box<crate::switch::isolation::IsolationState>>,
 }
 
 impl IoqFabric {
@@ -277,6 +280,7 @@ impl IoqFabric {
             paths: VcPaths::new(per_vc_crossbar, n)?,
             marking: None,
             watched: false,
+            isolation: None,
         })
     }
 
@@ -307,6 +311,9 @@ impl IoqFabric {
             return self.arrive_voq(ctx, gp, packet);
         }
         if self.admit(ctx, gp, packet) {
+            if self.isolation.is_some() {
+                self.isolation_arrive(ctx, gp, packet);
+            }
             self.enqueue_input(ctx, gp, packet);
         }
     }
@@ -319,7 +326,13 @@ impl IoqFabric {
         let q = gp as usize * self.queues + queue;
         let was_empty = self.input[q].fifo.is_empty();
         self.input[q].fifo.push(ctx.packets, packet);
-        if let Some(feedback) = self.control.on_enqueue(gp as usize, queue, self.input[q].fifo.bytes) {
+        // Under congestion isolation a queue may hold packets of two classes: PFC counts
+        // each class apart, by the class it arrived in (the one upstream can pause).
+        let (class, held) = match self.isolation.as_deref_mut() {
+            None => (queue, self.input[q].fifo.bytes),
+            Some(iso) => iso.pfc_arrived(gp as usize, &ctx.packets[packet]),
+        };
+        if let Some(feedback) = self.control.on_enqueue(gp as usize, class, held) {
             self.feed_back(ctx, gp, feedback, ctx.now);
         }
         if was_empty {
@@ -339,12 +352,19 @@ impl IoqFabric {
         admitted
     }
 
-    /// A packet of `bytes` left ingress queue (gp, queue) through the crossbar; the
-    /// space it held is free from `freed_at`.
+    /// A packet of `bytes` left ingress queue (gp, queue) through the crossbar, having
+    /// arrived in class `class` (its queue, but under congestion isolation); the space it
+    /// held is free from `freed_at`.
     #[inline]
-    fn leave_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, bytes: u64, freed_at: u64) {
+    fn leave_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, class: usize, bytes: u64, freed_at: u64) {
         let (i, input, n) = (gp as usize, &self.input, self.queues);
-        let feedback = self.control.on_dequeue(i, queue, bytes, || input[i * n + queue].fifo.bytes);
+        let feedback = match self.isolation.as_deref_mut() {
+            None => self.control.on_dequeue(i, queue, bytes, || input[i * n + queue].fifo.bytes),
+            Some(iso) => {
+                let held = iso.pfc_left(i, class, bytes);
+                self.control.on_dequeue(i, class, bytes, || held)
+            }
+        };
         if !self.control.credit_based() {
             self.memory.release(i, self.ports[i].owner as usize, bytes);
         }
@@ -396,8 +416,14 @@ impl IoqFabric {
 
     /// Flow-control feedback (credits, a pause or resume frame) reached output `port`.
     pub fn feedback(&mut self, ctx: &mut Ctx, port: u32, feedback: Feedback) {
-        if let Feedback::Pause { on: true, .. } = feedback {
+        if let Feedback::Pause { on: true, queue } = feedback {
             ctx.trace(TraceEvent::PauseReceived);
+            if self.isolation.is_some() {
+                self.isolation_paused(port as usize, queue as usize);
+            }
+        }
+        if let Feedback::Isolate { mirror } = feedback {
+            return self.isolation_message(ctx, port, mirror);
         }
         if self.sender.on_feedback(port as usize, feedback, ctx.now) {
             self.try_transmit(ctx, port);

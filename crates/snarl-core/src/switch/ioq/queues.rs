@@ -40,6 +40,9 @@ pub(super) const DETOUR: u8 = 1;
 pub(super) const CHOICES: u8 = 2;
 /// The request went to several outputs (listed in `IoqFabric::posted`).
 pub(super) const SEVERAL: u8 = 4;
+/// Congestion isolation: the head waits, unrouted, for an older packet of its flow in
+/// the port's ingress queue of the other kind (normal or congested-flow class).
+pub(super) const HELD: u8 = 8;
 
 impl InputQueue {
     #[inline]
@@ -68,10 +71,11 @@ pub(super) fn vc_queue(vc: u8) -> usize {
 }
 
 impl IoqFabric {
-    /// The input queue an arriving packet joins.
+    /// The input queue an arriving packet joins: the class it travelled in (its VC's,
+    /// or with congestion isolation its VC's congested-flow class).
     #[inline]
     pub(super) fn ingress_queue(&self, p: &Packet) -> usize {
-        vc_queue(p.vc)
+        p.class as usize
     }
 
     /// The output queue a packet routed onto output VC `vc` joins.
@@ -107,7 +111,20 @@ impl IoqFabric {
     pub(super) fn has_room(&self, gp: usize, queue: usize, bytes: u64, now: u64) -> bool {
         let (leaving, leaving_queue) = self.leaving(gp, now);
         let freed = if leaving_queue == queue { leaving } else { 0 };
+        if self.isolation.is_some() {
+            return self.fits_isolated(gp, queue, bytes.saturating_sub(freed));
+        }
         self.output[gp * self.queues + queue].used + bytes <= self.output_capacity + freed
+    }
+
+    /// Whether output queue `q` of output `o` has room for `bytes` more (space of a
+    /// packet whose tail has left aside).
+    #[inline(always)]
+    pub(super) fn fits(&self, o: usize, q: usize, bytes: u64) -> bool {
+        if self.isolation.is_some() {
+            return self.fits_isolated(o, q, bytes);
+        }
+        self.output[o * self.queues + q].used + bytes <= self.output_capacity
     }
 
     /// Records the occupancy of the output queue of (port, vc) in `probe` from now on.
