@@ -147,6 +147,37 @@ def test_table_output_shows_loads_latency_and_packets(cli, small_config):
     assert done.stderr == ""
 
 
+STOP_AFTER = f"""{SMALL}
+[simulation.stop_after]
+group = "senders"
+messages = 50
+
+[[traffic.groups]]
+name = "senders"
+count = 4
+"""
+
+
+def test_a_run_that_stops_early_says_so(cli, write_config):
+    path = write_config(STOP_AFTER)
+    done = cli("run", path, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    stop = summary["stopped_after"]
+    assert (stop["group"], stop["messages"]) == ("senders", 50)
+    assert summary["sim_time"] == stop["at"] < 20_000
+    assert summary["groups"]["senders"]["flows"] == 50
+    assert_invariants(summary)
+    done = cli("run", path)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"stopped after 50 messages of senders at [\d,]+ ns", done.stdout), done.stdout
+    done = cli("run", path, "--set", "simulation.stop_after.messages=1000000")
+    assert done.returncode == 0, done.stderr
+    assert "not stopped: senders completed fewer than 1,000,000 messages in the run" in done.stdout, done.stdout
+    done = cli("run", path, "--json", "--set", "simulation.stop_after.messages=1000000")
+    assert json.loads(done.stdout)["stopped_after"]["at"] is None
+
+
 BAD_INPUTS = {
     "misspelt key": (["--set", "traffic.lod=0.3"], ["traffic.lod", "load"]),
     "wrong variant": (["--set", "topology.type=singel_switch"], ["topology.type", "single_switch"]),
@@ -156,6 +187,10 @@ BAD_INPUTS = {
     "set without key": (["--set", "=0.5"], ["--set"]),
     "bad seed": (["--seed", "minus-one"], ["--seed"]),
     "set with a line break": (["--set", "traffic.load=0.5\ntraffic.lod=1"], ["--set traffic.load=", "line break"]),
+    "stop after no group": (
+        ["--set", "simulation.stop_after.group=default", "--set", "simulation.stop_after.messages=5"],
+        ["simulation.stop_after.group", "traffic.groups"],
+    ),
 }
 
 

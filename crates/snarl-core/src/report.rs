@@ -271,8 +271,12 @@ pub struct Summary {
     /// Only for runs with congestion isolation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation: Option<IsolationSummary>,
-    /// Simulated time, in `time_unit`.
+    /// Simulated time, in `time_unit`: the duration, or when the run stopped
+    /// (`stopped_after`).
     pub sim_time: f64,
+    /// Only for runs whose config sets `simulation.stop_after`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_after: Option<StoppedAfter>,
     /// Start of the measurement interval (end of warm-up), in `time_unit`.
     pub measure_from: f64,
     /// "ns" for physical configs, "cycles" for configs in cycles and phits.
@@ -282,6 +286,17 @@ pub struct Summary {
     /// Packet-hops simulated (a packet crossing one link).
     pub packet_hops: u64,
     pub wall_seconds: f64,
+}
+
+/// `simulation.stop_after`: the run was to end once `group` completed `messages`
+/// messages.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct StoppedAfter {
+    pub group: String,
+    pub messages: u64,
+    /// When the last of them completed, in `time_unit` (then also `sim_time`); `None`
+    /// (null) if the group completed fewer by the end of the duration.
+    pub at: Option<f64>,
 }
 
 /// One column of a table.

@@ -503,6 +503,13 @@ def _print_tables(report: Any, file: str) -> None:
         f"seed {s.get('seed')} · {_num(s.get('sim_time'), 0)} {unit} simulated, measured from "
         f"{_num(s.get('measure_from'), 0)} · {_int(s.get('events'))} events in {_num(s.get('wall_seconds'), 2)} s"
     )
+    stop = s.get("stopped_after")
+    if stop:
+        messages, group = _int(stop.get("messages")), stop.get("group")
+        if stop.get("at") is None:
+            console.print(f"not stopped: {group} completed fewer than {messages} messages in the run")
+        else:
+            console.print(f"stopped after {messages} messages of {group} at {_num(stop['at'], 0)} {unit}")
 
     load = Table(title="Load (fraction of link capacity, per host)", title_justify="left")
     for name in ("group", "hosts", "offered", "accepted", "received", "accepted Gb/s"):

@@ -324,6 +324,7 @@ mod tests {
                 routing_rng: &mut self.rng,
                 host_returns: &mut self.returns,
                 completions: None,
+                stop: None,
             }
         }
 

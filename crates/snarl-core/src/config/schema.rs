@@ -103,6 +103,21 @@ pub struct SimulationConfig {
     /// available); a larger fabric is refused before it is built.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_memory: Option<Bytes>,
+    /// End the run once a traffic group has completed this many messages (the duration
+    /// stays the upper bound). Left out of the resolved config unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_after: Option<StopAfterConfig>,
+}
+
+/// `simulation.stop_after`: the run ends at the instant the `messages`-th message sent by
+/// a host of `group` completes (its last packet reaches its destination).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct StopAfterConfig {
+    /// A group of `[[traffic.groups]]`.
+    pub group: String,
+    /// Completed messages of the group (at least 1).
+    pub messages: u64,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

@@ -93,6 +93,28 @@ impl Config {
         if let Some(watchdog) = s.watchdog {
             p.positive("simulation.watchdog", watchdog.0);
         }
+        if let Some(stop) = &s.stop_after {
+            let names: Vec<&str> = self.traffic.groups.iter().map(|g| g.name.as_str()).collect();
+            if names.is_empty() {
+                p.add(
+                    "simulation.stop_after.group",
+                    format!("the run has no `[[traffic.groups]]` whose messages could end it, found `{}`", stop.group),
+                );
+            } else if !names.contains(&stop.group.as_str()) {
+                let hint = closest(&stop.group, names.iter().copied())
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                p.add(
+                    "simulation.stop_after.group",
+                    format!(
+                        "unknown group `{}`{hint} (a group of `[[traffic.groups]]`: {})",
+                        stop.group,
+                        names.join(", ")
+                    ),
+                );
+            }
+            p.positive("simulation.stop_after.messages", stop.messages);
+        }
     }
 
     fn validate_topology(&self, p: &mut Problems) {

@@ -2,6 +2,7 @@
 
 use super::event::Event;
 use super::event_queue::EventQueue;
+use super::stop::Stop;
 use crate::flow_control::CreditReturns;
 use crate::observe::{Stats, TraceEvent};
 use crate::packet::{MessageSlab, PacketSlab, NIL};
@@ -15,7 +16,8 @@ use rand_pcg::Pcg64Mcg;
 /// workload. Components keep their own state; the kernel hands each its part.
 pub struct Ctx<'a> {
     pub now: u64,
-    /// End of the run: nothing at or after it happens.
+    /// End of the run: nothing at or after it happens. The duration, or sooner the
+    /// delivery that completes the run's `stop` (which then sets it to its time).
     pub end: u64,
     pub queue: &'a mut EventQueue,
     pub packets: &'a mut PacketSlab,
@@ -30,6 +32,10 @@ pub struct Ctx<'a> {
     /// Messages completed during the current event, for the workload; `None` when it
     /// does not ask for them.
     pub completions: Option<&'a mut Vec<MessageDone>>,
+    /// The messages that end the run (`simulation.stop_after`), if the config sets them.
+    /// Every data packet then reaches its host as a `Deliver` event (`Stats::settle_before`
+    /// is 0), so the completion that ends the run happens at its own time.
+    pub stop: Option<&'a mut Stop>,
 }
 
 impl Ctx<'_> {
@@ -49,8 +55,8 @@ impl Ctx<'_> {
     /// counters and series take the delivery time. Marked packets and congestion
     /// notifications, to which the NIC reacts, arrive as `Deliver` events, as does
     /// whatever would arrive after the run or after a change the workload announced
-    /// (`Stats::settle_before`), and, when the workload hears of completions, the packet
-    /// that completes its message (at its time).
+    /// (`Stats::settle_before`; every packet in a run that may stop early), and, when the
+    /// workload hears of completions, the packet that completes its message (at its time).
     #[inline]
     pub fn send_to_host(&mut self, at: u64, packet: u32) {
         if self.packets[packet].flags == 0
@@ -89,6 +95,13 @@ impl Ctx<'_> {
             }
             self.messages.release(p.message);
             self.stats.trace(at, TraceEvent::MessageDone { group: p.group, created, bytes: size, hops: p.hops });
+            if let Some(stop) = self.stop.as_deref_mut() {
+                if stop.message_done(p.group, at) {
+                    // The run ends now (deliveries are events in such a run: `at` is now).
+                    debug_assert_eq!(at, self.now, "a run that may stop accounts deliveries at their time");
+                    self.end = at;
+                }
+            }
         }
         self.packets.release(packet);
     }

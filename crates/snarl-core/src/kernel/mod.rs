@@ -5,6 +5,7 @@ mod context;
 mod event;
 mod event_queue;
 mod peer;
+mod stop;
 mod watchdog;
 
 pub use context::Ctx;
@@ -12,6 +13,7 @@ pub use event::{Event, Timer, TimerKind};
 pub(crate) use event_queue::Entry;
 pub use event_queue::EventQueue;
 pub use peer::Peer;
+pub use stop::Stop;
 pub use watchdog::{StallTracker, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 
 use crate::cc::{AnyCongestionControl, AnyMarking};
@@ -19,7 +21,7 @@ use crate::config::{
     pfc_headroom, Config, CongestionControlConfig, Crossbar, FlowControlConfig, InputQueuing, NicScheduling,
     SwitchConfig, Thresholds, TimeUnit, ValidConfig,
 };
-use crate::error::{Deadlock, Error, Result};
+use crate::error::{closest, Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, Feedback, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{
@@ -27,7 +29,7 @@ use crate::observe::{
     QueueProbes, QueueSeries, RateLog, Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab, NIL};
-use crate::report::{PausedLink, PfcSummary, Report};
+use crate::report::{PausedLink, PfcSummary, Report, StoppedAfter};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
 use crate::switch::{IoqFabric, IoqParams, LinkControl};
@@ -64,6 +66,8 @@ pub struct Simulation {
     completions: Vec<MessageDone>,
     handed_over: Vec<MessageDone>,
     want_completions: bool,
+    /// The messages that end the run early (`simulation.stop_after`).
+    stop: Option<Stop>,
     stats: Stats,
     traffic_rng: Pcg64Mcg,
     routing_rng: Pcg64Mcg,
@@ -180,6 +184,15 @@ impl Simulation {
             stats.hotspots = Some(Box::new(HotspotTime::new(hosts, sim.warmup.0, tmax_gbps)?));
         }
         let want_completions = work.wants_completions();
+        let stop = match &sim.stop_after {
+            Some(s) => Some(Stop::new(stop_group(&work, &s.group)?, s.messages)),
+            None => None,
+        };
+        if stop.is_some() {
+            // Every delivery arrives as an event at its time, so the run can end exactly at
+            // the one that completes the stop (`Ctx::deliver`).
+            stats.settle_before = 0;
+        }
         stats.congestion_counters = marking.is_some() || config.congestion_control_acts();
         // The optional collectors: those of the mechanisms the run has, and those asked for.
         let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
@@ -242,6 +255,7 @@ impl Simulation {
             completions: Vec::with_capacity(if want_completions { 64 } else { 0 }),
             handed_over: Vec::with_capacity(if want_completions { 64 } else { 0 }),
             want_completions,
+            stop,
             stats,
             traffic_rng,
             routing_rng,
@@ -271,6 +285,7 @@ impl Simulation {
                 routing_rng: &mut self.routing_rng,
                 host_returns: &mut self.host_returns,
                 completions,
+                stop: self.stop.as_mut(),
             },
             fabric: &mut self.fabric,
             nics: &mut self.nics,
@@ -282,7 +297,7 @@ impl Simulation {
         }
     }
 
-    /// Runs to the configured duration.
+    /// Runs to the configured duration, or until the config's `stop_after` is reached.
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
         let started = Instant::now();
         let mut pacer = ProgressPacer { report: progress, last: started };
@@ -300,6 +315,11 @@ impl Simulation {
                 _ => unreachable!("other events are dispatched by run_packets"),
             }
         }
+        // A run that reached its stop ends there: the delivery that reached it set the end
+        // of the run to now, so every event left is at or after it.
+        if let Some(at) = self.stop.as_ref().and_then(Stop::reached) {
+            self.end = at;
+        }
         (pacer.report)(1.0);
         self.finish(started.elapsed().as_secs_f64())
     }
@@ -309,7 +329,7 @@ impl Simulation {
     fn run_packets(&mut self, pacer: &mut ProgressPacer) -> Result<Option<(u64, Event)>> {
         let want_completions = self.want_completions;
         let Parts { mut ctx, fabric, nics, work, rng, handed_over, now, events } = self.parts();
-        let end = ctx.end;
+        let mut end = ctx.end;
         while let Some((time, event)) = ctx.queue.pop() {
             if time >= end {
                 // Left pending, as every later event: the end counts what was arriving.
@@ -336,6 +356,8 @@ impl Simulation {
                     if want_completions {
                         hand_over_completions(&mut ctx, nics, rng, work, handed_over);
                     }
+                    // A delivery may end the run (`simulation.stop_after`).
+                    end = ctx.end;
                 }
                 Event::HostWake { host } => nics.wake_event(&mut ctx, host),
                 Event::Timer(timer) => match timer.kind {
@@ -460,6 +482,10 @@ impl Simulation {
         self.find_deadlock()?;
         self.check_invariants()?;
         self.count_arrivals_at_end();
+        if self.stop.as_ref().and_then(Stop::reached).is_some() {
+            // The time series end at the stop, as everything else does.
+            self.stats.series.end_at(self.end);
+        }
         let infos: Vec<GroupInfo> = self
             .work
             .groups()
@@ -481,6 +507,13 @@ impl Simulation {
             TimeUnit::Cycles => "cycles".into(),
         };
         summary.seed = self.seed;
+        if let Some(stop) = &self.stop {
+            summary.stopped_after = Some(StoppedAfter {
+                group: names[stop.group as usize].clone(),
+                messages: stop.messages,
+                at: stop.reached().map(|at| at as f64 / PS_PER_UNIT),
+            });
+        }
         if self.pfc_headroom > 0 {
             summary.pfc = Some(self.pfc_summary());
         }
@@ -625,6 +658,19 @@ impl ProgressPacer<'_> {
         }
         Ok(())
     }
+}
+
+/// The group of `work` whose messages end the run (`simulation.stop_after.group`): the
+/// config's traffic groups are checked by validation, a workload given in their place
+/// here.
+fn stop_group(work: &AnyWorkload, name: &str) -> Result<u16> {
+    let groups = work.groups();
+    if let Some(g) = groups.iter().position(|g| g.name == name) {
+        return Ok(g as u16);
+    }
+    let hint =
+        closest(name, groups.iter().map(|g| g.name)).map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+    Err(Error::config("simulation.stop_after.group", format!("the workload has no group `{name}`{hint}")))
 }
 
 /// Slowest hops a queue head may wait before the watchdog calls it stalled, unless

@@ -42,12 +42,14 @@ impl FabricSeries {
         }
     }
 
-    /// One row per window: its start (in the run's time unit) and each event's count.
-    pub fn table(&self, ps_per_unit: f64) -> Table {
-        let time = (0..self.windows).map(|w| (w as u64 * self.window) as f64 / ps_per_unit).collect();
+    /// One row per window of a run that ended at `end`: its start (in the run's time
+    /// unit) and each event's count.
+    pub fn table(&self, end: u64, ps_per_unit: f64) -> Table {
+        let windows = (end.div_ceil(self.window) as usize).min(self.windows);
+        let time = (0..windows).map(|w| (w as u64 * self.window) as f64 / ps_per_unit).collect();
         let mut columns = vec![Column { name: "time".into(), data: ColumnData::F64(time) }];
         for (k, name) in NAMES.iter().enumerate() {
-            let counts = self.counts.iter().map(|c| c[k] as u64).collect();
+            let counts = self.counts[..windows].iter().map(|c| c[k] as u64).collect();
             columns.push(Column { name: name.to_string(), data: ColumnData::U64(counts) });
         }
         Table { columns }
@@ -71,7 +73,7 @@ impl Collector for FabricSeries {
     }
 
     fn tables(&self, report: &mut Report, finish: &Finish) {
-        report.add_table("fabric", self.table(finish.ps_per_unit));
+        report.add_table("fabric", self.table(finish.end, finish.ps_per_unit));
     }
 }
 
@@ -89,11 +91,15 @@ mod tests {
         s.on(120, &TraceEvent::Hop); // not a fabric event
         s.on(249, &TraceEvent::Dropped { group: 0 });
         s.on(1000, &TraceEvent::Dropped { group: 0 }); // past the end: ignored
-        let t = s.table(1.0);
+        let t = s.table(250, 1.0);
         assert_eq!(t.rows(), 3);
         assert_eq!(t.column("time"), Some(&ColumnData::F64(vec![0.0, 100.0, 200.0])));
         assert_eq!(t.column("pause_frames"), Some(&ColumnData::U64(vec![2, 0, 0])));
         assert_eq!(t.column("ecn_marks"), Some(&ColumnData::U64(vec![0, 1, 0])));
         assert_eq!(t.column("packets_dropped"), Some(&ColumnData::U64(vec![0, 0, 1])));
+        // A run that stopped at 150 has the windows up to then.
+        let t = s.table(150, 1.0);
+        assert_eq!(t.column("time"), Some(&ColumnData::F64(vec![0.0, 100.0])));
+        assert_eq!(t.column("ecn_marks"), Some(&ColumnData::U64(vec![0, 1])));
     }
 }

@@ -168,18 +168,19 @@ impl IbccSeries {
         }
     }
 
-    /// One row per window: its start (in the run's time unit), FECN marks, BECNs and the
-    /// window's `ccti_mean`.
+    /// One row per window of a run that ended at `end`: its start (in the run's time
+    /// unit), FECN marks, BECNs and the window's `ccti_mean`.
     pub fn table(&self, end: u64, ps_per_unit: f64) -> Table {
-        let (windows, _) = self.closed(end);
-        let time = (0..self.windows).map(|w| (w as u64 * self.window) as f64 / ps_per_unit).collect();
+        let (throttled, _) = self.closed(end);
+        let windows = (end.div_ceil(self.window) as usize).min(self.windows);
+        let time = (0..windows).map(|w| (w as u64 * self.window) as f64 / ps_per_unit).collect();
         let col = |name: &str, data| Column { name: name.to_string(), data };
         Table {
             columns: vec![
                 col("time", ColumnData::F64(time)),
-                col("fecn_marks", ColumnData::U64(self.marks.clone())),
-                col("becns", ColumnData::U64(self.becns.clone())),
-                col("ccti_mean", ColumnData::F64(windows.iter().map(|w| w.mean(self.min)).collect())),
+                col("fecn_marks", ColumnData::U64(self.marks[..windows].to_vec())),
+                col("becns", ColumnData::U64(self.becns[..windows].to_vec())),
+                col("ccti_mean", ColumnData::F64(throttled[..windows].iter().map(|w| w.mean(self.min)).collect())),
             ],
         }
     }

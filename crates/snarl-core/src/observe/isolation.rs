@@ -82,7 +82,8 @@ impl IsolationSeries {
     pub fn summary(&self, end: u64) -> IsolationSummary {
         let integral = self.integral + self.in_use as u128 * end.saturating_sub(self.since) as u128;
         let interval = end.saturating_sub(self.measure_from).max(1);
-        let peak = self.counts.iter().map(|c| c[9]).max().unwrap_or(0);
+        let windows = (end.div_ceil(self.window) as usize).min(self.counts.len());
+        let peak = self.counts[..windows].iter().map(|c| c[9]).max().unwrap_or(0);
         let t = &self.totals;
         IsolationSummary {
             cft_allocations: t[0],
@@ -107,15 +108,18 @@ impl IsolationSeries {
         }
     }
 
-    /// One row per window: its start, each kind's count, and the entries in use at its end.
-    pub fn table(&self, ps_per_unit: f64) -> Table {
-        let time = (0..self.counts.len()).map(|w| (w as u64 * self.window) as f64 / ps_per_unit).collect();
+    /// One row per window of a run that ended at `end`: its start, each kind's count, and
+    /// the entries in use at its end.
+    pub fn table(&self, end: u64, ps_per_unit: f64) -> Table {
+        let windows = (end.div_ceil(self.window) as usize).min(self.counts.len());
+        let time = (0..windows).map(|w| (w as u64 * self.window) as f64 / ps_per_unit).collect();
         let mut columns = vec![Column { name: "time".into(), data: ColumnData::F64(time) }];
         for (k, name) in NAMES.iter().enumerate() {
-            let counts = self.counts.iter().map(|c| c[k]).collect();
+            let counts = self.counts[..windows].iter().map(|c| c[k]).collect();
             columns.push(Column { name: name.to_string(), data: ColumnData::U64(counts) });
         }
-        columns.push(Column { name: "cft_occupancy".into(), data: ColumnData::U64(self.occupancy_at.clone()) });
+        let occupancy = self.occupancy_at[..windows].to_vec();
+        columns.push(Column { name: "cft_occupancy".into(), data: ColumnData::U64(occupancy) });
         Table { columns }
     }
 }
@@ -157,7 +161,7 @@ impl Collector for IsolationSeries {
     }
 
     fn tables(&self, report: &mut Report, finish: &Finish) {
-        report.add_table("isolation", self.table(finish.ps_per_unit));
+        report.add_table("isolation", self.table(finish.end, finish.ps_per_unit));
     }
 }
 
@@ -181,7 +185,7 @@ mod tests {
         assert_eq!((sum.cft_occupancy.max, sum.cft_occupancy.at_end), (2, 0));
         // 1 entry 50..150, 2 to 250, 1 to 900: (100 + 200 + 650) / 1000.
         assert!((sum.cft_occupancy.mean - 0.95).abs() < 1e-12, "{}", sum.cft_occupancy.mean);
-        let t = s.table(1.0);
+        let t = s.table(1_000, 1.0);
         let occupancy = t.columns.iter().find(|c| c.name == "cft_occupancy").unwrap();
         assert!(matches!(&occupancy.data, ColumnData::U64(v) if v[0] == 1 && v[1] == 2 && v[2] == 1 && v[9] == 0));
     }

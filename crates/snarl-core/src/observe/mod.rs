@@ -113,7 +113,9 @@ pub struct Stats {
     /// Plain data reaching its host before this time is accounted when its last link
     /// starts sending it (`Ctx::send_to_host`); from it on it arrives as a `Deliver`
     /// event. The end of the run, or sooner the next change the workload announced
-    /// (`Env::set_boundary`), so that each delivery is counted on its side of it.
+    /// (`Env::set_boundary`), so that each delivery is counted on its side of it; 0 in a
+    /// run that may stop early (`simulation.stop_after`), which must see every delivery
+    /// at its time to stop at the one that completes its last message.
     pub settle_before: u64,
     /// Per host: whether it is a shared hotspot now (always false in runs without).
     pub is_hotspot: Vec<bool>,

@@ -80,11 +80,13 @@ impl Collector for QueueSeries {
         for (probe, &(bytes, since)) in self.held.iter().enumerate() {
             closed.hold(probe, bytes, since, finish.end);
         }
-        let rows = self.windows * self.queues.len();
+        // A run that stopped early has the windows up to its end.
+        let windows = (finish.end.div_ceil(self.window) as usize).min(self.windows);
+        let rows = windows * self.queues.len();
         let (mut time, mut switch, mut port, mut priority) =
             (Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows), Vec::with_capacity(rows));
         let (mut mean, mut max) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-        for w in 0..self.windows {
+        for w in 0..windows {
             let start = w as u64 * self.window;
             let length = (start + self.window).min(finish.end.max(start + 1)) - start;
             for (probe, &(s, p, q)) in self.queues.iter().enumerate() {

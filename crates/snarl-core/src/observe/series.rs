@@ -11,6 +11,9 @@ pub struct Series {
     /// `window` as a divisor: every generation and delivery finds its window.
     per_window: StrengthReducedU64,
     windows: usize,
+    /// Length of the last window: `window`, or less in a run that stopped inside it
+    /// (`end_at`), whose loads are then over the part it covers.
+    last: u64,
     /// Indexed [window * groups + group].
     generated: Vec<u64>,
     delivered: Vec<u64>,
@@ -28,6 +31,7 @@ impl Series {
             window: window.max(1),
             per_window: StrengthReducedU64::new(window.max(1)),
             windows,
+            last: window.max(1),
             generated: zeroed(cells, what)?,
             delivered: zeroed(cells, what)?,
             latency_sum: zeroed(cells, what)?,
@@ -61,16 +65,31 @@ impl Series {
         self.window
     }
 
+    /// The run ended at `end`, before the duration the series was sized for
+    /// (`simulation.stop_after`): the series ends there, its last window at `end`.
+    pub fn end_at(&mut self, end: u64) {
+        let windows = (end.div_ceil(self.window) as usize).min(self.windows);
+        if windows < self.windows {
+            self.windows = windows;
+            self.last = end - (windows as u64).saturating_sub(1) * self.window;
+        }
+    }
+
+    /// Seconds of window `w`.
+    fn seconds(&self, w: usize) -> f64 {
+        let length = if w + 1 == self.windows { self.last } else { self.window };
+        length as f64 * 1e-12
+    }
+
     /// Accepted load per window of the groups for which `include(g)` holds;
     /// `capacity_bps` is their summed capacity.
     pub fn accepted_of(&self, include: impl Fn(usize) -> bool, capacity_bps: f64) -> Vec<f64> {
-        let seconds = self.window as f64 * 1e-12;
         (0..self.windows)
             .map(|w| {
                 let bytes: u64 =
                     (0..self.groups).filter(|&g| include(g)).map(|g| self.delivered[w * self.groups + g]).sum();
                 if capacity_bps > 0.0 {
-                    bytes as f64 * 8.0 / seconds / capacity_bps
+                    bytes as f64 * 8.0 / self.seconds(w) / capacity_bps
                 } else {
                     0.0
                 }
@@ -88,10 +107,10 @@ impl Series {
         let mut accepted = Vec::with_capacity(rows);
         let mut latency = Vec::with_capacity(rows);
         let mut packets = Vec::with_capacity(rows);
-        let seconds = self.window as f64 * 1e-12;
         let total_capacity: f64 = capacity_bps.iter().sum();
-        let load = |bytes: u64, cap: f64| if cap > 0.0 { bytes as f64 * 8.0 / seconds / cap } else { 0.0 };
         for w in 0..self.windows {
+            let seconds = self.seconds(w);
+            let load = |bytes: u64, cap: f64| if cap > 0.0 { bytes as f64 * 8.0 / seconds / cap } else { 0.0 };
             let t = (w as u64 * self.window) as f64 / ps_per_unit;
             let (mut gen_all, mut del_all, mut lat_all, mut n_all) = (0, 0, 0, 0);
             for g in 0..self.groups {
@@ -146,5 +165,26 @@ mod tests {
         // 2^64 windows of 8-byte counters: more than any address space.
         assert!(matches!(Series::new(1, 1, u64::MAX), Err(Error::Config { .. })));
         assert_eq!(Series::new(2, 10, 100).unwrap().table(&["a".into(), "b".into()], &[1.0, 1.0], 1.0).rows(), 30);
+    }
+
+    #[test]
+    fn a_series_cut_short_ends_with_the_part_of_its_last_window() {
+        // Windows of 1 us; the run stops 0.5 us into the third.
+        let mut s = Series::new(1, 1_000_000, 10_000_000).unwrap();
+        s.add_delivered(500_000, 0, 125, 1);
+        s.add_delivered(2_400_000, 0, 125, 1);
+        s.end_at(2_500_000);
+        let t = s.table(&["a".into()], &[1e9], 1.0);
+        assert_eq!(t.rows(), 6);
+        let Some(ColumnData::F64(accepted)) = t.column("accepted_load") else { panic!("no accepted_load") };
+        // 1000 bits over 1 us and over 0.5 us, at 1 Gb/s.
+        let close = |got: &[f64], want: &[f64]| got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-9);
+        assert!(close(&[accepted[0], accepted[2], accepted[4]], &[1.0, 0.0, 2.0]), "{accepted:?}");
+        let all = s.accepted_of(|_| true, 1e9);
+        assert!(all.len() == 3 && close(&all, &[1.0, 0.0, 2.0]), "{all:?}");
+        // A stop past the sized duration changes nothing.
+        let mut whole = Series::new(1, 1_000_000, 10_000_000).unwrap();
+        whole.end_at(10_000_000);
+        assert_eq!(whole.table(&["a".into()], &[1e9], 1.0).rows(), 20);
     }
 }

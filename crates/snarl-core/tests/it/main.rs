@@ -18,6 +18,7 @@ mod memory;
 mod pfc;
 mod recovery;
 mod scenarios;
+mod stop_after;
 mod traffic_mix;
 mod voq;
 mod watchdog;

@@ -239,6 +239,7 @@ mod tests {
             routing_rng: &mut rng,
             host_returns: &mut returns,
             completions: None,
+            stop: None,
         };
         let mut seen = Vec::new();
         for &dst in destinations {
