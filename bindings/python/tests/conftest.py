@@ -275,3 +275,27 @@ def small_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for record in (directory / "out" / "points").glob("*.json"):
         assert_invariants(json.loads(record.read_text(encoding="utf-8"))["summary"])
     return directory / "out"
+
+
+ONE_TREE_SHORT = {
+    "simulation.duration": "300us",
+    "simulation.warmup": "50us",
+    "traffic.phases.0.at": "100us",
+    "traffic.phases.1.at": "250us",
+}
+"""The lossless-Ethernet one-tree scenarios cut to 300 µs (the tree from 100 to 250 µs):
+under a second each."""
+
+
+@pytest.fixture(scope="session")
+def mechanism_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of two `snarl run --out` results of one congestion tree, with PFC
+    alone (`one-tree-none`) and with DCQCN (`one-tree-dcqcn`), run once per session."""
+    directory = tmp_path_factory.mktemp("mechanisms")
+    for cc in ("none", "dcqcn"):
+        report = snarl.run(REPO / "scenarios" / "lossless-ethernet" / f"one-tree-{cc}.toml", set=ONE_TREE_SHORT)
+        assert_invariants(report.summary)
+        out = directory / f"one-tree-{cc}"
+        out.mkdir()
+        report.write(out)
+    return directory

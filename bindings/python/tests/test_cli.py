@@ -389,3 +389,41 @@ def test_out_writes_rates_with_a_rate_series(cli, small_config, tmp_path):
     table = pq.read_table(out / "rates.parquet")
     assert table.column_names == ["time", "src", "dst", "qp", "rate_gbps"]
     assert table.num_rows > 0
+
+
+def test_plot_mechanisms_compares_run_directories(cli, mechanism_runs, tmp_path):
+    from PIL import Image
+
+    none, dcqcn = mechanism_runs / "one-tree-none", mechanism_runs / "one-tree-dcqcn"
+    output = tmp_path / "figures" / "mechanisms.png"
+    done = cli("plot", "mechanisms", none, dcqcn, "-o", output, "--labels", "PFC alone,DCQCN", "--title", "one tree")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(output) and done.stderr == ""
+    with Image.open(output) as image:
+        assert image.format == "PNG" and image.size[0] > 2 * image.size[1]  # three panels side by side
+    done = cli("plot", "mechanisms", none, dcqcn, "--group", "hotspot", "-o", tmp_path / "hotspot.svg")
+    assert done.returncode == 0, done.stderr
+    assert "<svg" in (tmp_path / "hotspot.svg").read_text()
+
+
+PLOT_MECHANISMS_REFUSED = {
+    "not a run directory": (["mechanisms", "{none}", "{empty}"], ["{empty}: not a run directory (no summary.json)", "snarl run"]),
+    "no such directory": (["mechanisms", "{none}", "{tmp}/nowhere"], ["nowhere: no such directory"]),
+    "labels for fewer runs": (["mechanisms", "{none}", "{dcqcn}", "--labels", "pfc"], ["--labels: 1 name for 2 runs"]),
+    "two groups": (["mechanisms", "{none}", "{dcqcn}", "--group", "victims", "--group", "hotspot"], ["one group"]),
+    "unknown group": (["mechanisms", "{none}", "{dcqcn}", "--group", "nope"], ["no group 'nope'", "victims"]),
+    "another kind of two directories": (["timeseries", "{none}", "{dcqcn}"], ["plot timeseries draws one DIR (2 given)"]),
+}
+
+
+@pytest.mark.parametrize("case", PLOT_MECHANISMS_REFUSED, ids=list(PLOT_MECHANISMS_REFUSED))
+def test_plot_mechanisms_bad_input_is_one_line_exit_2(cli, mechanism_runs, tmp_path, case):
+    args, expected = PLOT_MECHANISMS_REFUSED[case]
+    (tmp_path / "empty").mkdir()
+    names = {
+        "none": mechanism_runs / "one-tree-none", "dcqcn": mechanism_runs / "one-tree-dcqcn",
+        "empty": tmp_path / "empty", "tmp": tmp_path,
+    }
+    done = cli("plot", *(a.format(**names) for a in args), "-o", tmp_path / "never.png")
+    assert_refused(done, [e.format(**names) for e in expected])
+    assert not (tmp_path / "never.png").exists()

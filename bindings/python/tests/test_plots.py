@@ -252,7 +252,7 @@ def test_labels():
     assert plots.label("seed") == "seed"
 
 
-@pytest.mark.parametrize("kind", [k for k in plots.KINDS if k not in ("fabric", "rates")])
+@pytest.mark.parametrize("kind", [k for k in plots.KINDS if k not in ("fabric", "rates", "mechanisms")])
 def test_snarl_plot_writes_each_kind(small_sweep, tmp_path, kind):
     output = tmp_path / f"{kind}.png"
     done = run_snarl("plot", kind, small_sweep, "-o", output)
@@ -437,3 +437,123 @@ def test_the_windy_forest_sweep_plots_with_cc_off_dashed_and_tmax(tmp_path):
         f"{b} B nodes, congestion_control = {cc}" for b in ("25%", "100%") for cc in ("none", "ibcc")
     }, "a swept description names its curves by itself"
     assert all(line.get_linestyle() == ("--" if "= none" in name else "-") for name, line in curves.items())
+
+
+# ----------------------------------------------------------------------------- mechanisms
+
+
+def test_common_prefix_ends_at_a_separator():
+    assert plots.common_prefix(["one-tree-none", "one-tree-dcqcn"]) == "one-tree-"
+    # Not "one-tree-ici", which would leave nothing of the first name.
+    assert plots.common_prefix(["one-tree-ici", "one-tree-ici-dcqcn"]) == "one-tree-"
+    assert plots.common_prefix(["tree_ci", "tree_ici"]) == "tree_"
+    assert plots.common_prefix(["pfc", "dcqcn"]) == ""
+    assert plots.common_prefix(["one-tree-none"]) == ""
+
+
+def mechanism_panels(fig):
+    """The throughput, CNP and FCT panels of a mechanisms figure."""
+    assert len(fig.axes) == 3
+    return fig.axes
+
+
+def test_mechanisms_side_by_side(mechanism_runs, tmp_path):
+    runs = [mechanism_runs / "one-tree-none", mechanism_runs / "one-tree-dcqcn"]
+    fig = plots.plot_mechanisms(runs)
+    throughput, cnps, fct = mechanism_panels(fig)
+    # The directory names less their common prefix name the runs; the prefix is the title.
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["none", "dcqcn"]
+    assert fig.get_suptitle() == "one-tree"
+    assert [line.get_label() for line in throughput.get_lines()] == ["none", "dcqcn"]
+    assert [line.get_label() for line in cnps.get_lines()] == ["none", "dcqcn"]
+    assert len(fct.patches) == 3 * 2
+    # The victims' accepted load per window, in Gb/s per host (100 Gb/s links).
+    series = pd.read_parquet(runs[0] / "timeseries.parquet")
+    victims = series[series["group"] == "victims"].sort_values("time")
+    np.testing.assert_allclose(throughput.get_lines()[0].get_ydata(), victims["accepted_load"] * 100.0)
+    assert throughput.get_ylabel() == "accepted throughput per host (Gb/s)"
+    # PFC alone sends no CNP; DCQCN does, the counts of its fabric table.
+    pfc, dcqcn = (np.asarray(line.get_ydata(), dtype=float) for line in cnps.get_lines())
+    assert len(pfc) > 0 and (pfc == 0).all()
+    fabric = pd.read_parquet(runs[1] / "fabric.parquet")
+    assert dcqcn.sum() == fabric["cnps"].sum() > 0
+    assert cnps.get_ylabel() == "CNPs per 10 µs window"
+    # Bars: p50, p95, p99 of the victims' FCT in µs, one per run in each group, one
+    # colour per run across the panels.
+    assert [t.get_text() for t in fct.get_xticklabels()] == ["p50", "p95", "p99"]
+    for index, run in enumerate(runs):
+        summary = json.loads((run / "summary.json").read_text())
+        expected = [summary["groups"]["victims"]["fct"][p] / 1000 for p in ("p50", "p95", "p99")]
+        bars = fct.containers[index]
+        assert [bar.get_height() for bar in bars] == pytest.approx(expected)
+        colour = throughput.get_lines()[index].get_color()
+        assert cnps.get_lines()[index].get_color() == colour
+        assert all(matplotlib_colour(bar.get_facecolor()) == matplotlib_colour(colour) for bar in bars)
+    assert fct.get_ylabel() == "flow completion time (µs)" and fct.get_title() == "FCT of victims"
+    # The congestion tree's interval shaded and labelled.
+    assert {t.get_text() for t in throughput.texts} == {"congestion tree", "tree ends"}
+    fig.savefig(tmp_path / "mechanisms.png")
+    assert_png(tmp_path / "mechanisms.png")
+
+
+def matplotlib_colour(colour) -> tuple[float, ...]:
+    from matplotlib.colors import to_rgb
+
+    return tuple(round(c, 4) for c in to_rgb(colour))
+
+
+def test_mechanisms_labels_title_and_other_tables(mechanism_runs, tmp_path):
+    import shutil
+
+    # A run directory may hold tables the figure does not draw (isolation, ...).
+    for name in ("run-pfc", "run-dcqcn"):
+        shutil.copytree(mechanism_runs / f"one-tree-{'none' if name == 'run-pfc' else 'dcqcn'}", tmp_path / name)
+    pd.DataFrame({"time": [0.0, 10_000.0], "isolated": [0, 3]}).to_parquet(tmp_path / "run-dcqcn" / "isolation.parquet")
+    runs = [tmp_path / "run-pfc", tmp_path / "run-dcqcn"]
+    fig = plots.plot_mechanisms(runs)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["pfc", "dcqcn"] and fig.get_suptitle() == "run"
+    fig = plots.plot_mechanisms(runs, labels="PFC alone, DCQCN", title="one congestion tree")
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["PFC alone", "DCQCN"]
+    assert fig.get_suptitle() == "one congestion tree"
+    fig = plots.plot_mechanisms(runs, group="contributors")
+    assert fig.axes[2].get_title() == "FCT of contributors"
+    with pytest.raises(plots.PlotError, match="--labels: 1 name for 2 runs"):
+        plots.plot_mechanisms(runs, labels="one")
+    with pytest.raises(plots.PlotError, match="no group 'nope' in the time series"):
+        plots.plot_mechanisms(runs, group="nope")
+    with pytest.raises(plots.PlotError, match="not a run directory"):
+        plots.plot_mechanisms([runs[0], tmp_path])
+    with pytest.raises(plots.PlotError, match="both be labelled 'pfc'"):
+        plots.plot_mechanisms([runs[0], runs[0]])
+
+
+def test_mechanisms_of_a_sweep_name_each_point(tmp_path):
+    from conftest import ONE_TREE_SHORT, REPO
+
+    import snarl
+
+    base = REPO / "scenarios" / "lossless-ethernet" / "one-tree-dcqcn.toml"
+    overrides = "\n".join(f'"{k}" = "{v}"' for k, v in ONE_TREE_SHORT.items())
+    (tmp_path / "sweep.toml").write_text(
+        f'name = "PFC against DCQCN"\nbase = "{base}"\n[set]\n{overrides}\n'
+        '[axes]\ncongestion_control = [{ type = "none" }, { type = "dcqcn", cnp_interval = "4us" }]\n'
+    )
+    table = snarl.sweep(tmp_path / "sweep.toml", tmp_path / "out", processes=1)
+    assert (table["status"] == "ok").all()
+    fig = plots.plot_directory("mechanisms", tmp_path / "out")
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["congestion_control = none", "congestion_control = dcqcn"]
+    assert fig.get_suptitle() == "PFC against DCQCN"
+    throughput, cnps, fct = mechanism_panels(fig)
+    assert len(throughput.get_lines()) == 2 and len(fct.patches) == 6
+    pfc, dcqcn = (np.asarray(line.get_ydata(), dtype=float) for line in cnps.get_lines())
+    assert (pfc == 0).all() and dcqcn.sum() > 0
+    fig = plots.plot_mechanisms([tmp_path / "out"], where=["congestion_control=dcqcn (cnp_interval 4us)"])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["congestion_control = dcqcn"]
+    # A swept description names its point by itself.
+    points = pd.read_parquet(tmp_path / "out" / "points.parquet")
+    points["description"] = ["PFC alone", "DCQCN"]
+    points.to_parquet(tmp_path / "out" / "points.parquet")
+    info = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    (tmp_path / "out" / "sweep.json").write_text(json.dumps({**info, "keys": [*info["keys"], "description"]}))
+    fig = plots.plot_mechanisms([tmp_path / "out"])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["PFC alone", "DCQCN"]

@@ -2,7 +2,11 @@
 
 ``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
 ``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
-``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf, fct)
+``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf, fct, fabric, rates)
+``snarl plot mechanisms DIR [DIR ...] [-o FILE] [--group NAME] [--labels a,b,...] [--title TEXT]``
+  (congestion-management mechanisms side by side, a run per ``snarl run --out`` DIR named
+  by its directory less the prefix all share, or a point per run of one sweep DIR: the
+  group's throughput and CNPs per window, and its FCT p50, p95, p99)
 ``snarl report DIR [DIR ...] [-o report.html]``
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
@@ -129,8 +133,11 @@ def _parser() -> argparse.ArgumentParser:
         description="Plot a sweep directory (or a `snarl run --out` directory) as PNG, SVG or PDF.",
     )
     plot.add_argument("kind", metavar="KIND", choices=KINDS, help=f"one of {', '.join(KINDS)}")
-    plot.add_argument("dir", metavar="DIR", type=Path, help="a sweep directory or a run's --out directory")
-    plot.add_argument("-o", "--output", metavar="FILE", type=Path, help="the figure (.png, .svg or .pdf; default DIR/KIND.png)")
+    plot.add_argument(
+        "dir", metavar="DIR", type=Path, nargs="+",
+        help="a sweep directory or a run's --out directory (mechanisms: several run directories, or one sweep)",
+    )
+    plot.add_argument("-o", "--output", metavar="FILE", type=Path, help="the figure (.png, .svg or .pdf; default DIR/KIND.png, in the first DIR)")
     plot.add_argument("--x", help="column on the x axis")
     plot.add_argument("--y", help="column on the y axis")
     plot.add_argument("--hue", help="column(s), comma-separated, whose values get one curve each")
@@ -138,7 +145,9 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--style", help="column whose values get a line style each, the off value dashed (load-curve)")
     plot.add_argument("--ref", help="column drawn as a dotted reference line per curve, e.g. tmax (load-curve)")
     plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
-    plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable)")
+    plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable; mechanisms: one, default victims)")
+    plot.add_argument("--labels", metavar="A,B,...", help="the legend's names of the runs, in order (mechanisms; default: the directory names less their common prefix)")
+    plot.add_argument("--title", help="the figure's title (mechanisms; default: the common prefix of the directory names, or the sweep's name)")
     plot.add_argument(
         "--where",
         action="append",
@@ -370,16 +379,26 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def _plot(args: argparse.Namespace) -> int:
     """``snarl plot``: one figure of a sweep or run directory."""
-    from snarl.plots import PlotError, plot_directory
+    from snarl.plots import PlotError, plot_directory, plot_mechanisms
 
-    output = args.output or args.dir / f"{args.kind}.png"
+    if args.kind != "mechanisms" and len(args.dir) > 1:
+        raise Failure(f"plot {args.kind} draws one DIR ({len(args.dir)} given); `snarl plot mechanisms` compares several")
+    output = args.output or args.dir[0] / f"{args.kind}.png"
     if output.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise Failure(f"-o {output}: the figure must be a .png, .svg or .pdf file")
     try:
-        fig = plot_directory(
-            args.kind, args.dir, x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point,
-            groups=args.group, where=args.where, style=args.style, reference=args.ref,
-        )
+        if args.kind == "mechanisms":
+            if args.group is not None and len(args.group) > 1:
+                raise PlotError("mechanisms plots one group: give --group once")
+            fig = plot_mechanisms(
+                args.dir, group=args.group[0] if args.group else None, labels=args.labels, title=args.title,
+                where=args.where,
+            )
+        else:
+            fig = plot_directory(
+                args.kind, args.dir[0], x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point,
+                groups=args.group, where=args.where, style=args.style, reference=args.ref,
+            )
     except PlotError as e:
         raise Failure(str(e)) from None
     try:

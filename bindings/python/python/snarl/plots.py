@@ -14,10 +14,13 @@ Figures are built without pyplot (no GUI, no global state): save them with
 - :func:`congestion_over_time`: throughput per group above, and below the pause frames,
   ECN marks, CNPs and drops per window that flow and congestion control produced;
 - :func:`flow_rates`: the rate of congestion-controlled flows over time (DCQCN's cuts
-  and recoveries).
+  and recoveries);
+- :func:`mechanisms`: congestion-management mechanisms side by side, one colour per run:
+  a group's throughput and the CNPs per window, and its FCT percentiles.
 
 :func:`plot_directory` draws them from a sweep directory (``snarl sweep --out``) or a run
-directory (``snarl run --out``), as the ``snarl plot`` command does.
+directory (``snarl run --out``), as the ``snarl plot`` command does;
+:func:`plot_mechanisms` draws :func:`mechanisms` from several run directories.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates")
+KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates", "mechanisms")
 """What ``snarl plot`` draws."""
 
 LOAD = "fraction of link capacity"
@@ -662,6 +665,205 @@ def flow_rates(
     return fig
 
 
+def fct_percentiles(summary: Mapping[str, Any], group: str | None = None) -> tuple[dict[str, float] | None, bool]:
+    """``({p50, p95, p99}, of the group)``: the flow completion times of ``group`` in a
+    run's summary (``groups.<group>.fct``), else those of every flow (``fct.fct``), in
+    the run's time unit; ``(None, False)`` when the run completed no flow."""
+    figures = ((summary.get("groups") or {}).get(group) or {}).get("fct") if group is not None else None
+    own = _percentiles(figures)
+    if own is not None:
+        return own, True
+    overall = summary.get("fct") or {}
+    return _percentiles(overall.get("fct") if isinstance(overall.get("fct"), Mapping) else overall), False
+
+
+def _percentiles(figures: Any) -> dict[str, float] | None:
+    if not isinstance(figures, Mapping):
+        return None
+    values = {p: figures.get(p) for p in _PERCENTILES}
+    if any(not isinstance(v, (int, float)) or not math.isfinite(v) for v in values.values()):
+        return None
+    return {p: float(v) for p, v in values.items()}
+
+
+def with_gbps(timeseries: pd.DataFrame, summary: Mapping[str, Any]) -> pd.DataFrame:
+    """``timeseries`` with a column ``accepted_gbps``: the accepted load per window (a
+    fraction of each host's link) in Gb/s per host, at the ratio of Gb/s to load of each
+    group in ``summary`` (``groups.<name>.offered_gbps / offered_load``, else the
+    accepted figures). ``timeseries`` unchanged when the summary gives no ratio for a
+    group of it."""
+    if "accepted_gbps" in timeseries.columns or "accepted_load" not in timeseries.columns:
+        return timeseries
+    groups = dict(summary.get("groups") or {})
+    groups.setdefault("all", summary)
+    ratios = {}
+    for name in dict.fromkeys(timeseries["group"]):
+        figures = groups.get(name) or {}
+        ratio = None
+        for gbps, load in (("offered_gbps", "offered_load"), ("accepted_gbps", "accepted_load")):
+            a, b = figures.get(gbps), figures.get(load)
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b > 0 and math.isfinite(a / b):
+                ratio = a / b
+                break
+        if ratio is None:
+            return timeseries
+        ratios[name] = ratio
+    return timeseries.assign(accepted_gbps=timeseries["accepted_load"] * timeseries["group"].map(ratios).astype(float))
+
+
+def mechanisms(
+    timeseries: Mapping[str, pd.DataFrame],
+    fabric: Mapping[str, pd.DataFrame | None] | None = None,
+    summaries: Mapping[str, Mapping[str, Any]] | None = None,
+    group: str = "victims",
+    y: str | None = None,
+    phases: Sequence[Mapping[str, Any]] | Sequence[tuple[float, str]] | None = None,
+    unit: str = "ns",
+    title: str | None = None,
+) -> Figure:
+    """Congestion-management mechanisms side by side, one colour per run (the keys of
+    ``timeseries``, in order, are the legend's names), in three panels:
+
+    1. the throughput of ``group`` per time window (``y``: by default ``accepted_gbps``
+       when every run's series has it, see :func:`with_gbps`, else ``accepted_load``),
+       with the interval of each phase shaded and labelled;
+    2. the CNPs per window (the ``cnps`` column of each run's :attr:`snarl.Report.fabric`;
+       zero for a run without that table or column, e.g. PFC alone), on a symmetric log
+       scale when the counts span more than two decades;
+    3. the p50, p95 and p99 flow completion time of ``group`` (``summaries``: each run's
+       summary, see :func:`fct_percentiles`; every flow's when the group has none), one
+       bar per run in each percentile's group, in µs when ``unit`` is ns.
+
+    ``fabric`` and ``summaries`` are keyed like ``timeseries``; a run missing from them
+    has no CNP and no FCT bar. ``phases`` are those of :func:`throughput_over_time`.
+    """
+    import numpy as np
+
+    runs = list(timeseries)
+    if not runs:
+        raise PlotError("no run to plot")
+    fabric = dict(fabric or {})
+    summaries = dict(summaries or {})
+    for name in runs:
+        frame = timeseries[name]
+        _require(frame, "time", "group")
+        if group not in set(frame["group"]):
+            groups = ", ".join(map(str, dict.fromkeys(frame["group"])))
+            raise PlotError(f"{name}: no group {group!r} in the time series (groups: {groups}); choose one with --group")
+    if y is None:
+        y = "accepted_gbps" if all("accepted_gbps" in timeseries[n].columns for n in runs) else "accepted_load"
+    for name in runs:
+        try:
+            _require(timeseries[name], y)
+        except PlotError as e:
+            raise PlotError(f"{name}: {e}") from None
+    colours = {name: f"C{i % 10}" for i, name in enumerate(runs)}
+    series = {name: timeseries[name][timeseries[name]["group"] == group].sort_values("time") for name in runs}
+    end = max(float(s["time"].max()) for s in series.values() if len(s))
+    scale, shown = _time_axis([end], unit)
+
+    fig = _new_figure((min(MAX_WIDTH, 14.5), 4.6))
+    load_ax, cnp_ax, fct_ax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [4, 4, 3]})
+    cnp_ax.sharex(load_ax)
+
+    # 1. Throughput of the group per window.
+    for name in runs:
+        rows = series[name]
+        load_ax.plot(rows["time"] / scale, rows[y].astype(float), linewidth=1.3, color=colours[name], label=name)
+    what = "accepted throughput per host (Gb/s)" if y == "accepted_gbps" else label(y, unit)
+    load_ax.set_ylabel(what)
+    load_ax.set_ylim(bottom=0)
+    load_ax.set_title(f"throughput of {group}", fontsize="medium")
+
+    # 2. CNPs per window.
+    peaks = []
+    for name in runs:
+        events = fabric.get(name)
+        if events is not None and "cnps" in events.columns and "time" in events.columns and len(events):
+            events = events.sort_values("time")
+            times, counts = events["time"].to_numpy(dtype=float), events["cnps"].to_numpy(dtype=float)
+        else:
+            times, counts = series[name]["time"].to_numpy(dtype=float), np.zeros(len(series[name]))
+        cnp_ax.plot(times / scale, counts, linewidth=1.3, color=colours[name], label=name)
+        peaks.extend(counts[counts > 0].tolist())
+    window = _window(series[runs[0]]["time"])
+    per = f"per {_duration_text(window, unit)} window" if window else "per window"
+    cnp_ax.set_ylabel(f"CNPs {per}")
+    if peaks and max(peaks) / min(peaks) > 100:
+        cnp_ax.set_yscale("symlog", linthresh=1.0)
+    # No floor at zero: the line of a run without CNPs would hide in the axis.
+    cnp_ax.set_title("CNPs sent", fontsize="medium")
+
+    for ax in (load_ax, cnp_ax):
+        ax.set_xlabel(f"time ({shown})")
+        ax.grid(True, alpha=0.3)
+    _shade_phases((load_ax, cnp_ax), phases, unit, scale, end)
+
+    # 3. FCT percentiles: a group of bars per percentile, a bar per run.
+    fct_scale, fct_unit = (1e3, "µs") if unit == "ns" else (1.0, unit)
+    width = 0.8 / len(runs)
+    whose = set()
+    for index, name in enumerate(runs):
+        figures, own = fct_percentiles(summaries.get(name) or {}, group)
+        if figures is None:
+            continue
+        whose.add(own)
+        positions = [p + (index - (len(runs) - 1) / 2) * width for p in range(len(_PERCENTILES))]
+        fct_ax.bar(positions, [figures[p] / fct_scale for p in _PERCENTILES], width=width * 0.95,
+                   color=colours[name], label=name)
+    if not whose:
+        fct_ax.text(0.5, 0.5, "no completed flow", transform=fct_ax.transAxes, ha="center", color="0.4")
+    fct_ax.set_xticks(range(len(_PERCENTILES)), list(_PERCENTILES))
+    flows = f"of {group}" if whose == {True} else "of all flows" if whose == {False} else f"of {group} (all flows where it has none)"
+    fct_ax.set_ylabel(f"flow completion time ({fct_unit})")
+    fct_ax.set_title(f"FCT {flows}", fontsize="medium")
+    fct_ax.set_ylim(bottom=0)
+    fct_ax.grid(True, axis="y", alpha=0.3)
+
+    handles = [line for line in load_ax.get_lines() if line.get_label() in colours]
+    fig.legend(handles, [h.get_label() for h in handles], loc="outside lower center",
+               ncols=min(len(runs), 6), frameon=False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _window(times: Any) -> float | None:
+    """The width of the time windows of a series: the most common step between them."""
+    import numpy as np
+
+    steps = np.diff(np.unique(np.asarray(times, dtype=float)))
+    if steps.size == 0:
+        return None
+    values, counts = np.unique(steps, return_counts=True)
+    return float(values[np.argmax(counts)])
+
+
+def _duration_text(value: float, unit: str) -> str:
+    """``10000`` ns -> ``10 µs``."""
+    if unit != "ns":
+        return f"{value:g} {unit}"
+    for scale, name in ((1e6, "ms"), (1e3, "µs")):
+        if value >= scale:
+            return f"{value / scale:g} {name}"
+    return f"{value:g} ns"
+
+
+def _shade_phases(axes: Sequence[Any], phases: Any, unit: str, scale: float, end: float) -> None:
+    """Each phase's interval (to the next phase, or to ``end``) shaded on ``axes``, in
+    two alternating greys, and its label at the top of the first."""
+    marks = sorted((at, text) for at, text in _phase_marks(phases, unit) if at < end)
+    for index, (at, text) in enumerate(marks):
+        stop = marks[index + 1][0] if index + 1 < len(marks) else end
+        for ax in axes:
+            ax.axvspan(at / scale, stop / scale, color="0.5", alpha=0.16 if index % 2 == 0 else 0.07, linewidth=0)
+        if text:
+            axes[0].annotate(
+                text, xy=(at / scale, 1.0), xycoords=("data", "axes fraction"), xytext=(3, -3),
+                textcoords="offset points", rotation=90, va="top", ha="left", fontsize=8, color="0.25",
+            )
+
+
 # ----------------------------------------------------------------------------- directories
 
 
@@ -869,6 +1071,10 @@ def plot_directory(
         rates = point_table(directory, "rates", point)
         summary, title = point_summary(directory, point)
         return flow_rates(rates, unit=summary.get("time_unit", "ns"), title=title)
+    if kind == "mechanisms":
+        if groups is not None and len(groups) > 1:
+            raise PlotError("mechanisms plots one group: give --group once")
+        return plot_mechanisms([directory], group=groups[0] if groups else None, where=where)
     if kind == "fct":
         summary, title = point_summary(directory, point)
         return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)
@@ -954,3 +1160,145 @@ def window_cdf(
     if not curves:
         raise PlotError(f"{directory}: no time series to plot")
     return cdf(curves, xlabel=f"{label(value, unit)} per window, group {group}")
+
+
+# ----------------------------------------------------------------------------- mechanisms
+
+_SEPARATORS = "-_. "
+
+
+def common_prefix(names: Sequence[str]) -> str:
+    """The longest prefix that every name shares, ends at a separator (``-``, ``_``,
+    ``.``, space) and leaves something of each: ``one-tree-none``, ``one-tree-dcqcn`` ->
+    ``one-tree-``; ``""`` for fewer than two names, or none shared."""
+    import os
+
+    names = list(names)
+    if len(names) < 2:
+        return ""
+    shared = os.path.commonprefix(names)
+    for cut in range(len(shared), 0, -1):
+        if shared[cut - 1] in _SEPARATORS and all(len(n) > cut for n in names):
+            return shared[:cut]
+    return ""
+
+
+def _label_list(labels: str | Sequence[str] | None, count: int) -> list[str] | None:
+    """``--labels a,b,c`` as a list of ``count`` names; :class:`PlotError` otherwise."""
+    if labels is None:
+        return None
+    names = [n.strip() for n in labels.split(",")] if isinstance(labels, str) else [str(n).strip() for n in labels]
+    if len(names) != count:
+        raise PlotError(f"--labels: {len(names)} name{'s' if len(names) != 1 else ''} for {count} run{'s' if count != 1 else ''}")
+    if not all(names):
+        raise PlotError("--labels: an empty name; give one name per run, comma-separated")
+    return names
+
+
+def _unique(labels: Sequence[str]) -> None:
+    seen: set[str] = set()
+    for name in labels:
+        if name in seen:
+            raise PlotError(f"two runs would both be labelled {name!r}: name them with --labels a,b,...")
+        seen.add(name)
+
+
+def _read_run(directory: Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame | None, dict[str, Any]]:
+    """``(summary, timeseries, fabric or None, config)`` of a ``snarl run --out``
+    directory; its other tables are not read."""
+    if not directory.is_dir():
+        raise PlotError(f"{directory}: no such directory")
+    if _is_sweep(directory):
+        raise PlotError(f"{directory}: a sweep directory; give it alone (a curve per point), or give run directories")
+    if not (directory / "summary.json").is_file():
+        raise PlotError(f"{directory}: not a run directory (no summary.json): write one with `snarl run FILE.toml --out DIR`")
+    summary = _read_json(directory / "summary.json")
+    if not isinstance(summary, dict):
+        raise PlotError(f"{directory / 'summary.json'}: not the summary of a run")
+    timeseries = read_parquet(table_path(directory, "timeseries"))
+    fabric_path = directory / "fabric.parquet"
+    fabric = read_parquet(fabric_path) if fabric_path.is_file() else None
+    config_path = directory / "config.toml"
+    config = _read_text(config_path, _read_toml, "TOML") if config_path.is_file() else {}
+    return summary, timeseries, fabric, config
+
+
+def _sweep_runs(directory: Path, where: Sequence[str] | None) -> tuple[list[str], list[tuple[dict[str, Any], pd.DataFrame, pd.DataFrame | None, dict[str, Any]]]]:
+    """The successful points of a sweep directory: their names (the swept
+    ``description`` if any, else the swept values that differ between them) and their
+    ``(summary, timeseries, fabric or None, config)``."""
+    every = _ok(load_points(directory))
+    points = _ok(where_rows(every, where)) if where else every
+    if points.empty:
+        raise PlotError(f"{directory}: no successful point")
+    keys = swept_keys(directory, every)
+    # The keys that differ between the points plotted, else (one point kept by --where)
+    # between all of them.
+    varying = [k for k in keys if points[k].nunique(dropna=False) > 1] or [
+        k for k in keys if every[k].nunique(dropna=False) > 1
+    ]
+    if "description" in keys and points["description"].nunique(dropna=False) == len(points):
+        columns = ["description"]
+    else:
+        columns = (["description"] if "description" in keys else []) + [k for k in varying if k != "description"]
+    name_of = hue_labeller(points, columns)
+    names, runs = [], []
+    for _, row in points.iterrows():
+        point = str(row["point_id"])
+        names.append(name_of(tuple(row[c] for c in columns)) if columns else point)
+        record = _point_record(directory, point)
+        if not record.get("summary"):
+            raise PlotError(f"{directory}: point {point} has no summary")
+        timeseries = read_parquet(table_path(directory, "timeseries", point))
+        fabric_path = directory / "fabric" / f"{point}.parquet"
+        fabric = read_parquet(fabric_path) if fabric_path.is_file() else None
+        config = _read_toml(record["config"]) if record.get("config") else {}
+        runs.append((record["summary"], timeseries, fabric, config))
+    return names, runs
+
+
+def plot_mechanisms(
+    directories: Sequence[str | Path],
+    group: str | None = None,
+    labels: str | Sequence[str] | None = None,
+    title: str | None = None,
+    where: Sequence[str] | None = None,
+) -> Figure:
+    """The figure ``snarl plot mechanisms DIR [DIR ...]`` draws (:func:`mechanisms`): one
+    run per ``snarl run --out`` directory, named by its directory without the prefix
+    they all share (``one-tree-none``, ``one-tree-dcqcn`` -> ``none``, ``dcqcn``; the
+    prefix, ``one-tree``, is the default title); or one run per successful point of a
+    single sweep directory (``where`` keeps some), named by its swept ``description``,
+    else by its swept values that differ, titled by the sweep's name.
+
+    ``labels`` (``"a,b,c"`` or a list) names the runs instead, in order; ``group`` is the
+    group plotted (default ``victims``). Tables other than ``timeseries`` and ``fabric``
+    are not read."""
+    paths = [Path(d) for d in directories]
+    if not paths:
+        raise PlotError("no directory to plot")
+    if len(paths) == 1 and paths[0].is_dir() and _is_sweep(paths[0]):
+        names, runs = _sweep_runs(paths[0], where)
+        default_title = str(_sweep_info(paths[0]).get("name") or paths[0].resolve().name)
+    else:
+        if where:
+            raise PlotError("--where picks points of a sweep directory; run directories are given one by one")
+        runs = [_read_run(path) for path in paths]
+        full = [path.resolve().name for path in paths]
+        prefix = common_prefix(full)
+        names = [name[len(prefix):] for name in full]
+        default_title = prefix.rstrip(_SEPARATORS)
+    names = _label_list(labels, len(runs)) or names
+    _unique(names)
+    summaries = {name: run[0] for name, run in zip(names, runs)}
+    first = runs[0][0]
+    phases = next((phases_of(run[3]) for run in runs if phases_of(run[3])), [])
+    return mechanisms(
+        {name: with_gbps(run[1], run[0]) for name, run in zip(names, runs)},
+        {name: run[2] for name, run in zip(names, runs)},
+        summaries,
+        group=group or "victims",
+        phases=phases,
+        unit=str(first.get("time_unit", "ns")),
+        title=(default_title if title is None else title) or None,
+    )
