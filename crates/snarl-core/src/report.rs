@@ -211,6 +211,10 @@ pub struct IsolationSummary {
     pub false_positives: u64,
     /// Packets that reached their host ahead of an older packet of their flow.
     pub reordered_packets: u64,
+    /// When the first entry was taken on detecting a root, and the first on an isolation
+    /// message from downstream (in `time_unit`; null if none was).
+    pub first_detection: Option<f64>,
+    pub first_message_allocation: Option<f64>,
 }
 
 /// Entries in use: time-weighted mean over the measurement, most at once, and at the end.

@@ -37,6 +37,9 @@ pub struct IsolationSeries {
     max_in_use: u64,
     integral: u128,
     since: u64,
+    /// When the first entry was taken on detection, and the first on a message.
+    first_detection: Option<u64>,
+    first_message_allocation: Option<u64>,
 }
 
 impl IsolationSeries {
@@ -54,6 +57,8 @@ impl IsolationSeries {
             max_in_use: 0,
             integral: 0,
             since: measure_from,
+            first_detection: None,
+            first_message_allocation: None,
         })
     }
 
@@ -79,7 +84,7 @@ impl IsolationSeries {
         }
     }
 
-    pub fn summary(&self, end: u64) -> IsolationSummary {
+    pub fn summary(&self, end: u64, ps_per_unit: f64) -> IsolationSummary {
         let integral = self.integral + self.in_use as u128 * end.saturating_sub(self.since) as u128;
         let interval = end.saturating_sub(self.measure_from).max(1);
         let windows = (end.div_ceil(self.window) as usize).min(self.counts.len());
@@ -105,6 +110,8 @@ impl IsolationSeries {
             peak_cnps_per_window: peak,
             false_positives: t[10],
             reordered_packets: self.reordered,
+            first_detection: self.first_detection.map(|t| t as f64 / ps_per_unit),
+            first_message_allocation: self.first_message_allocation.map(|t| t as f64 / ps_per_unit),
         }
     }
 
@@ -129,7 +136,9 @@ impl Collector for IsolationSeries {
     fn on(&mut self, now: u64, event: &TraceEvent) {
         let kind = match *event {
             TraceEvent::Isolation(event) => match event {
-                IsolationEvent::Allocated => {
+                IsolationEvent::Allocated { by_message } => {
+                    let first = if by_message { &mut self.first_message_allocation } else { &mut self.first_detection };
+                    first.get_or_insert(now);
                     self.occupy(now, 1);
                     0
                 }
@@ -157,7 +166,7 @@ impl Collector for IsolationSeries {
     }
 
     fn summarise(&mut self, summary: &mut Summary, finish: &Finish) {
-        summary.isolation = Some(self.summary(finish.end));
+        summary.isolation = Some(self.summary(finish.end, finish.ps_per_unit));
     }
 
     fn tables(&self, report: &mut Report, finish: &Finish) {
@@ -172,14 +181,14 @@ mod tests {
     #[test]
     fn counts_land_in_their_window_and_occupancy_is_time_weighted() {
         let mut s = IsolationSeries::new(100, 1_000, 0).unwrap();
-        s.on(50, &TraceEvent::Isolation(IsolationEvent::Allocated));
-        s.on(150, &TraceEvent::Isolation(IsolationEvent::Allocated));
+        s.on(50, &TraceEvent::Isolation(IsolationEvent::Allocated { by_message: false }));
+        s.on(150, &TraceEvent::Isolation(IsolationEvent::Allocated { by_message: false }));
         s.on(250, &TraceEvent::Isolation(IsolationEvent::Released));
         s.on(260, &TraceEvent::EcnMarked { port: 0, queue: 1, isolated: true });
         s.on(270, &TraceEvent::CnpSent { group: 0 });
         s.on(280, &TraceEvent::CnpSent { group: 0 });
         s.on(900, &TraceEvent::Isolation(IsolationEvent::Released));
-        let sum = s.summary(1_000);
+        let sum = s.summary(1_000, 1.0);
         assert_eq!((sum.cft_allocations, sum.cft_releases, sum.marks_isolated, sum.cnps_sent), (2, 2, 1, 2));
         assert_eq!(sum.peak_cnps_per_window, 2);
         assert_eq!((sum.cft_occupancy.max, sum.cft_occupancy.at_end), (2, 0));

@@ -51,8 +51,9 @@ pub enum TraceEvent {
 /// What congestion isolation reports (`TraceEvent::Isolation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IsolationEvent {
-    /// An egress port allocated an entry of its congested-flow table.
-    Allocated,
+    /// An egress port allocated an entry of its congested-flow table, on detecting a root
+    /// or on a message from downstream (`by_message`).
+    Allocated { by_message: bool },
     /// An entry was released.
     Released,
     /// A candidate (or an isolation message) found the port's table full.

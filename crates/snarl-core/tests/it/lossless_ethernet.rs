@@ -93,3 +93,116 @@ fn lossless_ethernet_runs_are_deterministic() {
     assert!(a == b, "the same seed gave two reports");
     assert!(a != c, "another seed gave the same report");
 }
+
+/// The ICI paper's six mechanisms on one of its scenarios: PFC alone, DCQCN, CI, ICI,
+/// ICI and DCQCN uncoordinated, and ICI+ (`<scenario>-<mechanism>.toml`).
+const SIX: [&str; 6] = ["none", "dcqcn", "ci", "ici", "ici-dcqcn", "ici-plus"];
+
+fn six(scenario: &str, overrides: &[(&str, &str)]) -> std::collections::BTreeMap<&'static str, snarl_core::Report> {
+    SIX.iter()
+        .map(|m| {
+            let report = run(&self::scenario(&format!("{scenario}-{m}")), overrides);
+            if let Some(iso) = &report.summary.isolation {
+                assert_eq!(iso.reordered_packets, 0, "{scenario}-{m} reordered packets");
+            }
+            (*m, report)
+        })
+        .collect()
+}
+
+fn isolation(r: &snarl_core::Report) -> &snarl_core::report::IsolationSummary {
+    r.summary.isolation.as_ref().expect("an isolation run")
+}
+
+fn victims(r: &snarl_core::Report) -> &snarl_core::report::GroupSummary {
+    &r.summary.groups["victims"]
+}
+
+/// Most CNPs in one window, from the `fabric` table (every run with marking has it).
+fn peak_cnps(r: &snarl_core::Report) -> u64 {
+    match r.tables["fabric"].column("cnps") {
+        Some(snarl_core::ColumnData::U64(v)) => v.iter().copied().max().unwrap_or(0),
+        other => panic!("fabric.cnps: {other:?}"),
+    }
+}
+
+/// One tree (Section 4.3). The paper: ICI+ sees the tree handled by isolation and sends no
+/// ECN marks and no CNPs. snarl: nearly none, at most 2% of DCQCN's (measured 139 marks
+/// and 89 CNPs against 16,137 and 9,134): the victims' own bursts, after the tree's onset,
+/// make short-lived roots beside the tree's at ports with ICI's two entries, and ICI+
+/// marks those that find no entry, as its rule says. Every isolation variant cuts the
+/// victims' p99 latency below PFC alone's (measured: CI 422, ICI 780, ICI+ 861 us against
+/// 979). Where snarl parts from the paper (ICI's latency against DCQCN's and against the
+/// naive combination's) is written in docs/validation.md.
+#[test]
+fn ici_plus_leaves_one_tree_to_isolation() {
+    let runs = six("one-tree", &[]);
+    let (dcqcn, plus) = (&runs["dcqcn"].summary, &runs["ici-plus"].summary);
+    let (marks, cnps) = (dcqcn.counters["ecn_marks"], dcqcn.counters["cnps_sent"]);
+    let iso = isolation(&runs["ici-plus"]);
+    assert_eq!(iso.marks_victims, 0, "ICI+ never marks a flow isolation does not point at");
+    assert!(plus.counters["ecn_marks"] * 50 <= marks, "ICI+ marks {} vs DCQCN {marks}", plus.counters["ecn_marks"]);
+    assert!(plus.counters["cnps_sent"] * 50 <= cnps, "ICI+ CNPs {} vs DCQCN {cnps}", plus.counters["cnps_sent"]);
+    let p99 = |m: &str| victims(&runs[m]).latency.p99;
+    for m in ["ci", "ici", "ici-plus"] {
+        assert!(p99(m) < p99("none"), "{m}: victims' p99 {} vs PFC alone {}", p99(m), p99("none"));
+    }
+}
+
+/// Four trees at two entries per port (Section 4.4). ICI runs out of entries: it
+/// overflows its tables at least three times as often as with one tree (measured 1,408
+/// against 317). ICI+ hands what isolation cannot hold to DCQCN: its victims keep at
+/// least the throughput of DCQCN's and of the naive ICI-DCQCN's, within 2% (measured
+/// 0.511 against 0.504 and 0.506 of their links), and its peak CNPs per 10 us window are
+/// at least 8 times lower than DCQCN's (the paper: up to 32 times).
+#[test]
+fn ici_plus_keeps_four_trees_victims_with_few_notifications() {
+    let one = run(&scenario("one-tree-ici"), &[]);
+    let runs = six("four-trees", &[]);
+    let (four_ovf, one_ovf) = (isolation(&runs["ici"]).cft_overflows, isolation(&one).cft_overflows);
+    assert!(four_ovf >= 3 * one_ovf, "ICI overflows: four trees {four_ovf}, one tree {one_ovf}");
+    let load = |m: &str| victims(&runs[m]).accepted_load;
+    for m in ["dcqcn", "ici-dcqcn"] {
+        assert!(load("ici-plus") >= 0.98 * load(m), "victims: ICI+ {} vs {m} {}", load("ici-plus"), load(m));
+    }
+    let (plus, dcqcn) = (peak_cnps(&runs["ici-plus"]), peak_cnps(&runs["dcqcn"]));
+    assert!(plus * 8 <= dcqcn, "peak CNPs per window: ICI+ {plus} vs DCQCN {dcqcn}");
+    assert_eq!(isolation(&runs["ici-plus"]).peak_cnps_per_window, plus, "the summary's peak is the table's");
+}
+
+/// Google_All and one tree that lasts (Section 4.5, Figure 4), here until the victims
+/// complete a million messages (4 ms; the scenario's own run stops after two million).
+/// ICI+ marks only once the tree's queues have stayed busy for `persist` (2 ms), and sends
+/// fewer CNPs than DCQCN and ICI-DCQCN (measured 2,570 against 16,066 and 11,223); its
+/// victims' p99 flow completion time is at least 5% below ICI's (measured 21% below; the
+/// paper: 23%). The paper's other claims here (p99 below DCQCN's, p50 and p95 no worse
+/// than ICI-DCQCN's) snarl does not reproduce: docs/validation.md.
+#[test]
+fn ici_plus_shortens_the_tail_of_a_lasting_tree_with_few_notifications() {
+    let stop = [("simulation.stop_after.messages", "1000000")];
+    let runs: std::collections::BTreeMap<&str, snarl_core::Report> = ["dcqcn", "ici", "ici-dcqcn", "ici-plus"]
+        .iter()
+        .map(|m| (*m, run(&scenario(&format!("google-all-long-tree-{m}")), &stop)))
+        .collect();
+    let cnps = |m: &str| runs[m].summary.counters["cnps_sent"];
+    assert!(cnps("ici-plus") < cnps("dcqcn") && cnps("ici-plus") < cnps("ici-dcqcn"));
+    assert!(isolation(&runs["ici-plus"]).marks_isolated > 0, "the lasting tree is marked");
+    let p99 = |m: &str| victims(&runs[m]).fct.p99;
+    assert!(p99("ici-plus") <= 0.95 * p99("ici"), "victims' p99 FCT: ICI+ {} vs ICI {}", p99("ici-plus"), p99("ici"));
+}
+
+/// Google_All and four short bursts (Section 4.6). DCQCN at the paper-like slow settings
+/// costs the victims throughput against PFC alone (measured 0.316 against 0.340 of their
+/// links). ICI+ gives the victims a p99 flow completion time at least 5% below PFC
+/// alone's, CI's and ICI's (measured 45.8 us against 79.4, 53.5 and 49.5); the paper has it
+/// the best of the six, snarl has DCQCN's and ICI-DCQCN's lower (docs/validation.md).
+#[test]
+fn dcqcn_overreacts_to_bursts_and_ici_plus_shortens_their_tail() {
+    let runs = six("google-all-bursts", &[]);
+    let load = |m: &str| victims(&runs[m]).accepted_load;
+    assert!(load("dcqcn") < load("none"), "victims: DCQCN {} vs PFC alone {}", load("dcqcn"), load("none"));
+    let p99 = |m: &str| victims(&runs[m]).fct.p99;
+    for m in ["none", "ci", "ici"] {
+        assert!(p99("ici-plus") <= 0.95 * p99(m), "victims' p99 FCT: ICI+ {} vs {m} {}", p99("ici-plus"), p99(m));
+    }
+}

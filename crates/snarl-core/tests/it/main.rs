@@ -12,6 +12,7 @@ mod fct;
 mod golden;
 mod ibcc;
 mod infiniband;
+mod isolation;
 mod lossless_ethernet;
 mod mechanisms;
 mod memory;

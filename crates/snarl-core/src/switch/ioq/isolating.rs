@@ -133,16 +133,19 @@ impl IoqFabric {
     }
 
     /// Whether egress queue `q` of output `o` has room for `bytes` more under isolation:
-    /// the normal queue and the CFQs of a priority share its egress cap, and the CFQs
-    /// together hold at most `cfq_egress_cap`.
+    /// a normal queue has its egress cap, and the CFQs of a priority together hold at
+    /// most `cfq_egress_cap`, a budget of their own, so that isolated flows never take the
+    /// room of the flows they would block.
     #[inline(never)]
     pub(super) fn fits_isolated(&self, o: usize, q: usize, bytes: u64) -> bool {
-        let (n, d, k) = (self.queues, self.priority_of(q), self.cfqs());
-        let cfqs = self.vcs + d * k..self.vcs + (d + 1) * k;
-        let isolated: u64 = self.output[o * n + cfqs.start..o * n + cfqs.end].iter().map(|q| q.used).sum();
-        let total = isolated + self.output[o * n + d].used;
-        let cap = self.isolation.as_ref().map_or(u64::MAX, |i| i.params.cfq_egress_cap);
-        total + bytes <= self.output_capacity && (q < self.vcs || isolated + bytes <= cap)
+        let n = self.queues;
+        if q < self.vcs {
+            return self.output[o * n + q].used + bytes <= self.output_capacity;
+        }
+        let (d, k) = (self.priority_of(q), self.cfqs());
+        let cfqs = o * n + self.vcs + d * k..o * n + self.vcs + (d + 1) * k;
+        let isolated: u64 = self.output[cfqs].iter().map(|q| q.used).sum();
+        isolated + bytes <= self.isolation.as_ref().map_or(u64::MAX, |i| i.params.cfq_egress_cap)
     }
 
     /// A packet was admitted at ingress `gp` in the class it travelled in: it joins the
@@ -296,7 +299,7 @@ impl IoqFabric {
             return;
         }
         match iso.allocate(o as usize, key, ctx.now) {
-            Some(e) => self.allocated(ctx, o as usize, e),
+            Some(e) => self.allocated(ctx, o as usize, e, true),
             None => ctx.trace(TraceEvent::Isolation(IsolationEvent::CftOverflow)),
         }
     }
@@ -370,7 +373,7 @@ impl IoqFabric {
                 if recurs {
                     ctx.trace(TraceEvent::Isolation(IsolationEvent::Recurrence));
                 }
-                self.allocated(ctx, o, e);
+                self.allocated(ctx, o, e, false);
             }
             None => {
                 ctx.packets[id].isolation |= CANDIDATE;
@@ -382,8 +385,8 @@ impl IoqFabric {
     /// Entry `e` of output `o` was just allocated: requests waiting at `o` for its key
     /// move to its CFQ, and its release is checked once it has lived `min_residency`
     /// (it may never hold a packet).
-    fn allocated(&mut self, ctx: &mut Ctx, o: usize, e: usize) {
-        ctx.trace(TraceEvent::Isolation(IsolationEvent::Allocated));
+    fn allocated(&mut self, ctx: &mut Ctx, o: usize, e: usize, by_message: bool) {
+        ctx.trace(TraceEvent::Isolation(IsolationEvent::Allocated { by_message }));
         self.point_requests(ctx, o, e, true);
         let iso = self.isolation.as_deref_mut().expect("isolating");
         let entry = &mut iso.cft[e];
