@@ -14,6 +14,7 @@ command -v valgrind >/dev/null 2>&1 || exit 0
 fat_tree=scenarios/basics/fat-tree-1024-uniform.toml
 dragonfly=scenarios/endpoint-congestion/uniform-dragonfly.toml
 ib=scenarios/infiniband-cc
+ici=scenarios/lossless-ethernet
 echo "| case (cachegrind) | instructions / hop | L1d misses / hop | 1 MiB L2 misses / hop |"
 echo "|---|---:|---:|---:|"
 # name | scenario | overrides
@@ -24,6 +25,8 @@ cases=(
   "dragonfly-1056 UGAL load 1.0|$dragonfly|routing.type=ugal traffic.load=1.0 simulation.duration=4000cycles simulation.warmup=1000cycles"
   "ib-648 silent forest, CC off|$ib/silent-forest-cc-off.toml|simulation.duration=3ms simulation.warmup=1ms"
   "ib-648 silent forest, CC on|$ib/silent-forest-cc-on.toml|simulation.duration=3ms simulation.warmup=1ms"
+  "ici-64 one tree, PFC only|$ici/one-tree-none.toml|"
+  "ici-64 one tree, ICI+|$ici/one-tree-ici-plus.toml|"
 )
 for case in "${cases[@]}"; do
   IFS='|' read -r name scenario overrides <<<"$case"

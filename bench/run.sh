@@ -30,6 +30,7 @@ cases=(
   "dragonfly-262656 UGAL load 0.3|$dragonfly|$balanced traffic.load=0.3 simulation.duration=200cycles simulation.warmup=50cycles"
   "ici-64 one tree, PFC only|$ici/one-tree-none.toml|$ici_long"
   "ici-64 one tree, DCQCN|$ici/one-tree-dcqcn.toml|$ici_long"
+  "ici-64 one tree, ICI+|$ici/one-tree-ici-plus.toml|$ici_long"
   "ib-648 silent forest, CC off|$ib/silent-forest-cc-off.toml|$ib_short"
   "ib-648 silent forest, CC on|$ib/silent-forest-cc-on.toml|$ib_short"
 )

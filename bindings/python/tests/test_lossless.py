@@ -119,3 +119,23 @@ def test_run_prints_the_receive_rates_and_ib_cc_figures(cli):
     assert "receive rate per host (Gb/s): hotspots 13." in done.stdout, done.stdout
     assert "tmax 2.708 Gb/s" in done.stdout
     assert "IB CC:" in done.stdout and "FECN marks" in done.stdout and "BECNs" in done.stdout
+
+
+def test_isolation_run_prints_and_writes_its_figures(cli, tmp_path):
+    """ICI+ on the one-tree scenario, cut short: the summary's isolation section, its
+    line in the printout, and the per-window isolation table that sums to it."""
+    ici_plus = REPO / "scenarios" / "lossless-ethernet" / "one-tree-ici-plus.toml"
+    done = cli("run", ici_plus, *SHORT, "--out", "ici-plus")
+    assert done.returncode == 0, done.stderr
+    assert "isolation:" in done.stdout and "entries taken" in done.stdout, done.stdout
+    summary = json.loads((tmp_path / "ici-plus" / "summary.json").read_text())
+    iso = summary["isolation"]
+    assert iso["cft_allocations"] > 0 and iso["reordered_packets"] == 0
+    assert iso["marks_victims"] == 0, "ICI+ marks only what isolation points at"
+    table = pd.read_parquet(tmp_path / "ici-plus" / "isolation.parquet")
+    for column in ["cft_allocations", "cft_releases", "isolated_packets", "marks_isolated"]:
+        assert table[column].sum() == iso[column], column
+    assert table["cnps"].max() == iso["peak_cnps_per_window"]
+    report = snarl.run(ici_plus, set={"simulation.duration": "400us", "traffic.phases.1.at": "350us"})
+    assert report.summary["isolation"] == iso
+    assert set(report.tables) >= {"isolation", "fabric", "timeseries"}

@@ -594,6 +594,18 @@ def _print_tables(report: Any, file: str) -> None:
             f"{_num(ibcc.get('ccti_mean'), 1)}, highest {_int(ibcc.get('ccti_max'))}",
             soft_wrap=True,
         )
+    iso = s.get("isolation")
+    if iso:
+        occupancy = iso.get("cft_occupancy") or {}
+        console.print(
+            f"isolation: {_int(iso.get('cft_allocations'))} entries taken, {_int(iso.get('cft_overflows'))} "
+            f"overflows, {_int(iso.get('messages_sent'))} messages, {_int(iso.get('isolated_packets'))} packets "
+            f"isolated, {_num(occupancy.get('mean'), 1)} entries in use on average · ECN marks "
+            f"{_int(iso.get('marks_isolated'))} isolated, {_int(iso.get('marks_victims'))} victims · peak CNPs "
+            f"{_int(iso.get('peak_cnps_per_window'))} per window · {_int(iso.get('false_positives'))} false "
+            f"positives, {_int(iso.get('reordered_packets'))} reordered",
+            soft_wrap=True,
+        )
     for q in s.get("queues") or []:
         band = q.get("ecn_band")
         extra = f", {_num(100 * band['between'], 1)}% of the time between Kmin and Kmax" if band else ""

@@ -45,16 +45,19 @@ impl Sender {
     /// paused. Returned credits are collected only when those in hand do not suffice:
     /// collecting reads the link's return ring, and most transmissions find credits in
     /// hand (only this sender spends them, so collecting later changes nothing).
-    #[inline]
+    #[inline(always)]
     pub fn may_send(&mut self, link: usize, queue: usize, bytes: u64, now: u64) -> bool {
         self.has_credits(link, queue, bytes, now) && !self.pause.is_paused(link, queue)
     }
 
-    #[inline]
+    #[inline(always)]
     fn has_credits(&mut self, link: usize, queue: usize, bytes: u64, now: u64) -> bool {
-        if self.credits.can_send(link, queue, bytes) {
-            return true;
-        }
+        self.credits.can_send(link, queue, bytes) || self.collect_and_check(link, queue, bytes, now)
+    }
+
+    /// `has_credits` when those in hand fall short: collect the returns that arrived.
+    #[inline(never)]
+    fn collect_and_check(&mut self, link: usize, queue: usize, bytes: u64, now: u64) -> bool {
         self.returns.collect(link, now, &mut self.credits);
         self.credits.can_send(link, queue, bytes)
     }

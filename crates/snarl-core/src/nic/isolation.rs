@@ -59,6 +59,15 @@ impl Nics {
     /// The class a packet of flow (`h`, `dst`, `qp`) on VC `vc` travels in now.
     #[inline]
     pub(super) fn class_of(&self, h: usize, dst: u32, qp: u32, vc: u8, now: u64) -> u8 {
+        if self.isolation.is_none() {
+            return vc;
+        }
+        self.isolated_class(h, dst, qp, vc, now)
+    }
+
+    /// `class_of` with isolation configured.
+    #[inline(never)]
+    pub(super) fn isolated_class(&self, h: usize, dst: u32, qp: u32, vc: u8, now: u64) -> u8 {
         let Some(iso) = self.isolation.as_deref() else { return vc };
         let isolated = iso.keys[h].iter().any(|(k, until)| *until > now && k.matches(h as u32, dst, qp));
         if isolated {

@@ -7,12 +7,12 @@ use crate::observe::TraceEvent;
 use crate::packet::{Message, Packet, NIL};
 
 impl Nics {
-    /// Puts the next `size` bytes of message `mid` (`m`) on host `host`'s link: launches
+    /// Puts the next `size` bytes of message `mid` (`m`) on host `host`'s link, in class
+    /// `class` (its VC's, or the congested-flow class of an isolated flow): launches
     /// the packet, paces a capped group, and counts the injection. Returns the
     /// serialisation time.
-    pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64) -> u64 {
+    pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64, class: u8) -> u64 {
         let group = ctx.stats.host_group[host as usize];
-        let class = self.class_of(host as usize, m.dst, m.qp, m.vc, ctx.now);
         let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, 0);
         let cap = self.cap[host as usize];
         if cap < 1.0 {

@@ -36,7 +36,11 @@ impl Nics {
     /// allow it.
     pub fn try_inject(&mut self, ctx: &mut Ctx, host: u32) {
         if let Some(mut scheduler) = self.scheduler.take() {
-            self.try_inject_by_flow(ctx, host, &mut scheduler);
+            if self.isolation.is_some() {
+                self.try_inject_by_flow::<true>(ctx, host, &mut scheduler);
+            } else {
+                self.try_inject_by_flow::<false>(ctx, host, &mut scheduler);
+            }
             self.scheduler = Some(scheduler);
             return;
         }
@@ -61,7 +65,8 @@ impl Nics {
             self.wait_for_credits(ctx, host);
             return;
         }
-        if self.pause.is_paused(h, self.class_of(h, m.dst, m.qp, m.vc, now) as usize) {
+        let class = self.class_of(h, m.dst, m.qp, m.vc, now);
+        if self.pause.is_paused(h, class as usize) {
             return; // The resume frame will retry.
         }
         let message = &mut ctx.messages[mid];
@@ -72,7 +77,7 @@ impl Nics {
             self.queue_head[h] = self.slot_after_head(h, 1) as u32;
             self.left_queue(h, m.stream);
         }
-        let serialise = self.launch_data(ctx, host, m, mid, size);
+        let serialise = self.launch_data(ctx, host, m, mid, size, class);
         if self.queue_len[h] > 0 {
             self.wake_at[h] = now + serialise;
             ctx.schedule(now + serialise, Event::HostWake { host });
@@ -81,7 +86,8 @@ impl Nics {
 
     /// `try_inject` under per-flow congestion control: a CNP if one waits, else the next
     /// packet of the first eligible flow (see the module documentation).
-    fn try_inject_by_flow(&mut self, ctx: &mut Ctx, host: u32, scheduler: &mut FlowScheduler) {
+    /// (`ISO`: the NICs may send flows in a congested-flow class.)
+    fn try_inject_by_flow<const ISO: bool>(&mut self, ctx: &mut Ctx, host: u32, scheduler: &mut FlowScheduler) {
         let (h, now) = (host as usize, ctx.now);
         if self.queue_len[h] == 0 && scheduler.cnps[h].is_empty() {
             return;
@@ -150,7 +156,8 @@ impl Nics {
                     credit_blocked = true;
                     continue;
                 }
-                if self.pause.is_paused(h, self.class_of(h, m.dst, m.qp, m.vc, now) as usize) {
+                let class = if ISO { self.isolated_class(h, m.dst, m.qp, m.vc, now) } else { m.vc };
+                if self.pause.is_paused(h, class as usize) {
                     continue; // The resume frame will retry.
                 }
                 chosen = Some(pos);
@@ -194,7 +201,8 @@ impl Nics {
         } else {
             scheduler.next_position[h] = pos as u32 + 1;
         }
-        let serialise = self.launch_data(ctx, host, m, mid, size);
+        let class = if ISO { self.isolated_class(h, m.dst, m.qp, m.vc, now) } else { m.vc };
+        let serialise = self.launch_data(ctx, host, m, mid, size, class);
         if let Some(cc) = scheduler.cc.as_mut() {
             cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size, serialise);
         }

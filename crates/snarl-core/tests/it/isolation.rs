@@ -324,3 +324,54 @@ fn summary_json(s: &Summary) -> String {
     s.wall_seconds = 0.0;
     serde_json::to_string(&s).unwrap()
 }
+
+/// The config error of `text` with `overrides`: its key path and message.
+fn config_error(text: &str, overrides: &[(&str, &str)]) -> (String, String) {
+    let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let refused = match snarl_core::load_config(text, &o, None) {
+        Ok(config) => snarl_core::run(&config).map(|_| ()),
+        Err(e) => Err(e),
+    };
+    match refused {
+        Err(snarl_core::Error::Config { path, message }) => (path, message),
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}
+
+/// Isolation where it cannot work, and knobs out of range, are refused with their key
+/// path and, for a misspelt key, the closest valid names.
+#[test]
+fn bad_isolation_settings_are_refused_with_their_key_path() {
+    let line = bystander("[isolation]\ntype = \"ici\"\n");
+    // (key, value, the path refused, a hint the message gives)
+    let cases = [
+        ("isolation.cft_entrys", "4", "isolation.cft_entrys", "cft_entries"),
+        ("isolation.type", "icii", "isolation.type", "ici"),
+        ("isolation.cft_entries", "0", "isolation.cft_entries", "between 1 and 64"),
+        ("isolation.cfqs_per_port", "3", "isolation.cfqs_per_port", "cft_entries"),
+        ("isolation.cfq_xon", "20", "isolation.cfq_xon", "cfq_xoff"),
+        ("isolation.cfq_xoff", "40", "isolation.cfq_xoff", "headroom"),
+        ("isolation.scheduler", "1.5", "isolation.scheduler", "(0, 1)"),
+        ("routing.select", "\"adaptive\"", "isolation.type", "one route"),
+    ];
+    for (key, value, path, hint) in cases {
+        let (got, message) = config_error(&line, &[(key, value)]);
+        assert_eq!(got, path, "{key} = {value}: {message}");
+        assert!(message.contains(hint), "{key} = {value}: {message}");
+    }
+    // Not on credit-based switches, and ICI+'s marking needs isolation.
+    let ioq = SINGLE_SWITCH.to_string() + "[isolation]\ntype = \"ci\"\n";
+    assert_eq!(config_error(&ioq, &[]).0, "isolation.type");
+    let plus = bystander("[marking]\ntype = \"red\"\npolicy = \"ici_plus\"\n");
+    assert_eq!(config_error(&plus, &[]).0, "marking.policy");
+}
+
+/// The same config and seed give the same summary, byte for byte, with isolation too.
+#[test]
+fn isolation_runs_are_deterministic() {
+    let text = scenario_file("lossless-ethernet/one-tree-ici-plus");
+    let overrides = [("simulation.duration", "400us"), ("traffic.phases.1.at", "350us")];
+    let (a, b) = (run(&text, &overrides), run(&text, &overrides));
+    assert_eq!(summary_json(&a.summary), summary_json(&b.summary));
+    assert_eq!(a.tables["isolation"], b.tables["isolation"]);
+}

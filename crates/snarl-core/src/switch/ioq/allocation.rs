@@ -35,6 +35,10 @@ pub(super) enum Arbitration {
     VoqPorts,
     /// Virtual output queues, transfers holding VCs.
     VoqVcs,
+    /// FIFO input queues, transfers holding ports, under congestion isolation (whose
+    /// shared-buffer switches have no other kind): the only arbitration that reads and
+    /// keeps isolation's state, so that the others pay nothing for it.
+    Isolating,
 }
 
 impl Arbitration {
@@ -90,16 +94,17 @@ impl PortView for SwitchView<'_> {
 }
 
 impl IoqFabric {
-    /// Routes the packet at the head of input (gp, queue) and posts its request.
+    /// Routes the packet at the head of input (gp, queue) and posts its request (`ISO`:
+    /// under congestion isolation, unless it must wait for an older packet of its flow).
     #[inline(always)]
-    pub(super) fn route_head(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> Posted {
-        if self.isolation.is_some() && self.ingress_held(ctx, gp, queue) {
+    pub(super) fn route_head<const ISO: bool>(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> Posted {
+        if ISO && self.ingress_held(ctx, gp, queue) {
             self.input[gp as usize * self.queues + queue].request = HELD;
             return Posted::Held;
         }
         let mut offer = Candidates::new();
         self.decide(ctx, gp, self.input[gp as usize * self.queues + queue].fifo.head, &mut offer);
-        self.post(ctx, gp, queue, &offer)
+        self.post::<ISO>(ctx, gp, queue, &offer)
     }
 
     /// The routes the routing offers for packet `id`, whose head is at input `gp` (the
@@ -129,7 +134,7 @@ impl IoqFabric {
     /// Posts the request of the head packet of input (gp, queue) to the outputs of the
     /// routes it prefers among `offer`, and records the choice on the packet and the queue.
     #[inline]
-    pub(super) fn post(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, offer: &Candidates) -> Posted {
+    pub(super) fn post<const ISO: bool>(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, offer: &Candidates) -> Posted {
         let routes = offer.as_slice();
         if routes.len() > 1 {
             return self.post_several(ctx, gp, queue, offer);
@@ -138,7 +143,7 @@ impl IoqFabric {
         let q = gp as usize * self.queues + queue;
         let id = self.input[q].fifo.head;
         let base = self.port_base[self.ports[gp as usize].owner as usize];
-        let request_queue = if self.isolation.is_some() {
+        let request_queue = if ISO {
             self.isolated_queue(base as usize + route.port as usize, &ctx.packets[id], route.vc) as u8
         } else {
             self.egress_queue(route.vc) as u8
@@ -360,7 +365,8 @@ impl IoqFabric {
             } else {
                 self.withdraw(o, bit);
             }
-            let posted = self.post(ctx, input, queue, &offer);
+            // Routings with choices are not isolated (`IoqFabric::isolate`).
+            let posted = self.post::<false>(ctx, input, queue, &offer);
             self.try_posted(ctx, input, queue, posted);
         }
         self.reconsidering = false;
@@ -401,10 +407,11 @@ impl IoqFabric {
     #[inline(never)]
     pub(super) fn allocate(&mut self, ctx: &mut Ctx, out: u32) {
         match self.arbitration {
-            Arbitration::FifoPorts => self.arbitrate::<false, false>(ctx, out),
-            Arbitration::FifoVcs => self.arbitrate::<true, false>(ctx, out),
-            Arbitration::VoqPorts => self.arbitrate::<false, true>(ctx, out),
-            Arbitration::VoqVcs => self.arbitrate::<true, true>(ctx, out),
+            Arbitration::FifoPorts => self.arbitrate::<false, false, false>(ctx, out),
+            Arbitration::FifoVcs => self.arbitrate::<true, false, false>(ctx, out),
+            Arbitration::VoqPorts => self.arbitrate::<false, true, false>(ctx, out),
+            Arbitration::VoqVcs => self.arbitrate::<true, true, false>(ctx, out),
+            Arbitration::Isolating => self.arbitrate::<false, false, true>(ctx, out),
         }
     }
 
@@ -412,7 +419,7 @@ impl IoqFabric {
     /// output queues (`VOQ`: the request of input queue q at output o is that of VoQ
     /// (q, o)) or FIFO input queues.
     #[inline(always)]
-    fn arbitrate<const PER_VC: bool, const VOQ: bool>(&mut self, ctx: &mut Ctx, out: u32) {
+    fn arbitrate<const PER_VC: bool, const VOQ: bool, const ISO: bool>(&mut self, ctx: &mut Ctx, out: u32) {
         let (o, now) = (out as usize, ctx.now);
         self.settle(o, now);
         let switch = self.ports[o].owner as usize;
@@ -456,14 +463,19 @@ impl IoqFabric {
                             return false;
                         }
                     }
-                    let fits = self.fits(o, out_queue, request.request_size as u64);
+                    let size = request.request_size as u64;
+                    let fits = if ISO {
+                        self.fits_isolated(o, out_queue, size)
+                    } else {
+                        self.output[o * n + out_queue].used + size <= self.output_capacity
+                    };
                     output_full |= !fits;
                     picked_queue = out_queue;
                     fits
                 });
             if let Some(bit) = picked {
                 let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
-                self.grant::<VOQ>(ctx, input as u32, queue, out, bit, picked_queue);
+                self.grant::<VOQ, ISO>(ctx, input as u32, queue, out, bit, picked_queue);
                 if PER_VC && self.has_requests(o) {
                     continue; // Another VC of this output may take in a packet too.
                 }
@@ -558,7 +570,7 @@ impl IoqFabric {
     /// output queue for `out`, through the crossbar into the output queue of `out` that
     /// it requested (request mask bit `bit`).
     #[inline(always)]
-    fn grant<const VOQ: bool>(
+    fn grant<const VOQ: bool, const ISO: bool>(
         &mut self,
         ctx: &mut Ctx,
         input: u32,
@@ -593,13 +605,17 @@ impl IoqFabric {
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = if request_vcs_chosen { out_queue as u8 } else { p.out_vc };
         self.occupy(i, queue, o, out_queue, done);
-        if self.isolation.is_some() {
+        if ISO {
             self.isolation_leave_ingress(ctx, i, queue, id, o, out_queue);
         }
         // The input buffer frees as the tail leaves it: the receiver's side reacts
         // (credits travel back upstream, or the ingress share is released).
-        let class = if self.isolation.is_some() { self.arrival_class(ctx.packets[id].isolation, queue) } else { queue };
-        self.leave_ingress(ctx, input, queue, class, size, done);
+        if ISO {
+            let class = self.arrival_class(ctx.packets[id].isolation, queue);
+            self.leave_ingress_isolated(ctx, input, class, size, done);
+        } else {
+            self.leave_ingress(ctx, input, queue, size, done);
+        }
 
         let oq = o * n + out_queue;
         self.output[oq].used += size;
@@ -613,10 +629,10 @@ impl IoqFabric {
             self.voq_next(ctx, i, queue, out, bit, done);
         } else if !self.input[i * n + queue].fifo.is_empty() {
             // The next packet of this queue can go once the input is free again.
-            let posted = self.route_head(ctx, input, queue);
+            let posted = self.route_head::<ISO>(ctx, input, queue);
             self.retry_posted(ctx, input, queue, posted, done);
         }
-        if self.isolation.is_some() {
+        if ISO {
             self.release_held(ctx, input);
         }
         self.try_transmit(ctx, out);

@@ -55,17 +55,19 @@ impl IoqFabric {
     fn set_isolation(&mut self, state: IsolationState) {
         self.isolation = Some(Box::new(state));
         self.watched = true;
+        self.arbitration = super::allocation::Arbitration::Isolating;
     }
 
     /// Isolates congested flows with `params` from now on; congestion isolation needs a
     /// routing that offers one route per packet (each flow keeps its path, so a key's
     /// packets leave a switch by one port).
     pub fn isolate(&mut self, params: crate::config::Isolation) -> crate::Result<()> {
-        if self.routing.offers_choices() {
+        if self.routing.offers_choices() || self.per_vc() || self.voqs.on() {
             return Err(crate::Error::config(
                 "isolation.type",
                 "congestion isolation needs a routing that gives every packet one route (dmodk, ecmp, \
-                 updown): its entries follow a flow's path",
+                 updown) and FIFO input queues with per-port crossbar transfers: its entries follow a \
+                 flow's path",
             ));
         }
         let state = IsolationState::new(params, self.ports.len(), self.vcs, self.queues)?;
@@ -546,6 +548,7 @@ impl IoqFabric {
     /// Whether ICI+ may mark packet `p` leaving (or entering) egress queue `oq`: a
     /// detected root's packet without a free entry, or a CFQ busy for `persist` and paused
     /// or full meanwhile.
+    #[inline(never)]
     pub(super) fn isolation_points_at(&self, oq: usize, p: &Packet, now: u64) -> bool {
         let Some(iso) = self.isolation.as_deref() else { return true };
         if p.isolation & CANDIDATE != 0 {
@@ -590,7 +593,7 @@ impl IoqFabric {
             if self.ingress_held(ctx, i, queue) {
                 continue;
             }
-            let posted = self.route_head(ctx, i, queue);
+            let posted = self.route_head::<true>(ctx, i, queue);
             self.retry_posted(ctx, i, queue, posted, ctx.now);
         }
     }
@@ -615,13 +618,15 @@ impl IoqFabric {
         }
     }
 
-    /// `bytes` left output `o` from queue `queue` (weighted selection's account).
+    /// `bytes` leave output `o` from queue `queue` (weighted selection's account): the
+    /// class they travel in.
     #[inline(never)]
-    pub(super) fn isolation_sent(&mut self, o: usize, queue: usize, bytes: u64) {
-        let vcs = self.vcs;
+    pub(super) fn isolation_sent(&mut self, o: usize, queue: usize, bytes: u64) -> usize {
+        let (vcs, class) = (self.vcs, self.wire_class(queue));
         if let Some(iso) = self.isolation.as_deref_mut() {
             iso.sent[o][(queue >= vcs) as usize] += bytes;
         }
+        class
     }
 
     /// Checks the isolation accounts: every entry's count is the packets of its key in

@@ -301,7 +301,7 @@ impl IoqFabric {
         if !self.plain_arrival {
             return self.arrive_other(ctx, gp, packet);
         }
-        self.enqueue_input(ctx, gp, packet);
+        self.enqueue_input::<false>(ctx, gp, packet);
     }
 
     /// `arrive` into virtual output queues, or into a shared-buffer switch's ingress.
@@ -310,18 +310,21 @@ impl IoqFabric {
         if self.voqs.on() {
             return self.arrive_voq(ctx, gp, packet);
         }
-        if self.admit(ctx, gp, packet) {
-            if self.isolation.is_some() {
-                self.isolation_arrive(ctx, gp, packet);
-            }
-            self.enqueue_input(ctx, gp, packet);
+        if !self.admit(ctx, gp, packet) {
+            return;
         }
+        if self.isolation.is_some() {
+            self.isolation_arrive(ctx, gp, packet);
+            return self.enqueue_input::<true>(ctx, gp, packet);
+        }
+        self.enqueue_input::<false>(ctx, gp, packet);
     }
 
     /// `packet`, whose head reached global input port `gp`, joins its FIFO input queue,
-    /// and is routed and requests its output if it is at the head.
+    /// and is routed and requests its output if it is at the head (`ISO`: under
+    /// congestion isolation).
     #[inline(always)]
-    fn enqueue_input(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
+    fn enqueue_input<const ISO: bool>(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
         let queue = self.ingress_queue(&ctx.packets[packet]);
         let q = gp as usize * self.queues + queue;
         let was_empty = self.input[q].fifo.is_empty();
@@ -329,14 +332,14 @@ impl IoqFabric {
         // Under congestion isolation a queue may hold packets of two classes: PFC counts
         // each class apart, by the class it arrived in (the one upstream can pause).
         let (class, held) = match self.isolation.as_deref_mut() {
-            None => (queue, self.input[q].fifo.bytes),
-            Some(iso) => iso.pfc_arrived(gp as usize, &ctx.packets[packet]),
+            Some(iso) if ISO => iso.pfc_arrived(gp as usize, &ctx.packets[packet]),
+            _ => (queue, self.input[q].fifo.bytes),
         };
         if let Some(feedback) = self.control.on_enqueue(gp as usize, class, held) {
             self.feed_back(ctx, gp, feedback, ctx.now);
         }
         if was_empty {
-            let posted = self.route_head(ctx, gp, queue);
+            let posted = self.route_head::<ISO>(ctx, gp, queue);
             self.try_posted(ctx, gp, queue, posted);
         }
     }
@@ -352,19 +355,28 @@ impl IoqFabric {
         admitted
     }
 
-    /// A packet of `bytes` left ingress queue (gp, queue) through the crossbar, having
-    /// arrived in class `class` (its queue, but under congestion isolation); the space it
-    /// held is free from `freed_at`.
+    /// A packet of `bytes` left ingress queue (gp, queue) through the crossbar; the
+    /// space it held is free from `freed_at`.
     #[inline]
-    fn leave_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, class: usize, bytes: u64, freed_at: u64) {
+    fn leave_ingress(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, bytes: u64, freed_at: u64) {
         let (i, input, n) = (gp as usize, &self.input, self.queues);
-        let feedback = match self.isolation.as_deref_mut() {
-            None => self.control.on_dequeue(i, queue, bytes, || input[i * n + queue].fifo.bytes),
-            Some(iso) => {
-                let held = iso.pfc_left(i, class, bytes);
-                self.control.on_dequeue(i, class, bytes, || held)
-            }
-        };
+        let feedback = self.control.on_dequeue(i, queue, bytes, || input[i * n + queue].fifo.bytes);
+        self.release_ingress(ctx, gp, feedback, bytes, freed_at);
+    }
+
+    /// `leave_ingress` under congestion isolation, of a packet that arrived in class
+    /// `class` (which PFC counts it in, whatever queue it waited in).
+    fn leave_ingress_isolated(&mut self, ctx: &mut Ctx, gp: u32, class: usize, bytes: u64, freed_at: u64) {
+        let i = gp as usize;
+        let held = self.isolation.as_deref_mut().map_or(0, |iso| iso.pfc_left(i, class, bytes));
+        let feedback = self.control.on_dequeue(i, class, bytes, || held);
+        self.release_ingress(ctx, gp, feedback, bytes, freed_at);
+    }
+
+    /// What leaving the ingress frees: the shared memory, and feedback upstream.
+    #[inline(always)]
+    fn release_ingress(&mut self, ctx: &mut Ctx, gp: u32, feedback: Option<Feedback>, bytes: u64, freed_at: u64) {
+        let i = gp as usize;
         if !self.control.credit_based() {
             self.memory.release(i, self.ports[i].owner as usize, bytes);
         }

@@ -111,9 +111,8 @@ impl IoqFabric {
     pub(super) fn has_room(&self, gp: usize, queue: usize, bytes: u64, now: u64) -> bool {
         let (leaving, leaving_queue) = self.leaving(gp, now);
         let freed = if leaving_queue == queue { leaving } else { 0 };
-        if self.isolation.is_some() {
-            return self.fits_isolated(gp, queue, bytes.saturating_sub(freed));
-        }
+        // (Congestion isolation, whose CFQs have a budget of their own, refuses the
+        // routings with choices that ask this.)
         self.output[gp * self.queues + queue].used + bytes <= self.output_capacity + freed
     }
 
