@@ -50,7 +50,7 @@ impl AnyCongestionControl {
 }
 
 impl CongestionControl for AnyCongestionControl {
-    #[inline]
+    #[inline(always)]
     fn next_send(&self, flow: &FlowKey) -> u64 {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.next_send(flow),

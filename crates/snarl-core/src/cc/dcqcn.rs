@@ -207,7 +207,7 @@ impl Dcqcn {
 
 impl CongestionControl for Dcqcn {
     /// 0 for flows that are not throttled.
-    #[inline]
+    #[inline(always)]
     fn next_send(&self, key: &FlowKey) -> u64 {
         if self.flows.is_empty() {
             return 0;

@@ -186,7 +186,7 @@ impl Ibcc {
 
 impl CongestionControl for Ibcc {
     /// 0 for flows without state.
-    #[inline]
+    #[inline(always)]
     fn next_send(&self, flow: &FlowKey) -> u64 {
         if self.flows.is_empty() {
             return 0;
