@@ -630,11 +630,18 @@ impl IoqFabric {
     }
 
     /// Checks the isolation accounts: every entry's count is the packets of its key in
-    /// its port's CFQs.
+    /// its port's CFQs, and a port's CFQs hold no packet without a live entry.
     pub(super) fn check_isolation(&self, packets: &crate::packet::PacketSlab) -> Result<(), String> {
         let Some(iso) = self.isolation.as_deref() else { return Ok(()) };
         let (n, per) = (self.queues, iso.per_port());
         for o in 0..self.ports.len() {
+            let queued: usize = (self.vcs..n).map(|q| self.output[o * n + q].fifo.count(packets) as usize).sum();
+            let counted: u32 = iso.cft[o * per..(o + 1) * per].iter().filter(|e| e.live).map(|e| e.cfq_packets).sum();
+            if queued != counted as usize {
+                return Err(format!(
+                    "port {o}: {queued} packets in congested-flow queues, {counted} counted by entries"
+                ));
+            }
             for e in o * per..(o + 1) * per {
                 let entry = &iso.cft[e];
                 if !entry.live {
