@@ -139,6 +139,8 @@ pub fn bucket(p: &Packet) -> usize {
 pub struct IsolationState {
     pub params: Isolation,
     pub vcs: usize,
+    /// Queues per port (priorities and congested-flow queues).
+    queues: usize,
     entries: usize,
     pub cft: Vec<Entry>,
     pub mirrors: Vec<Mirror>,
@@ -170,6 +172,7 @@ impl IsolationState {
         let what = "the congestion isolation tables";
         Ok(IsolationState {
             vcs,
+            queues,
             entries,
             cft: filled(ports * entries, Entry::default(), what)?,
             mirrors: filled(ports * entries, Mirror::default(), what)?,
@@ -191,10 +194,9 @@ impl IsolationState {
     /// class's bytes now.
     #[inline]
     pub fn pfc_arrived(&mut self, gp: usize, p: &Packet) -> (usize, u64) {
-        let queues = self.pfc_bytes.len() / self.sent.len();
         let priority = p.vc as usize;
         let class = if p.isolation & ARRIVED_ISOLATED != 0 { self.class_of(priority) } else { priority };
-        let held = &mut self.pfc_bytes[gp * queues + class];
+        let held = &mut self.pfc_bytes[gp * self.queues + class];
         *held += p.size as u64;
         (class, *held)
     }
@@ -202,8 +204,7 @@ impl IsolationState {
     /// `bytes` that arrived in class `class` left ingress port `gp`: the class's bytes now.
     #[inline]
     pub fn pfc_left(&mut self, gp: usize, class: usize, bytes: u64) -> u64 {
-        let queues = self.pfc_bytes.len() / self.sent.len();
-        let held = &mut self.pfc_bytes[gp * queues + class];
+        let held = &mut self.pfc_bytes[gp * self.queues + class];
         *held -= bytes;
         *held
     }
@@ -314,12 +315,6 @@ impl IsolationState {
     pub fn counted(&self, gp: usize, priority: usize, side: Side, bucket: usize) -> u16 {
         self.order[self.order_index(gp, priority, side, bucket)]
     }
-
-    /// Whether every bucket of every port is empty (the fabric is drained).
-    pub fn counts_of(&self, gp: usize, priority: usize, side: Side) -> u32 {
-        let i = self.order_index(gp, priority, side, 0);
-        self.order[i..i + BUCKETS].iter().map(|&c| c as u32).sum()
-    }
 }
 
 #[cfg(test)]
@@ -379,7 +374,7 @@ mod tests {
         assert_eq!(s.counted(3, 0, Side::EgressNormal, b), 2);
         assert_eq!(s.counted(3, 0, Side::EgressIsolated, b), 0);
         s.count(3, 0, Side::EgressNormal, b, false);
-        assert_eq!(s.counts_of(3, 0, Side::EgressNormal), 1);
+        assert_eq!(s.counted(3, 0, Side::EgressNormal, b), 1);
         assert_eq!(Side::IngressNormal.other(), Side::IngressIsolated);
     }
 }

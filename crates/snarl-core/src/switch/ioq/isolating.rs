@@ -110,7 +110,7 @@ impl IoqFabric {
         if q < self.vcs {
             q
         } else {
-            self.vcs + self.priority_of(q) * self.cfqs()
+            self.cfq_queue(self.priority_of(q), 0)
         }
     }
 

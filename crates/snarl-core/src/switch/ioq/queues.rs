@@ -117,12 +117,10 @@ impl IoqFabric {
     }
 
     /// Whether output queue `q` of output `o` has room for `bytes` more (space of a
-    /// packet whose tail has left aside).
+    /// packet whose tail has left aside). Only routings with choices ask, which
+    /// congestion isolation refuses: its arbitration asks `fits_isolated`.
     #[inline(always)]
     pub(super) fn fits(&self, o: usize, q: usize, bytes: u64) -> bool {
-        if self.isolation.is_some() {
-            return self.fits_isolated(o, q, bytes);
-        }
         self.output[o * self.queues + q].used + bytes <= self.output_capacity
     }
 
