@@ -11,11 +11,13 @@ pub mod error;
 pub mod flow_control;
 pub mod kernel;
 pub mod memory;
+pub mod model;
 pub mod nic;
 pub mod observe;
 pub mod packet;
 pub mod report;
 pub mod routing;
+pub mod sim;
 pub mod switch;
 pub mod topology;
 pub mod traffic;
@@ -23,8 +25,8 @@ pub mod units;
 
 pub use config::{load_config, Config, ValidConfig};
 pub use error::{BlockedQueue, Deadlock, Error, Result};
-pub use kernel::Simulation;
 pub use report::{Column, ColumnData, Report, Summary, Table};
+pub use sim::Simulation;
 
 /// Simulates `config` to its end. Only a validated config runs:
 ///
@@ -48,7 +50,7 @@ pub fn run(config: &ValidConfig) -> Result<Report> {
 /// Simulates `config`, calling `progress(fraction_done)` now and then (at most a few
 /// times per wall second); returning `false` stops the run with [`Error::Interrupted`].
 pub fn run_with_progress(config: &ValidConfig, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
-    kernel::Simulation::new(config)?.run(progress)
+    sim::Simulation::new(config)?.run(progress)
 }
 
 impl Config {

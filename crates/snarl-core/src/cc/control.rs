@@ -5,7 +5,8 @@ use super::dcqcn::Dcqcn;
 use super::flows::FlowKey;
 use super::ibcc::Ibcc;
 use crate::config::{Config, CongestionControlConfig};
-use crate::kernel::{Ctx, Timer};
+use crate::kernel::Timer;
+use crate::model::Ctx;
 
 /// A NIC-side congestion control. The NIC asks it when a flow may send and tells it
 /// what happens; what it schedules for itself comes back as `TimerKind::CongestionControl`

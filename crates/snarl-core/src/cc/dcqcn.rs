@@ -34,7 +34,8 @@
 
 use super::{CongestionControl, FlowKey, FlowMap, FlowTable};
 use crate::config::DcqcnConfig;
-use crate::kernel::{Ctx, Event, Timer, TimerKind};
+use crate::kernel::{Event, Timer, TimerKind};
+use crate::model::Ctx;
 use crate::observe::TraceEvent;
 
 /// DCQCN parameters in simulator units: picoseconds, bytes, bits/s.

@@ -40,7 +40,8 @@
 
 use super::{CongestionControl, FlowKey, FlowTable};
 use crate::config::{Cct, CctiScope, IbccConfig};
-use crate::kernel::{Ctx, Event, Timer, TimerKind};
+use crate::kernel::{Event, Timer, TimerKind};
+use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::routing::hash::flow_vc;
 use strength_reduce::StrengthReducedUsize;

@@ -96,7 +96,7 @@ pub struct SimulationConfig {
     pub time_unit: TimeUnit,
     /// Stop with a deadlock error if packets are in flight but none moved for this long,
     /// or a switch queue's head did not move for this long (default: scaled to the
-    /// fabric's slowest hop, see `kernel::WATCHDOG_HOPS`).
+    /// fabric's slowest hop, see `sim::WATCHDOG_HOPS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watchdog: Option<Time>,
     /// Most memory the run may need by its estimate (default: what the machine has

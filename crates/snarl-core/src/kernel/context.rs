@@ -2,19 +2,38 @@
 
 use super::event::Event;
 use super::event_queue::EventQueue;
+use super::observer::Observer;
 use super::stop::Stop;
+use super::trace::TraceEvent;
 use crate::flow_control::CreditReturns;
-use crate::observe::{Stats, TraceEvent};
-use crate::packet::{MessageSlab, PacketSlab, NIL};
-use crate::traffic::MessageDone;
+use crate::packet::{MessageSlab, PacketSlab, Tag, NIL};
 use rand_pcg::Pcg64Mcg;
+
+/// The last packet of a message was delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MessageDone {
+    /// The host that posted it.
+    pub src: u32,
+    pub dst: u32,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The tag it was posted with.
+    pub tag: Tag,
+    /// When it was posted (ps).
+    pub created: u64,
+    /// When its last packet was delivered (ps): the time of the callback.
+    pub at: u64,
+}
 
 /// What every component may touch while it handles an event: the time, the event
 /// queue, the packets and messages, the random stream of the routing, the observers
 /// (reached through [`Ctx::trace`]), and two things in flight between components: the
 /// credits on their way back to the host NICs and the completions on their way to the
 /// workload. Components keep their own state; the kernel hands each its part.
-pub struct Ctx<'a> {
+///
+/// `O` is the run's observers: the kernel knows them only as an [`Observer`]; the models
+/// see them as they are (`crate::model::Ctx`).
+pub struct Ctx<'a, O> {
     pub now: u64,
     /// End of the run: nothing at or after it happens. The duration, or sooner the
     /// delivery that completes the run's `stop` (which then sets it to its time).
@@ -22,8 +41,8 @@ pub struct Ctx<'a> {
     pub queue: &'a mut EventQueue,
     pub packets: &'a mut PacketSlab,
     pub messages: &'a mut MessageSlab,
-    /// The statistics and the optional collectors.
-    pub stats: &'a mut Stats,
+    /// The observers: the statistics and the optional collectors.
+    pub stats: &'a mut O,
     /// The routing's random stream (the traffic's is the workload's, `Env::rng`).
     pub routing_rng: &'a mut Pcg64Mcg,
     /// Credits travelling back along the host links: the switches put them on the wire,
@@ -33,12 +52,12 @@ pub struct Ctx<'a> {
     /// does not ask for them.
     pub completions: Option<&'a mut Vec<MessageDone>>,
     /// The messages that end the run (`simulation.stop_after`), if the config sets them.
-    /// Every data packet then reaches its host as a `Deliver` event (`Stats::settle_before`
+    /// Every data packet then reaches its host as a `Deliver` event (`Observer::settle_before`
     /// is 0), so the completion that ends the run happens at its own time.
     pub stop: Option<&'a mut Stop>,
 }
 
-impl Ctx<'_> {
+impl<O: Observer> Ctx<'_, O> {
     #[inline]
     pub fn schedule(&mut self, at: u64, event: Event) {
         self.queue.push(at, event);
@@ -55,12 +74,12 @@ impl Ctx<'_> {
     /// counters and series take the delivery time. Marked packets and congestion
     /// notifications, to which the NIC reacts, arrive as `Deliver` events, as does
     /// whatever would arrive after the run or after a change the workload announced
-    /// (`Stats::settle_before`; every packet in a run that may stop early), and, when the
+    /// (`Observer::settle_before`; every packet in a run that may stop early), and, when the
     /// workload hears of completions, the packet that completes its message (at its time).
     #[inline]
     pub fn send_to_host(&mut self, at: u64, packet: u32) {
         if self.packets[packet].flags == 0
-            && at < self.stats.settle_before
+            && at < self.stats.settle_before()
             && !(self.completions.is_some() && self.completes(packet))
         {
             self.deliver(at, packet);
@@ -78,7 +97,7 @@ impl Ctx<'_> {
     /// free it.
     pub fn deliver(&mut self, at: u64, packet: u32) {
         let p = self.packets[packet];
-        let dst_group = self.stats.host_group[p.dst as usize];
+        let dst_group = self.stats.group_of(p.dst);
         let message = &mut self.messages[p.message];
         let (created, size) = (message.created, message.size);
         message.outstanding -= 1;

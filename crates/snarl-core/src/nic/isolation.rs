@@ -6,8 +6,8 @@
 
 use super::Nics;
 use crate::flow_control::PauseState;
-use crate::kernel::Ctx;
 use crate::memory::fallible::filled;
+use crate::model::Ctx;
 use crate::switch::isolation::IsolationKey;
 
 /// Most keys a NIC isolates at once; a message beyond them replaces the oldest.

@@ -32,8 +32,9 @@ mod scheduling;
 
 use crate::cc::AnyCongestionControl;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
-use crate::kernel::{Ctx, Peer};
+use crate::kernel::Peer;
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
+use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::packet::{Message, Tag, NIL};
 use crate::routing::hash::flow_vc;

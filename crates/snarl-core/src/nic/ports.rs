@@ -2,7 +2,8 @@
 //! back along it (credits, pause and resume frames).
 
 use super::Nics;
-use crate::kernel::{Ctx, Event};
+use crate::kernel::Event;
+use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::packet::{Message, Packet, NIL};
 

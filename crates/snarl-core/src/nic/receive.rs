@@ -4,7 +4,8 @@
 use super::scheduling::CnpRequest;
 use super::Nics;
 use crate::cc::{CongestionControl, FlowKey};
-use crate::kernel::{Ctx, Timer};
+use crate::kernel::Timer;
+use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::packet::{CNP, ECN_MARKED};
 

@@ -4,7 +4,8 @@
 
 use super::{Nics, CNP_BYTES};
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
-use crate::kernel::{Ctx, Event};
+use crate::kernel::Event;
+use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::packet::{CNP, NIL};
 use std::collections::VecDeque;

@@ -18,8 +18,8 @@ mod queues;
 mod rates;
 mod recovery;
 mod series;
-mod trace;
 
+pub use crate::kernel::{IsolationEvent, TraceEvent};
 pub use collector::{AnyCollector, Collector, Collectors, Finish};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
@@ -32,7 +32,6 @@ pub use queues::QueueProbes;
 pub use rates::RateLog;
 pub use recovery::recovery;
 pub use series::Series;
-pub use trace::{IsolationEvent, TraceEvent};
 
 use crate::error::Result;
 use crate::report::{GroupSummary, PacketCounts, Summary};
@@ -385,6 +384,23 @@ impl Stats {
 
 /// The always-on statistics as a collector: what each event adds to the counters,
 /// histograms and series.
+impl crate::kernel::Observer for Stats {
+    #[inline(always)]
+    fn trace(&mut self, now: u64, event: TraceEvent) {
+        Stats::trace(self, now, event)
+    }
+
+    #[inline(always)]
+    fn group_of(&self, host: u32) -> u16 {
+        self.host_group[host as usize]
+    }
+
+    #[inline(always)]
+    fn settle_before(&self) -> u64 {
+        self.settle_before
+    }
+}
+
 impl Collector for Stats {
     #[inline(always)]
     fn on(&mut self, now: u64, event: &TraceEvent) {

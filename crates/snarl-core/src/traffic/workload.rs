@@ -11,28 +11,14 @@
 //! (a reply once a request arrived, a job's next step once its messages are done) reacts
 //! to completions.
 
-use crate::kernel::{Ctx, Event, Timer, TimerKind};
+pub use crate::kernel::MessageDone;
+use crate::kernel::{Event, Timer, TimerKind};
+use crate::model::Ctx;
 use crate::nic::Nics;
 use crate::packet::Tag;
 use rand_pcg::Pcg64Mcg;
 
 use super::OpenLoop;
-
-/// The last packet of a message was delivered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MessageDone {
-    /// The host that posted it.
-    pub src: u32,
-    pub dst: u32,
-    /// Its size in bytes.
-    pub size: u64,
-    /// The tag it was posted with.
-    pub tag: Tag,
-    /// When it was posted (ps).
-    pub created: u64,
-    /// When its last packet was delivered (ps): the time of the callback.
-    pub at: u64,
-}
 
 /// What a workload may touch in a callback.
 pub struct Env<'e, 'c> {

@@ -13,6 +13,7 @@ mod golden;
 mod ibcc;
 mod infiniband;
 mod isolation;
+mod layering;
 mod lossless_ethernet;
 mod mechanisms;
 mod memory;

@@ -14,7 +14,8 @@
 
 use super::queues::{CHOICES, DETOUR, HELD, SEVERAL};
 use super::IoqFabric;
-use crate::kernel::{Ctx, Event};
+use crate::kernel::Event;
+use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
 use crate::routing::{Candidate, Candidates, PortView, RouteQuery, Routing, MAX_CANDIDATES};

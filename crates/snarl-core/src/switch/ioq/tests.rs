@@ -2,8 +2,8 @@
 
 use super::Port;
 use crate::error::Error;
-use crate::kernel::Simulation;
 use crate::load_config;
+use crate::sim::Simulation;
 
 /// The summary (wall time aside) of `scenario` (a path under `scenarios/`, or TOML text)
 /// with `overrides`, run with `extra` extra queues per port, or the deadlock it ends in.

@@ -28,8 +28,8 @@
 
 use super::queues::InputQueue;
 use super::IoqFabric;
-use crate::kernel::Ctx;
 use crate::memory::fallible::{filled, zeroed};
+use crate::model::Ctx;
 use crate::packet::PacketSlab;
 use crate::routing::{Candidate, Candidates, Route};
 use rand::Rng;
@@ -184,7 +184,8 @@ mod tests {
     use super::super::{IoqFabric, IoqParams, LinkControl};
     use crate::config::{LinksConfig, RoutingConfig, TopologyConfig, UpSelect};
     use crate::flow_control::CreditReturns;
-    use crate::kernel::{Ctx, EventQueue};
+    use crate::kernel::EventQueue;
+    use crate::model::Ctx;
     use crate::observe::{IdealFct, Stats};
     use crate::packet::{MessageSlab, Packet, PacketSlab, NIL};
     use crate::routing::AnyRouting;

@@ -1,6 +1,7 @@
-//! What the models report as it happens. A model never counts anything itself: it
-//! reports a trace event through `Ctx::trace`, and the collectors make counters,
-//! histograms, series, probes and tables of them.
+//! What the models report as it happens: the interface between the models and the
+//! observers. A model never counts anything itself: it reports a trace event through
+//! `Ctx::trace`, and the collectors (`observe/`) make counters, histograms, series,
+//! probes and tables of them.
 
 /// One thing that happened in the fabric. Events are small and `Copy`; those of the
 /// per-packet path are resolved at compile time by the always-on statistics

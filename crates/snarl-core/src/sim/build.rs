@@ -1,0 +1,327 @@
+//! Building a run from a validated config: the topology, the routing, the switch fabric,
+//! the NICs and their congestion control, the workload, and the observers the run's
+//! mechanisms and the config ask for.
+
+use super::world::World;
+use super::Simulation;
+use crate::cc::{AnyCongestionControl, AnyMarking};
+use crate::config::{
+    pfc_headroom, Config, CongestionControlConfig, Crossbar, FlowControlConfig, InputQueuing, NicScheduling,
+    SwitchConfig, Thresholds, ValidConfig,
+};
+use crate::error::{closest, Error, Result};
+use crate::flow_control::{CreditReturns, PfcReceiver};
+use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
+use crate::nic::Nics;
+use crate::observe::{
+    AnyCollector, FabricSeries, HotspotTime, IbccSeries, IdealFct, IsolationSeries, QueueProbes, QueueSeries, RateLog,
+    Stats,
+};
+use crate::packet::{MessageSlab, PacketSlab};
+use crate::routing::hash::mix64;
+use crate::routing::AnyRouting;
+use crate::switch::{IoqFabric, IoqParams, LinkControl};
+use crate::topology::{self, Topology};
+use crate::traffic::{AnyWorkload, OpenLoop, Workload};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+impl Simulation {
+    pub(super) fn build(
+        config: &ValidConfig,
+        workload: Option<AnyWorkload>,
+        extra_queues: usize,
+    ) -> Result<Simulation> {
+        // Fabrics the topology refuses by their size get that error; those that would not
+        // fit in memory are refused here, before anything is allocated.
+        if topology::within_limits(&config.topology) {
+            crate::memory::check(config)?;
+        }
+        let topo = topology::build(&config.topology, &config.links)?;
+        if topo.num_hosts() < 2 {
+            return Err(Error::Topology("a fabric needs at least two hosts".into()));
+        }
+        let vcs = config.switch.vcs() as usize;
+        let routing = AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?;
+        let sim = &config.simulation;
+        let isolation = config.isolation.as_ref().map(|i| i.resolve(config.port_vl_buffer(), config.nic.mtu.0));
+        // Congestion isolation's queues: `cfqs_per_port` per priority.
+        let extra_queues = isolation.as_ref().map_or(extra_queues, |i| vcs * i.cfqs_per_port as usize);
+        let params = IoqParams { extra_queues, ..fabric_params(config, vcs) };
+        let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
+        let mut fabric = IoqFabric::new(topo, routing, params)?;
+        if let Some(isolation) = &isolation {
+            fabric.isolate(isolation.clone())?;
+        }
+        let topo = fabric.topology();
+        let hosts = topo.num_hosts();
+        let packet_time = topo.host_link(0).rate.serialize(config.nic.mtu.0);
+        let mut nics = Nics::new(
+            topo,
+            |s, p| fabric.global_port(s, p),
+            vcs,
+            host_credits,
+            config.nic.mtu.0,
+            config.nic.source_queue as usize,
+            sim.warmup.0,
+        )?;
+        let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
+        let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
+        // Congestion control: marking draws from a stream of its own, so runs without it
+        // draw exactly what they drew before. A marking that cannot mark, or serves an IB
+        // CC that cannot act, is not installed.
+        let marking = config.marking_in_force();
+        if let Some(marking) = &marking {
+            let seed = mix64(config.seed ^ 0x0065_636e);
+            fabric.set_marking(AnyMarking::build(marking, seed, config.port_vl_buffer()));
+        }
+        if let Some(isolation) = &isolation {
+            nics.enable_isolation(isolation.nic_isolation, isolation.cfqs_per_port as usize, sim.warmup.0)?;
+        }
+        // A mix's parts are streams, each with its own bound in the source queue.
+        nics.set_streams(config.traffic.streams())?;
+        if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
+            nics.enable_flow_scheduling()?;
+        }
+        if let Some(cc) = AnyCongestionControl::build(config) {
+            nics.enable_congestion_control(cc)?;
+        }
+        let work = match workload {
+            Some(work) => work,
+            None => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, nics.rate(0), &mut traffic_rng)?),
+        };
+        if isolation.is_some() {
+            fabric.set_declared_hotspots(hosts, &work.declared_hotspots())?;
+        }
+        let host_groups = work.host_groups();
+        let groups = work.groups().len();
+        if host_groups.len() != hosts || host_groups.iter().any(|&g| g as usize >= groups) {
+            return Err(Error::Invariant(format!(
+                "the workload puts {} hosts in {groups} groups; the fabric has {} hosts",
+                host_groups.len(),
+                hosts
+            )));
+        }
+        let end = sim.duration.0;
+        let window = sim.window.map_or((end / 100).max(1), |w| w.0);
+        let ideal = IdealFct {
+            host_rate: config.links.host.rate,
+            host_latency: config.links.host.latency.0,
+            switch_link_latency: config.links.switch.latency.0,
+            switch_latency: config.switch.latency().0,
+        };
+        let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal, config.nic.mtu.0)?;
+        stats.set_hosts(crate::memory::fallible::collected(
+            host_groups.len(),
+            host_groups.iter().copied(),
+            "the traffic tables",
+        )?)?;
+        if let Some(traffic) = work.hotspots() {
+            // tmax: what the senders offer to hosts other than the hotspots, per host.
+            let offered: f64 =
+                traffic.non_hotspot_offered.iter().enumerate().map(|(h, &f)| f * nics.rate(h).0 as f64).sum();
+            let tmax_gbps = offered / hosts as f64 / 1e9;
+            stats.hotspots = Some(Box::new(HotspotTime::new(hosts, sim.warmup.0, tmax_gbps)?));
+        }
+        let want_completions = work.wants_completions();
+        let stop = match &sim.stop_after {
+            Some(s) => Some(Stop::new(stop_group(&work, &s.group)?, s.messages)),
+            None => None,
+        };
+        if stop.is_some() {
+            // Every delivery arrives as an event at its time, so the run can end exactly at
+            // the one that completes the stop (`Ctx::deliver`).
+            stats.settle_before = 0;
+        }
+        stats.congestion_counters = marking.is_some() || config.congestion_control_acts();
+        // The optional collectors: those of the mechanisms the run has, and those asked for.
+        let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
+        if stats.congestion_counters || link_events {
+            stats.collectors.add(AnyCollector::Fabric(FabricSeries::new(window, end)?));
+        }
+        if let CongestionControlConfig::Dcqcn(dcqcn) = &config.congestion_control {
+            if dcqcn.rate_series {
+                stats.collectors.add(AnyCollector::Rates(RateLog::default()));
+            }
+        }
+        if let CongestionControlConfig::Ibcc(ibcc) = &config.congestion_control {
+            let topo = fabric.topology();
+            let total = (0..topo.num_switches()).map(|s| topo.num_ports(s)).sum();
+            let each = (0..topo.num_switches()).flat_map(|s| (0..topo.num_ports(s)).map(move |p| (s as u32, p as u32)));
+            let ports = crate::memory::fallible::collected(total, each, "the IB CC marks per port")?;
+            let (min, limit) = (ibcc.ccti_min as u16, ibcc.ccti_limit as u16);
+            let series = IbccSeries::new(window, end, sim.warmup.0, min, limit, ports, fabric.queues())?;
+            stats.collectors.add(AnyCollector::Ibcc(series));
+        }
+        if isolation.is_some() {
+            stats.collectors.add(AnyCollector::Isolation(IsolationSeries::new(window, end, sim.warmup.0)?));
+        }
+        let mut probes = QueueProbes::new(sim.warmup.0);
+        if let Some((kmin, kmax)) = marking.as_ref().and_then(|m| m.red_thresholds()) {
+            probes.set_ecn_thresholds(kmin, kmax);
+        }
+        add_queue_probes(config, &mut fabric, &mut probes)?;
+        if !probes.probes.is_empty() {
+            let queues = probes.probes.iter().map(|p| (p.switch, p.port, p.priority)).collect();
+            stats.collectors.add(AnyCollector::QueueSeries(QueueSeries::new(queues, window, end)?));
+            stats.collectors.add(AnyCollector::Queues(probes));
+        }
+        // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in
+        // flight; buckets of ~4 events and a wheel spanning two packet times keep nearly
+        // every event out of the overflow heap while the wheel stays cache-sized.
+        let hosts = hosts as u64;
+        let bucket = (packet_time * 4 / hosts).max(16);
+        let wheel_bits = (hosts / 2).max(1024).ilog2();
+        let watchdog = sim.watchdog.map_or_else(|| default_watchdog(fabric.slowest_hop(config.nic.mtu.0)), |w| w.0);
+        let kernel = Kernel {
+            now: 0,
+            end,
+            events: 0,
+            queue: EventQueue::new(bucket, wheel_bits)?,
+            packets: PacketSlab::new(),
+            messages: MessageSlab::new(),
+            observers: stats,
+            routing_rng,
+            host_returns: CreditReturns::new(hosts as usize)?,
+            completions: want_completions.then(|| Vec::with_capacity(64)),
+            stop,
+        };
+        let world = World {
+            fabric,
+            nics,
+            work,
+            traffic_rng,
+            handed_over: Vec::with_capacity(if want_completions { 64 } else { 0 }),
+            stalls: StallTracker::new(watchdog),
+            time_unit: sim.time_unit,
+        };
+        let mut simulation = Simulation {
+            kernel,
+            world,
+            seed: config.seed,
+            time_unit: sim.time_unit,
+            lossless: !matches!(config.flow_control, FlowControlConfig::None {}),
+            pfc_headroom: match config.flow_control {
+                FlowControlConfig::Pfc { .. } => pfc_headroom(&config.links, config.nic.mtu.0),
+                _ => 0,
+            },
+        };
+        simulation.start();
+        Ok(simulation)
+    }
+
+    /// Starts the workload and schedules the watchdog.
+    fn start(&mut self) {
+        let Simulation { kernel, world, .. } = self;
+        world.start(&mut kernel.ctx());
+        kernel.queue.push(world.stalls.period(), Event::Watchdog);
+    }
+}
+
+/// The group of `work` whose messages end the run (`simulation.stop_after.group`): the
+/// config's traffic groups are checked by validation, a workload given in their place
+/// here.
+fn stop_group(work: &AnyWorkload, name: &str) -> Result<u16> {
+    let groups = work.groups();
+    if let Some(g) = groups.iter().position(|g| g.name == name) {
+        return Ok(g as u16);
+    }
+    let hint =
+        closest(name, groups.iter().map(|g| g.name)).map(|n| format!("; did you mean `{n}`?")).unwrap_or_default();
+    Err(Error::config("simulation.stop_after.group", format!("the workload has no group `{name}`{hint}")))
+}
+
+/// Slowest hops a queue head may wait before the watchdog calls it stalled, unless
+/// `simulation.watchdog` says otherwise: far beyond the waits of heavy congestion, where
+/// round robin serves every input of a congested output in turn, and still a small part
+/// of any run long enough to measure something.
+pub const WATCHDOG_HOPS: u64 = 500;
+
+/// The default watchdog interval of a fabric whose slowest hop (serialisation of an MTU,
+/// link and switch latency) takes `slowest_hop`.
+fn default_watchdog(slowest_hop: u64) -> u64 {
+    WATCHDOG_HOPS * slowest_hop.max(1)
+}
+
+/// The switch buffers and link-level flow control of `config`.
+fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
+    let mtu = config.nic.mtu.0;
+    let measure_from = config.simulation.warmup.0;
+    match &config.switch {
+        SwitchConfig::Ioq { input_buffer, output_buffer, speedup, crossbar, input_queuing, latency, .. } => IoqParams {
+            vcs,
+            extra_queues: 0,
+            input_capacity: input_buffer.0,
+            output_capacity: output_buffer.0,
+            shared_pool: 0,
+            speedup: *speedup,
+            per_vc_crossbar: *crossbar == Crossbar::PerVc,
+            voq: *input_queuing == InputQueuing::Voq,
+            receive_cap: config.nic.receive_cap,
+            latency: latency.0,
+            control: LinkControl::Credit,
+            measure_from,
+        },
+        SwitchConfig::SharedBuffer { port_buffer, egress_cap, shared_pool, speedup, latency, .. } => {
+            // With congestion isolation, each priority's congested-flow class (and queue)
+            // ids follow the priorities', with thresholds of their own.
+            let isolation = config.isolation.as_ref().map(|i| i.resolve(egress_cap.0, mtu));
+            let cfqs = isolation.as_ref().map_or(0, |i| i.cfqs_per_port as usize);
+            let threshold = |normal: &Thresholds, cfq: fn(&crate::config::Isolation) -> &Thresholds| -> Vec<u64> {
+                let classes = (0..vcs * cfqs).map(|k| isolation.as_ref().map_or(0, |i| cfq(i).bytes(k / cfqs, mtu)));
+                (0..vcs).map(|v| normal.bytes(v, mtu)).chain(classes).collect()
+            };
+            let control = match &config.flow_control {
+                FlowControlConfig::Pfc { xoff, xon } => {
+                    LinkControl::Pfc(PfcReceiver::new(threshold(xoff, |i| &i.cfq_xoff), threshold(xon, |i| &i.cfq_xon)))
+                }
+                _ => LinkControl::TailDrop,
+            };
+            IoqParams {
+                vcs,
+                extra_queues: 0,
+                input_capacity: port_buffer.0 - egress_cap.0,
+                output_capacity: egress_cap.0,
+                shared_pool: shared_pool.0,
+                speedup: *speedup,
+                per_vc_crossbar: false,
+                voq: false,
+                // Validation refuses a receive cap without credits.
+                receive_cap: None,
+                latency: latency.0,
+                control,
+                measure_from,
+            }
+        }
+    }
+}
+
+/// Registers the `observe.queues` probes, checking they name existing queues.
+fn add_queue_probes(config: &Config, fabric: &mut IoqFabric, probes: &mut QueueProbes) -> Result<()> {
+    for (i, q) in config.observe.queues.iter().enumerate() {
+        let topo = fabric.topology();
+        let at = format!("observe.queues.{i}");
+        if q.switch as usize >= topo.num_switches() {
+            return Err(Error::config(
+                format!("{at}.switch"),
+                format!("switch {} does not exist (the fabric has {})", q.switch, topo.num_switches()),
+            ));
+        }
+        let ports = topo.num_ports(q.switch as usize);
+        if q.port as usize >= ports {
+            return Err(Error::config(
+                format!("{at}.port"),
+                format!("switch {} has ports 0..{}, found {}", q.switch, ports, q.port),
+            ));
+        }
+        if q.priority >= config.switch.vcs() {
+            return Err(Error::config(
+                format!("{at}.priority"),
+                format!("the switches have {} priorities (VCs), found {}", config.switch.vcs(), q.priority),
+            ));
+        }
+        let probe = probes.add(q.switch, q.port, q.priority);
+        fabric.add_probe(q.switch as usize, q.port as usize, q.priority as usize, probe);
+    }
+    Ok(())
+}

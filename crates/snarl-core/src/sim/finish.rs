@@ -1,0 +1,161 @@
+//! Turning a finished run into its report: the last checks, the summary and the tables.
+
+use super::{Simulation, PS_PER_UNIT};
+use crate::config::TimeUnit;
+use crate::error::Result;
+use crate::flow_control::PauseState;
+use crate::kernel::{Event, Stop};
+use crate::observe::{self, Finish, GroupInfo};
+use crate::packet::NIL;
+use crate::report::{PausedLink, PfcSummary, Report, StoppedAfter};
+use crate::traffic::Workload;
+
+impl Simulation {
+    pub(super) fn finish(mut self, wall_seconds: f64) -> Result<Report> {
+        // A stall whose interval ran out after the last periodic check is caught here
+        // (from the queues the last check saw: a head seen first now has not stalled).
+        self.kernel.now = self.kernel.end;
+        self.world.find_deadlock(&self.kernel)?;
+        self.check_invariants()?;
+        self.count_arrivals_at_end();
+        let end = self.kernel.end;
+        if self.kernel.stop.as_ref().and_then(Stop::reached).is_some() {
+            // The time series end at the stop, as everything else does.
+            self.kernel.observers.series.end_at(end);
+        }
+        let infos: Vec<GroupInfo> = self
+            .world
+            .work
+            .groups()
+            .iter()
+            .map(|g| GroupInfo {
+                name: g.name.to_string(),
+                hosts: g.hosts.len() as u64,
+                capacity_bps: g.hosts.iter().map(|&h| self.world.nics.rate(h as usize).0 as f64).sum(),
+            })
+            .collect();
+        let names: Vec<String> = infos.iter().map(|i| i.name.clone()).collect();
+        let capacity: Vec<f64> = infos.iter().map(|i| i.capacity_bps).collect();
+        let finish = Finish { groups: &infos, end, ps_per_unit: PS_PER_UNIT };
+        let mut summary = self.kernel.observers.summarise(&finish);
+        let stats = &self.kernel.observers;
+        summary.sim_time = end as f64 / PS_PER_UNIT;
+        summary.measure_from = stats.measure_from as f64 / PS_PER_UNIT;
+        summary.time_unit = match self.time_unit {
+            TimeUnit::Ns => "ns".into(),
+            TimeUnit::Cycles => "cycles".into(),
+        };
+        summary.seed = self.seed;
+        if let Some(stop) = &self.kernel.stop {
+            summary.stopped_after = Some(StoppedAfter {
+                group: names[stop.group as usize].clone(),
+                messages: stop.messages,
+                at: stop.reached().map(|at| at as f64 / PS_PER_UNIT),
+            });
+        }
+        if self.pfc_headroom > 0 {
+            summary.pfc = Some(self.pfc_summary());
+        }
+        if let Some(isolation) = summary.isolation.as_mut() {
+            isolation.cfq_paused_time = self.cfq_paused_time() as f64 / PS_PER_UNIT;
+        }
+        summary.events = self.kernel.events;
+        summary.wall_seconds = wall_seconds;
+        if let Some(window) = self.world.work.recovery() {
+            let bystander = |g: usize| window.bystander.get(g).copied().unwrap_or(false);
+            let bystander_capacity = (0..infos.len()).filter(|&g| bystander(g)).map(|g| capacity[g]).sum();
+            let series = &stats.series;
+            let throughput = series.accepted_of(bystander, bystander_capacity);
+            summary.recovery = observe::recovery(
+                &throughput,
+                series.window(),
+                stats.measure_from,
+                window.start,
+                window.end,
+                PS_PER_UNIT,
+            );
+        }
+        let mut report = Report { summary, ..Report::default() };
+        report.add_table("timeseries", stats.series.table(&names, &capacity, PS_PER_UNIT));
+        if let Some(hotspots) = &stats.hotspots {
+            report.add_table("hotspots", hotspots.table(PS_PER_UNIT));
+        }
+        stats.collectors.tables(&mut report, &finish);
+        Ok(report)
+    }
+
+    /// Data packets arriving at their hosts across the end of the run count in the loads
+    /// by the part of their bytes that arrived before it (as those arriving across the
+    /// measurement start do by the part after it): loads never exceed the links.
+    fn count_arrivals_at_end(&mut self) {
+        let kernel = &mut self.kernel;
+        let (end, stats) = (kernel.end, &mut kernel.observers);
+        let last = end.saturating_add(stats.longest_arrival);
+        while let Some((tail_at, event)) = kernel.queue.pop() {
+            if tail_at >= last {
+                break;
+            }
+            if let Event::Deliver { packet } = event {
+                let p = kernel.packets[packet];
+                if p.message != NIL {
+                    stats.arriving_at_end(end, p.group, p.dst, p.size as u64, tail_at);
+                }
+            }
+        }
+    }
+
+    /// Time the congested-flow classes (the queues beyond the priorities) spent paused,
+    /// over every switch output and NIC.
+    fn cfq_paused_time(&self) -> u64 {
+        let (fabric, nics) = (&self.world.fabric, &self.world.nics);
+        let (end, vcs, queues) = (self.kernel.end, fabric.vcs(), fabric.queues());
+        let paused = |state: &PauseState, classes: usize| -> u64 {
+            (0..state.links())
+                .flat_map(|l| (vcs..classes).map(move |q| (l, q)))
+                .map(|(l, q)| state.paused_time(l, q, end))
+                .sum()
+        };
+        paused(fabric.pause_state(), queues) + paused(nics.pause_state(), nics.pause_state().queues())
+    }
+
+    fn pfc_summary(&self) -> PfcSummary {
+        let (fabric, nics) = (&self.world.fabric, &self.world.nics);
+        let (end, from) = (self.kernel.end, self.kernel.observers.measure_from);
+        let interval = end.saturating_sub(from).max(1) as f64;
+        let mut links: Vec<PausedLink> = Vec::new();
+        let mut total = 0u64;
+        let mut collect = |state: &PauseState, name: &dyn Fn(usize) -> String| {
+            for link in 0..state.links() {
+                for vc in 0..fabric.vcs() {
+                    let (pauses, time) = (state.pauses(link, vc), state.paused_time(link, vc, end));
+                    total += time;
+                    if pauses > 0 {
+                        links.push(PausedLink {
+                            node: name(link),
+                            priority: vc as u32,
+                            pauses: pauses as u64,
+                            paused_time: time as f64 / PS_PER_UNIT,
+                            paused_fraction: time as f64 / interval,
+                        });
+                    }
+                }
+            }
+        };
+        collect(fabric.pause_state(), &|gp| fabric.port_name(gp));
+        collect(nics.pause_state(), &|h| format!("host {h}"));
+        links.sort_by(|a, b| b.paused_time.total_cmp(&a.paused_time).then_with(|| a.node.cmp(&b.node)));
+        let c = &self.kernel.observers.pfc;
+        PfcSummary {
+            pause_frames_sent: c.pause_frames_sent,
+            resume_frames_sent: c.resume_frames_sent,
+            pause_frames_received: c.pause_frames_received,
+            paused_time: total as f64 / PS_PER_UNIT,
+            paused_links: links.len() as u64,
+            max_paused_fraction: links.iter().map(|l| l.paused_fraction).fold(0.0, f64::max),
+            max_ingress_bytes: fabric.max_ingress(),
+            ingress_share_bytes: fabric.ingress_share(),
+            headroom_bytes: self.pfc_headroom,
+            most_paused: links.into_iter().take(10).collect(),
+        }
+    }
+}

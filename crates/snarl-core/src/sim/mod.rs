@@ -1,0 +1,82 @@
+//! The assembly layer: turns a validated config into a running simulation (`build.rs`),
+//! composes its models into the one model the kernel dispatches to (`world.rs`), and
+//! turns a finished run into a report (`finish.rs`). The kernel below it knows none of
+//! this; the models beside it know nothing of it.
+
+mod build;
+mod finish;
+mod world;
+
+pub use build::WATCHDOG_HOPS;
+
+use crate::config::{TimeUnit, ValidConfig};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::observe::Stats;
+use crate::report::Report;
+use crate::traffic::AnyWorkload;
+use std::time::Instant;
+use world::World;
+
+/// Picoseconds per reported time unit (a cycle is one nanosecond).
+const PS_PER_UNIT: f64 = 1_000.0;
+
+/// One run: the kernel's shared state with the run's observers, and its models.
+pub struct Simulation {
+    kernel: Kernel<Stats>,
+    world: World,
+    seed: u64,
+    time_unit: TimeUnit,
+    /// Drops are a fault (lossless link-level flow control) rather than a result.
+    lossless: bool,
+    /// PFC headroom per priority, for the report (0 without PFC).
+    pfc_headroom: u64,
+}
+
+impl Simulation {
+    /// Builds the fabric, traffic and observers of a validated config.
+    pub fn new(config: &ValidConfig) -> Result<Simulation> {
+        Simulation::build(config, None, 0)
+    }
+
+    /// Builds the fabric and observers of a validated config, with `workload` in place
+    /// of the config's `[traffic]` (which is not resolved).
+    pub fn with_workload(config: &ValidConfig, workload: AnyWorkload) -> Result<Simulation> {
+        Simulation::build(config, Some(workload), 0)
+    }
+
+    /// `new` with `extra_queues` switch queues per port beyond the VCs (empty unless a
+    /// mechanism uses them; the tests check that they change nothing).
+    pub fn with_extra_queues(config: &ValidConfig, extra_queues: usize) -> Result<Simulation> {
+        Simulation::build(config, None, extra_queues)
+    }
+
+    /// Runs to the configured duration, or until the config's `stop_after` is reached.
+    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
+        let started = Instant::now();
+        self.kernel.run(&mut self.world, progress)?;
+        self.finish(started.elapsed().as_secs_f64())
+    }
+
+    /// Checks the lossless invariants: conservation, credits within bounds, buffers
+    /// within capacity. Called by `finish`; tests may call it at any time.
+    pub fn check_invariants(&self) -> Result<()> {
+        let counts = self.kernel.observers.packet_counts();
+        if counts.injected != counts.delivered + counts.in_flight + counts.dropped {
+            return Err(Error::Invariant(format!("packet conservation broken: {counts:?}")));
+        }
+        if self.lossless && counts.dropped != 0 {
+            return Err(Error::Invariant(format!("a lossless fabric dropped {} packets", counts.dropped)));
+        }
+        let live = self.kernel.packets.live() as u64;
+        if counts.in_flight != live {
+            return Err(Error::Invariant(format!(
+                "{} packets in flight by the counters but {live} alive",
+                counts.in_flight
+            )));
+        }
+        self.world.fabric.check_invariants(&self.kernel.packets).map_err(Error::Invariant)?;
+        self.world.nics.check_invariants(&self.kernel.host_returns).map_err(Error::Invariant)?;
+        Ok(())
+    }
+}

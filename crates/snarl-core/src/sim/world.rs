@@ -1,0 +1,164 @@
+//! The models of a run composed into the one [`Model`] the kernel dispatches to: each
+//! event goes to the component it targets. Also the watchdog's checks, which inspect the
+//! fabric's queues.
+
+use crate::config::TimeUnit;
+use crate::error::{Deadlock, Error, Result};
+use crate::flow_control::Feedback;
+use crate::kernel::{find_cycles, Kernel, MessageDone, Model, StallTracker, Timer, TimerKind};
+use crate::model::Ctx;
+use crate::nic::Nics;
+use crate::observe::Stats;
+use crate::switch::IoqFabric;
+use crate::traffic::{AnyWorkload, Env, Workload};
+use rand_pcg::Pcg64Mcg;
+
+/// Every model of a run: the switch fabric (which owns the topology and the routing),
+/// the NICs (with their congestion control), and the workload with its random stream.
+pub struct World {
+    pub fabric: IoqFabric,
+    pub nics: Nics,
+    pub work: AnyWorkload,
+    pub traffic_rng: Pcg64Mcg,
+    /// The completions being handed to the workload (`hand_over_completions`).
+    pub handed_over: Vec<MessageDone>,
+    /// Queues whose head stopped moving (the watchdog).
+    pub stalls: StallTracker,
+    pub time_unit: TimeUnit,
+}
+
+impl Model<Stats> for World {
+    #[inline(always)]
+    fn arrive(&mut self, ctx: &mut Ctx, port: u32, packet: u32) {
+        self.fabric.arrive(ctx, port, packet)
+    }
+
+    #[inline(always)]
+    fn alloc_retry(&mut self, ctx: &mut Ctx, output: u32) {
+        self.fabric.alloc_retry(ctx, output)
+    }
+
+    #[inline(always)]
+    fn link_wake(&mut self, ctx: &mut Ctx, port: u32) {
+        self.fabric.link_wake(ctx, port)
+    }
+
+    #[inline(always)]
+    fn feedback_to_switch(&mut self, ctx: &mut Ctx, port: u32, feedback: Feedback) {
+        self.fabric.feedback(ctx, port, feedback)
+    }
+
+    #[inline(always)]
+    fn feedback_to_host(&mut self, ctx: &mut Ctx, host: u32, feedback: Feedback) {
+        match feedback {
+            Feedback::Credit { queue, bytes } => self.nics.credit(ctx, host, queue as usize, bytes as u64),
+            Feedback::Pause { queue, on } => self.nics.pause(ctx, host, queue as usize, on),
+            Feedback::Isolate { mirror } => self.nics.isolate(ctx, host, self.fabric.isolation_key(mirror)),
+        }
+    }
+
+    #[inline(always)]
+    fn deliver(&mut self, ctx: &mut Ctx, packet: u32) {
+        self.nics.receive(ctx, packet);
+        // Only a `Deliver` event completes messages when the workload hears of
+        // completions (`Ctx::send_to_host`).
+        if ctx.completions.is_some() {
+            hand_over_completions(ctx, &mut self.nics, &mut self.traffic_rng, &mut self.work, &mut self.handed_over);
+        }
+    }
+
+    #[inline(always)]
+    fn host_wake(&mut self, ctx: &mut Ctx, host: u32) {
+        self.nics.wake_event(ctx, host)
+    }
+
+    #[inline(always)]
+    fn timer(&mut self, ctx: &mut Ctx, timer: Timer) {
+        match timer.kind {
+            TimerKind::Workload(_) => {
+                self.work.timer(&mut Env { ctx, nics: &mut self.nics, rng: &mut self.traffic_rng }, timer)
+            }
+            TimerKind::CongestionControl(_) => self.nics.cc_timer(ctx, timer),
+            TimerKind::Isolation => self.fabric.isolation_timer(ctx, timer),
+        }
+    }
+
+    fn check_progress(&mut self, kernel: &Kernel<Stats>) -> Result<u64> {
+        let packets = &kernel.packets;
+        let heads = self.fabric.queue_heads().map(|(queue, packet)| (queue, packet, packets[packet].injected));
+        self.stalls.observe(heads);
+        self.find_deadlock(kernel)?;
+        Ok(kernel.now + self.stalls.period())
+    }
+}
+
+impl World {
+    /// Starts the workload (its first timers: generations, phase boundaries).
+    pub fn start(&mut self, ctx: &mut Ctx) {
+        self.work.start(&mut Env { ctx, nics: &mut self.nics, rng: &mut self.traffic_rng });
+        hand_over_completions(ctx, &mut self.nics, &mut self.traffic_rng, &mut self.work, &mut self.handed_over);
+    }
+
+    /// Fails if no packet moved anywhere for the watchdog interval while packets are in
+    /// flight, or if switch queues whose heads did not move for that long wait on each
+    /// other in a cycle (a deadlock that traffic elsewhere does not end).
+    pub fn find_deadlock(&self, kernel: &Kernel<Stats>) -> Result<()> {
+        let (now, stats, packets) = (kernel.now, &kernel.observers, &kernel.packets);
+        let in_flight = stats.packet_counts().in_flight;
+        let frozen = in_flight > 0 && now.saturating_sub(stats.last_moved) >= self.stalls.interval();
+        let found = |deadlock: Deadlock| {
+            let at = self.show_time(now);
+            let when = Deadlock { at, interval: self.show_time(self.stalls.interval()), ..deadlock };
+            Err(Error::Deadlock(Box::new(when)))
+        };
+        let nothing = Deadlock { in_flight, ..Deadlock::default() };
+        if frozen {
+            return found(Deadlock { stuck: in_flight, blocked: self.fabric.blocked_ports(packets, 10), ..nothing });
+        }
+        // Between checks a head may have moved: only those still in place count.
+        let head = |q: u32| self.fabric.queue_head(q).map(|p| (p, packets[p].injected));
+        let stalled = self.stalls.stalled(now, head);
+        let Some(cycles) = find_cycles(&stalled, |q| self.fabric.waits_for(packets, q)) else {
+            return Ok(());
+        };
+        let on_cycles = cycles.cycles.iter().flatten().map(|&q| (q, true));
+        let queues: Vec<(u32, bool)> = on_cycles.chain(cycles.blocked.iter().map(|&q| (q, false))).collect();
+        let shown = queues.iter().take(10).map(|&(q, on_cycle)| self.fabric.describe_queue(packets, q, on_cycle));
+        found(Deadlock {
+            cycles: cycles.cycles.len(),
+            queues_on_cycles: queues.len() - cycles.blocked.len(),
+            queues_waiting: cycles.blocked.len(),
+            stuck: queues.iter().map(|&(q, _)| self.fabric.queue_len(packets, q) as u64).sum(),
+            blocked: shown.collect(),
+            ..nothing
+        })
+    }
+
+    /// `t` (ps) in the run's time unit, for messages.
+    fn show_time(&self, t: u64) -> String {
+        match self.time_unit {
+            TimeUnit::Ns => crate::units::Time(t).to_string(),
+            TimeUnit::Cycles => format!("{}cycles", t as f64 / super::PS_PER_UNIT),
+        }
+    }
+}
+
+/// Hands the messages completed during a `Deliver` event to the workload, in the order
+/// of completion. Its reactions complete none at once: a completing packet always
+/// arrives as an event of its own (`Ctx::send_to_host`).
+fn hand_over_completions(
+    ctx: &mut Ctx,
+    nics: &mut Nics,
+    rng: &mut Pcg64Mcg,
+    work: &mut AnyWorkload,
+    handed_over: &mut Vec<MessageDone>,
+) {
+    match ctx.completions.as_deref_mut() {
+        Some(completions) if !completions.is_empty() => std::mem::swap(completions, handed_over),
+        _ => return,
+    }
+    for done in handed_over.drain(..) {
+        work.message_done(&mut Env { ctx, nics, rng }, done);
+    }
+    debug_assert!(ctx.completions.as_deref().is_none_or(|c| c.is_empty()), "a reaction completed a message at once");
+}
