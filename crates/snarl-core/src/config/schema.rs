@@ -1,6 +1,7 @@
 //! Config structs. Defaults are those of a 100 Gb/s InfiniBand-like fabric.
 
 use super::isolation::IsolationConfig;
+use crate::traffic::WorkloadConfig;
 use crate::units::{Bytes, Rate, Time};
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,9 @@ pub struct Config {
     pub routing: RoutingConfig,
     #[serde(default)]
     pub nic: NicConfig,
+    /// The workload (absent: open-loop traffic described by `[traffic]`).
+    #[serde(default, skip_serializing_if = "WorkloadConfig::is_default")]
+    pub workload: WorkloadConfig,
     pub traffic: TrafficConfig,
     /// Congestion marking at switch egress queues (absent: no marking, unless the
     /// congestion control implies its own). `[ecn]` is read as `[marking]` of type `red`.

@@ -22,7 +22,7 @@ use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
 use crate::switch::{IoqFabric, IoqParams, LinkControl};
 use crate::topology::{self, Topology};
-use crate::traffic::{AnyWorkload, OpenLoop, Workload};
+use crate::traffic::{AnyWorkload, Workload};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
@@ -88,7 +88,7 @@ impl Simulation {
         }
         let work = match workload {
             Some(work) => work,
-            None => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, nics.rate(0), &mut traffic_rng)?),
+            None => AnyWorkload::build(config, hosts, nics.rate(0), &mut traffic_rng)?,
         };
         if isolation.is_some() {
             fabric.set_declared_hotspots(hosts, &work.declared_hotspots())?;

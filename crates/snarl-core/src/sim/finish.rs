@@ -81,6 +81,7 @@ impl Simulation {
             report.add_table("hotspots", hotspots.table(PS_PER_UNIT));
         }
         stats.collectors.tables(&mut report, &finish);
+        self.world.work.tables(&mut report, &finish);
         Ok(report)
     }
 

@@ -18,7 +18,12 @@ use crate::nic::Nics;
 use crate::packet::Tag;
 use rand_pcg::Pcg64Mcg;
 
-use super::OpenLoop;
+use super::{OpenLoop, WorkloadConfig};
+use crate::config::Config;
+use crate::error::Result;
+use crate::observe::Finish;
+use crate::report::Report;
+use crate::units::Rate;
 
 /// What a workload may touch in a callback.
 pub struct Env<'e, 'c> {
@@ -138,6 +143,12 @@ pub trait Workload {
     fn declared_hotspots(&self) -> Vec<u32> {
         Vec::new()
     }
+
+    /// Adds the workload's own tables to the report when the run ends (a job's steps, a
+    /// collective's iterations), by name, as collectors do.
+    fn tables(&self, report: &mut Report, finish: &Finish) {
+        let _ = (report, finish);
+    }
 }
 
 /// Every workload a simulation can run: the built-in ones by value (static dispatch), and
@@ -147,6 +158,16 @@ pub enum AnyWorkload {
     OpenLoop(OpenLoop),
     /// A workload made outside this crate.
     Custom(Box<dyn Workload + Send>),
+}
+
+impl AnyWorkload {
+    /// The workload `config.workload` chooses, for a fabric of `hosts` hosts whose links
+    /// run at `host_rate`, drawing from the traffic stream `rng`.
+    pub fn build(config: &Config, hosts: usize, host_rate: Rate, rng: &mut Pcg64Mcg) -> Result<AnyWorkload> {
+        Ok(match &config.workload {
+            WorkloadConfig::OpenLoop {} => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, host_rate, rng)?),
+        })
+    }
 }
 
 macro_rules! dispatch {
@@ -195,5 +216,9 @@ impl Workload for AnyWorkload {
 
     fn declared_hotspots(&self) -> Vec<u32> {
         dispatch!(self, w => w.declared_hotspots())
+    }
+
+    fn tables(&self, report: &mut Report, finish: &Finish) {
+        dispatch!(self, w => w.tables(report, finish))
     }
 }

@@ -3,9 +3,10 @@
 //! workload hears of each completed message with its source, destination, size and tag.
 
 use snarl_core::kernel::Timer;
+use snarl_core::observe::Finish;
 use snarl_core::packet::Tag;
 use snarl_core::traffic::{AnyWorkload, Env, GroupView, MessageDone, Workload};
-use snarl_core::{load_config, Report, Simulation, ValidConfig};
+use snarl_core::{load_config, Column, ColumnData, Report, Simulation, Table, ValidConfig};
 use std::sync::{Arc, Mutex};
 
 /// Pairs of hosts exchange `rounds` request/reply rounds of `size` bytes each. Pair `i`
@@ -20,18 +21,21 @@ struct PingPong {
     host_group: Vec<u16>,
     /// Every completion, in the order the workload heard of them.
     seen: Arc<Mutex<Vec<MessageDone>>>,
+    /// Messages completed per pair, for the workload's own table.
+    done_per_pair: Vec<u64>,
 }
 
 impl PingPong {
     fn new(hosts: u32, pairs: Vec<(u32, u32)>, rounds: u16, size: u64) -> (PingPong, Arc<Mutex<Vec<MessageDone>>>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let work = PingPong {
-            pairs,
+            pairs: pairs.clone(),
             rounds,
             size,
             start_at: 100_000,
             hosts: (0..hosts).collect(),
             host_group: vec![0; hosts as usize],
+            done_per_pair: vec![0; pairs.len()],
             seen: seen.clone(),
         };
         (work, seen)
@@ -58,6 +62,7 @@ impl Workload for PingPong {
     fn message_done(&mut self, env: &mut Env, done: MessageDone) {
         assert_eq!(done.at, env.now(), "a completion is handed over at its time");
         self.seen.lock().unwrap().push(done);
+        self.done_per_pair[done.tag.job as usize] += 1;
         let step = done.tag.step + 1;
         if step < 2 * self.rounds {
             // The receiver answers: back to whoever sent it.
@@ -72,6 +77,13 @@ impl Workload for PingPong {
 
     fn host_groups(&self) -> &[u16] {
         &self.host_group
+    }
+
+    /// A table of its own: messages completed per pair.
+    fn tables(&self, report: &mut Report, _finish: &Finish) {
+        let pair = Column { name: "pair".into(), data: ColumnData::U64((0..self.pairs.len() as u64).collect()) };
+        let messages = Column { name: "messages".into(), data: ColumnData::U64(self.done_per_pair.clone()) };
+        report.add_table("ping_pong", Table { columns: vec![pair, messages] });
     }
 }
 
@@ -112,6 +124,9 @@ fn check_rounds(report: &Report, seen: &[MessageDone], pairs: &[(u32, u32)], rou
         assert_eq!(mine[0].created, 100_000, "the first request left at the workload's timer");
     }
     let messages = (2 * rounds as usize * pairs.len()) as u64;
+    // The workload's own table reached the report.
+    let table = report.table("ping_pong").expect("the workload's table");
+    assert_eq!(table.column("messages"), Some(&ColumnData::U64(vec![2 * rounds as u64; pairs.len()])));
     let s = &report.summary;
     assert_eq!(s.counters["messages_generated"], messages);
     assert_eq!(s.counters["messages_delivered"], messages);

@@ -24,6 +24,7 @@ mod stop_after;
 mod traffic_mix;
 mod voq;
 mod watchdog;
+mod workload;
 
 /// Counts allocations for the memory tests (only in the child processes they start).
 #[global_allocator]
