@@ -12,6 +12,7 @@
 //! asked again (with the current occupancies) and the request moves if its preferred
 //! route now has room, as a router re-evaluates a waiting head packet's candidates.
 
+use super::discipline::{CrossbarUnit, Fifo, Isolating, Ports, QueueDiscipline, Vcs, Voq};
 use super::queues::{CHOICES, DETOUR, HELD, SEVERAL};
 use super::IoqFabric;
 use crate::kernel::Event;
@@ -95,17 +96,17 @@ impl PortView for SwitchView<'_> {
 }
 
 impl IoqFabric {
-    /// Routes the packet at the head of input (gp, queue) and posts its request (`ISO`:
-    /// under congestion isolation, unless it must wait for an older packet of its flow).
+    /// Routes the packet at the head of input (gp, queue) and posts its request, unless
+    /// discipline `D` holds it (isolation: it waits for an older packet of its flow).
     #[inline(always)]
-    pub(super) fn route_head<const ISO: bool>(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> Posted {
-        if ISO && self.ingress_held(ctx, gp, queue) {
+    pub(super) fn route_head<D: QueueDiscipline>(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) -> Posted {
+        if D::head_held(self, ctx, gp, queue) {
             self.input[gp as usize * self.queues + queue].request = HELD;
             return Posted::Held;
         }
         let mut offer = Candidates::new();
         self.decide(ctx, gp, self.input[gp as usize * self.queues + queue].fifo.head, &mut offer);
-        self.post::<ISO>(ctx, gp, queue, &offer)
+        self.post::<D>(ctx, gp, queue, &offer)
     }
 
     /// The routes the routing offers for packet `id`, whose head is at input `gp` (the
@@ -135,7 +136,13 @@ impl IoqFabric {
     /// Posts the request of the head packet of input (gp, queue) to the outputs of the
     /// routes it prefers among `offer`, and records the choice on the packet and the queue.
     #[inline]
-    pub(super) fn post<const ISO: bool>(&mut self, ctx: &mut Ctx, gp: u32, queue: usize, offer: &Candidates) -> Posted {
+    pub(super) fn post<D: QueueDiscipline>(
+        &mut self,
+        ctx: &mut Ctx,
+        gp: u32,
+        queue: usize,
+        offer: &Candidates,
+    ) -> Posted {
         let routes = offer.as_slice();
         if routes.len() > 1 {
             return self.post_several(ctx, gp, queue, offer);
@@ -144,11 +151,8 @@ impl IoqFabric {
         let q = gp as usize * self.queues + queue;
         let id = self.input[q].fifo.head;
         let base = self.port_base[self.ports[gp as usize].owner as usize];
-        let request_queue = if ISO {
-            self.isolated_queue(base as usize + route.port as usize, &ctx.packets[id], route.vc) as u8
-        } else {
-            self.egress_queue(route.vc) as u8
-        };
+        let request_queue =
+            D::request_queue(self, base as usize + route.port as usize, &ctx.packets[id], route.vc) as u8;
         let p = &mut ctx.packets[id];
         p.out_port = route.port;
         p.out_vc = route.vc;
@@ -367,7 +371,7 @@ impl IoqFabric {
                 self.withdraw(o, bit);
             }
             // Routings with choices are not isolated (`IoqFabric::isolate`).
-            let posted = self.post::<false>(ctx, input, queue, &offer);
+            let posted = self.post::<Fifo>(ctx, input, queue, &offer);
             self.try_posted(ctx, input, queue, posted);
         }
         self.reconsidering = false;
@@ -408,19 +412,19 @@ impl IoqFabric {
     #[inline(never)]
     pub(super) fn allocate(&mut self, ctx: &mut Ctx, out: u32) {
         match self.arbitration {
-            Arbitration::FifoPorts => self.arbitrate::<false, false, false>(ctx, out),
-            Arbitration::FifoVcs => self.arbitrate::<true, false, false>(ctx, out),
-            Arbitration::VoqPorts => self.arbitrate::<false, true, false>(ctx, out),
-            Arbitration::VoqVcs => self.arbitrate::<true, true, false>(ctx, out),
-            Arbitration::Isolating => self.arbitrate::<false, false, true>(ctx, out),
+            Arbitration::FifoPorts => self.arbitrate::<Ports, Fifo>(ctx, out),
+            Arbitration::FifoVcs => self.arbitrate::<Vcs, Fifo>(ctx, out),
+            Arbitration::VoqPorts => self.arbitrate::<Ports, Voq>(ctx, out),
+            Arbitration::VoqVcs => self.arbitrate::<Vcs, Voq>(ctx, out),
+            Arbitration::Isolating => self.arbitrate::<Ports, Isolating>(ctx, out),
         }
     }
 
-    /// `allocate` with per-VC crossbar paths (`PER_VC`) or per-port ones, from virtual
-    /// output queues (`VOQ`: the request of input queue q at output o is that of VoQ
-    /// (q, o)) or FIFO input queues.
+    /// `allocate` with transfers holding `X` (ports or VCs), requests waiting as
+    /// discipline `D` keeps them (FIFO input queues, or virtual output queues: the request
+    /// of input queue q at output o is that of VoQ (q, o)).
     #[inline(always)]
-    fn arbitrate<const PER_VC: bool, const VOQ: bool, const ISO: bool>(&mut self, ctx: &mut Ctx, out: u32) {
+    fn arbitrate<X: CrossbarUnit, D: QueueDiscipline>(&mut self, ctx: &mut Ctx, out: u32) {
         let (o, now) = (out as usize, ctx.now);
         self.settle(o, now);
         let switch = self.ports[o].owner as usize;
@@ -439,14 +443,14 @@ impl IoqFabric {
                 RoundRobin.pick(&self.requests[words.clone()], bits, self.ports[o].grant_next as usize, |bit| {
                     let input = base + self.bit_input[bit] as usize;
                     let queue = self.bit_queue[bit] as usize;
-                    if !PER_VC && self.ports[input].input_busy_until > now {
-                        paths_free_at = paths_free_at.min(self.ports[input].input_busy_until);
+                    if let Some(busy_until) = X::input_busy(self, input, now) {
+                        paths_free_at = paths_free_at.min(busy_until);
                         return false;
                     }
                     let q = input * n + queue;
-                    let request = if VOQ { &self.voqs.queues[self.voqs.index(q, o - base)] } else { &self.input[q] };
-                    if !VOQ && request.other_queues != 0 {
-                        return self.choose_queue::<PER_VC>(
+                    let request = D::request(self, q, o, base);
+                    if D::has_queue_choice(request) {
+                        return self.choose_queue::<X>(
                             o,
                             input,
                             queue,
@@ -457,27 +461,21 @@ impl IoqFabric {
                         );
                     }
                     let out_queue = request.request_queue as usize;
-                    if PER_VC {
-                        let free_at = self.input_free_at(input, queue).max(self.output_free_at(o, out_queue));
-                        if free_at > now {
-                            paths_free_at = paths_free_at.min(free_at);
-                            return false;
-                        }
+                    let free_at = X::path_free_at(self, input, queue, o, out_queue);
+                    if free_at > now {
+                        paths_free_at = paths_free_at.min(free_at);
+                        return false;
                     }
                     let size = request.request_size as u64;
-                    let fits = if ISO {
-                        self.fits_isolated(o, out_queue, size)
-                    } else {
-                        self.output[o * n + out_queue].used + size <= self.output_capacity
-                    };
+                    let fits = D::fits(self, o, out_queue, size);
                     output_full |= !fits;
                     picked_queue = out_queue;
                     fits
                 });
             if let Some(bit) = picked {
                 let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
-                self.grant::<VOQ, ISO>(ctx, input as u32, queue, out, bit, picked_queue);
-                if PER_VC && self.has_requests(o) {
+                self.grant::<D>(ctx, input as u32, queue, out, bit, picked_queue);
+                if X::SEVERAL_AT_ONCE && self.has_requests(o) {
                     continue; // Another VC of this output may take in a packet too.
                 }
                 if self.has_requests(o) {
@@ -515,7 +513,7 @@ impl IoqFabric {
     /// whose crossbar path is free (per-VC paths) and that has room for the packet.
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    fn choose_queue<const PER_VC: bool>(
+    fn choose_queue<X: CrossbarUnit>(
         &self,
         o: usize,
         input: usize,
@@ -529,18 +527,15 @@ impl IoqFabric {
         let request = &self.input[input * n + queue];
         let choice = request.other_queues | 1u8.checked_shl(request.request_queue as u32).unwrap_or(0);
         let turn = self.ports[o].grant_next as u32 % 8;
-        let input_free_at = self.input_free_at(input, queue);
         for k in 0..8 {
             let out_queue = ((turn + k) % 8) as usize;
             if choice & (1 << out_queue) == 0 {
                 continue;
             }
-            if PER_VC {
-                let free_at = input_free_at.max(self.output_free_at(o, out_queue));
-                if free_at > now {
-                    *paths_free_at = (*paths_free_at).min(free_at);
-                    continue;
-                }
+            let free_at = X::path_free_at(self, input, queue, o, out_queue);
+            if free_at > now {
+                *paths_free_at = (*paths_free_at).min(free_at);
+                continue;
             }
             if self.fits(o, out_queue, request.request_size as u64) {
                 *picked_queue = out_queue;
@@ -567,11 +562,11 @@ impl IoqFabric {
         }
     }
 
-    /// Moves the head of input queue (`input`, `queue`), or with `VOQ` of its virtual
+    /// Moves the head of input queue (`input`, `queue`), or under `Voq` of its virtual
     /// output queue for `out`, through the crossbar into the output queue of `out` that
     /// it requested (request mask bit `bit`).
     #[inline(always)]
-    fn grant<const VOQ: bool, const ISO: bool>(
+    fn grant<D: QueueDiscipline>(
         &mut self,
         ctx: &mut Ctx,
         input: u32,
@@ -581,14 +576,13 @@ impl IoqFabric {
         out_queue: usize,
     ) {
         let (i, o, n) = (input as usize, out as usize, self.queues);
-        let id =
-            if VOQ { self.voq_pop(ctx.packets, i, queue, o) } else { self.input[i * n + queue].fifo.pop(ctx.packets) };
+        let id = D::pop_granted(self, ctx.packets, i, queue, o);
         self.withdraw(o, bit);
         self.ports[o].grant_next = (bit + 1) as u16;
         // The queue chosen among several VCs is the packet's VC from here (queue ids of
         // the VCs are the VCs). VoQ requests have one route, chosen at arrival.
-        let request_vcs_chosen = !VOQ && self.input[i * n + queue].other_queues != 0;
-        if !VOQ && self.input[i * n + queue].is(CHOICES) {
+        let (request_vcs_chosen, route_chosen) = D::granted_choices(self, i * n + queue);
+        if route_chosen {
             self.take_route(ctx, input, queue, o, bit, id);
         }
 
@@ -606,17 +600,9 @@ impl IoqFabric {
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = if request_vcs_chosen { out_queue as u8 } else { p.out_vc };
         self.occupy(i, queue, o, out_queue, done);
-        if ISO {
-            self.isolation_leave_ingress(ctx, i, queue, id, o, out_queue);
-        }
         // The input buffer frees as the tail leaves it: the receiver's side reacts
         // (credits travel back upstream, or the ingress share is released).
-        if ISO {
-            let class = self.arrival_class(ctx.packets[id].isolation, queue);
-            self.leave_ingress_isolated(ctx, input, class, size, done);
-        } else {
-            self.leave_ingress(ctx, input, queue, size, done);
-        }
+        D::leave_ingress(self, ctx, i, queue, id, o, out_queue, size, done);
 
         let oq = o * n + out_queue;
         self.output[oq].used += size;
@@ -625,17 +611,9 @@ impl IoqFabric {
         } else {
             self.output[oq].fifo.push(ctx.packets, id);
         }
-        if VOQ {
-            // The VoQ's next packet can go once the input is free again.
-            self.voq_next(ctx, i, queue, out, bit, done);
-        } else if !self.input[i * n + queue].fifo.is_empty() {
-            // The next packet of this queue can go once the input is free again.
-            let posted = self.route_head::<ISO>(ctx, input, queue);
-            self.retry_posted(ctx, input, queue, posted, done);
-        }
-        if ISO {
-            self.release_held(ctx, input);
-        }
+        // The next packet of this queue (or VoQ) can go once the input is free again.
+        D::next_request(self, ctx, i, queue, out, bit, done);
+        D::after_grant(self, ctx, input);
         self.try_transmit(ctx, out);
     }
 }

@@ -2,6 +2,7 @@
 //! choice of the next packet, transmission and link wake-ups, and the hosts that drain
 //! slower than their link (`nic.receive_cap`).
 
+use super::discipline::{Fifo, Isolating, QueueDiscipline};
 use super::ports::Port;
 use super::queues::NO_PROBE;
 use super::IoqFabric;
@@ -171,24 +172,24 @@ impl IoqFabric {
     #[inline]
     fn consult_marking(&mut self, ctx: &mut Ctx, oq: usize, id: u32, entering: bool) {
         if self.isolation.is_some() {
-            return self.consult::<true>(ctx, oq, id, entering);
+            return self.consult::<Isolating>(ctx, oq, id, entering);
         }
-        self.consult::<false>(ctx, oq, id, entering)
+        self.consult::<Fifo>(ctx, oq, id, entering)
     }
 
-    /// `consult_marking`, under congestion isolation (`ISO`: the policy learns whether
-    /// isolation points at the packet, and a mark says whether it did) or not.
+    /// `consult_marking` under discipline `D` (under congestion isolation the policy
+    /// learns whether isolation points at the packet, and a mark says whether it did).
     #[inline(always)]
-    fn consult<const ISO: bool>(&mut self, ctx: &mut Ctx, oq: usize, id: u32, entering: bool) {
+    fn consult<D: QueueDiscipline>(&mut self, ctx: &mut Ctx, oq: usize, id: u32, entering: bool) {
         // Taken out while it judges: the policy is mutable, the queue's view borrows the rest.
         let Some(mut marking) = self.marking.take() else { return };
-        let points = !ISO || self.isolation_points_at(oq, &ctx.packets[id], ctx.now);
+        let points = D::marking_points(self, oq, &ctx.packets[id], ctx.now);
         let (queue, packet) = (self.marked_queue(oq, ctx.now, points), &mut ctx.packets[id]);
         let marked = if entering { marking.on_enqueue(&queue, packet) } else { marking.on_dequeue(&queue, packet) };
         self.marking = Some(marking);
         if marked {
-            let (queues, vcs) = (self.queues, self.vcs);
-            let isolated = ISO && (oq % queues >= vcs || ctx.packets[id].isolation & super::isolating::CANDIDATE != 0);
+            let queues = self.queues;
+            let isolated = D::marked_isolated(self, oq, &ctx.packets[id]);
             ctx.trace(TraceEvent::EcnMarked { port: (oq / queues) as u32, queue: (oq % queues) as u8, isolated });
         }
     }
@@ -209,14 +210,14 @@ impl IoqFabric {
     #[inline]
     pub(super) fn transmit(&mut self, ctx: &mut Ctx, port: u32) {
         if self.isolation.is_some() {
-            return self.transmit_from::<true>(ctx, port);
+            return self.transmit_from::<Isolating>(ctx, port);
         }
-        self.transmit_from::<false>(ctx, port)
+        self.transmit_from::<Fifo>(ctx, port)
     }
 
-    /// `transmit`, under congestion isolation (`ISO`) or not.
+    /// `transmit` under discipline `D`.
     #[inline(never)]
-    fn transmit_from<const ISO: bool>(&mut self, ctx: &mut Ctx, port: u32) {
+    fn transmit_from<D: QueueDiscipline>(&mut self, ctx: &mut Ctx, port: u32) {
         let (o, n, now) = (port as usize, self.queues, ctx.now);
         let released = self.settle(o, now);
         let mut blocked = false;
@@ -224,7 +225,7 @@ impl IoqFabric {
         let mut earliest = u64::MAX;
         let mut earliest_queue = 0;
         let mut nonempty = 0;
-        let first = if ISO { self.isolation_first_queue(o) } else { self.ports[o].queue_next as usize };
+        let first = D::first_queue(self, o);
         for k in 0..n {
             let queue = if first + k >= n { first + k - n } else { first + k };
             let head = self.output[o * n + queue].fifo.head;
@@ -234,8 +235,8 @@ impl IoqFabric {
             nonempty += 1;
             // A congested-flow queue sends in its class, once older packets of its head's
             // flow have left the normal queue.
-            let class = if ISO { self.wire_class(queue) } else { queue };
-            if ISO && queue >= self.vcs && self.egress_held(ctx, o, queue, head) {
+            let class = D::wire_class(self, queue);
+            if D::egress_held(self, ctx, o, queue, head) {
                 continue;
             }
             let p = &ctx.packets[head];
@@ -253,13 +254,13 @@ impl IoqFabric {
             break;
         }
         if let Some(queue) = chosen {
-            self.send::<ISO>(ctx, port, queue, now);
+            self.send::<D>(ctx, port, queue, now);
         } else if earliest != u64::MAX {
             let sole = nonempty == 1 && self.output[o * n + earliest_queue].fifo.is_single();
             if sole {
                 // The only packet for an idle link with credits in hand: nothing can
                 // overtake it, so commit its transmission now for when it is ready.
-                self.send::<ISO>(ctx, port, earliest_queue, earliest);
+                self.send::<D>(ctx, port, earliest_queue, earliest);
             } else {
                 self.wake(ctx, port, earliest);
             }
@@ -278,7 +279,7 @@ impl IoqFabric {
 
     /// Puts the head of (port, queue) on the wire from `now` (the current time, or a later
     /// time at which the transmission is committed to start).
-    pub(super) fn send<const ISO: bool>(&mut self, ctx: &mut Ctx, port: u32, queue: usize, now: u64) {
+    pub(super) fn send<D: QueueDiscipline>(&mut self, ctx: &mut Ctx, port: u32, queue: usize, now: u64) {
         let (o, n) = (port as usize, self.queues);
         let id = if self.watched {
             self.dequeue_watched(ctx, o * n + queue)
@@ -290,7 +291,7 @@ impl IoqFabric {
         let link = *self.timing.of(o);
         let serialise = link.serializer.time(size);
         let end = now + serialise;
-        let class = if ISO { self.isolation_sent(o, queue, size) } else { queue };
+        let class = D::sent(self, o, queue, size);
         self.sender.on_send(o, class, size);
         self.ports[o].link_free_at = end;
         (self.ports[o].releasing_bytes, self.ports[o].releasing_queue) = (size as u32, queue as u8);
@@ -311,9 +312,7 @@ impl IoqFabric {
             ctx.schedule(arrival, Event::Arrive { port: far, packet: id });
             return;
         }
-        if ISO {
-            self.isolation_deliver(ctx, id);
-        }
+        D::leaving_for_host(self, ctx, id);
         if !self.drain.on() {
             ctx.send_to_host(arrival + serialise, id);
         } else {

@@ -25,6 +25,7 @@
 //! An upstream switch that receives an isolation message allocates the key at its egress
 //! toward the sender; a NIC sends the key's flows in the class c(d) for `nic_isolation`.
 
+use super::discipline::Isolating;
 use super::queues::HELD;
 use super::IoqFabric;
 use crate::config::IsolationKeyKind;
@@ -594,7 +595,7 @@ impl IoqFabric {
             if self.ingress_held(ctx, i, queue) {
                 continue;
             }
-            let posted = self.route_head::<true>(ctx, i, queue);
+            let posted = self.route_head::<Isolating>(ctx, i, queue);
             self.retry_posted(ctx, i, queue, posted, ctx.now);
         }
     }

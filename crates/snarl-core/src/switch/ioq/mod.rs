@@ -58,6 +58,7 @@ use crate::units::Rate;
 
 mod allocation;
 mod crossbar;
+mod discipline;
 mod egress;
 mod inspect;
 mod isolating;
@@ -73,6 +74,7 @@ pub use crate::flow_control::Receiver as LinkControl;
 use crate::kernel::Peer;
 use allocation::Arbitration;
 use crossbar::VcPaths;
+use discipline::{Fifo, Isolating, QueueDiscipline};
 use egress::HostDrain;
 pub(crate) use ports::Port;
 use queues::NO_PROBE;
@@ -302,7 +304,7 @@ impl IoqFabric {
         if !self.plain_arrival {
             return self.arrive_other(ctx, gp, packet);
         }
-        self.enqueue_input::<false>(ctx, gp, packet);
+        self.enqueue_input::<Fifo>(ctx, gp, packet);
     }
 
     /// `arrive` into virtual output queues, or into a shared-buffer switch's ingress.
@@ -316,31 +318,27 @@ impl IoqFabric {
         }
         if self.isolation.is_some() {
             self.isolation_arrive(ctx, gp, packet);
-            return self.enqueue_input::<true>(ctx, gp, packet);
+            return self.enqueue_input::<Isolating>(ctx, gp, packet);
         }
-        self.enqueue_input::<false>(ctx, gp, packet);
+        self.enqueue_input::<Fifo>(ctx, gp, packet);
     }
 
     /// `packet`, whose head reached global input port `gp`, joins its FIFO input queue,
-    /// and is routed and requests its output if it is at the head (`ISO`: under
-    /// congestion isolation).
+    /// and is routed and requests its output if it is at the head (under discipline `D`).
     #[inline(always)]
-    fn enqueue_input<const ISO: bool>(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
+    fn enqueue_input<D: QueueDiscipline>(&mut self, ctx: &mut Ctx, gp: u32, packet: u32) {
         let queue = self.ingress_queue(&ctx.packets[packet]);
         let q = gp as usize * self.queues + queue;
         let was_empty = self.input[q].fifo.is_empty();
         self.input[q].fifo.push(ctx.packets, packet);
         // Under congestion isolation a queue may hold packets of two classes: PFC counts
         // each class apart, by the class it arrived in (the one upstream can pause).
-        let (class, held) = match self.isolation.as_deref_mut() {
-            Some(iso) if ISO => iso.pfc_arrived(gp as usize, &ctx.packets[packet]),
-            _ => (queue, self.input[q].fifo.bytes),
-        };
+        let (class, held) = D::arrived_class(self, gp, queue, &ctx.packets[packet]);
         if let Some(feedback) = self.control.on_enqueue(gp as usize, class, held) {
             self.feed_back(ctx, gp, feedback, ctx.now);
         }
         if was_empty {
-            let posted = self.route_head::<ISO>(ctx, gp, queue);
+            let posted = self.route_head::<D>(ctx, gp, queue);
             self.try_posted(ctx, gp, queue, posted);
         }
     }
