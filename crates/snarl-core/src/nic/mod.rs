@@ -25,10 +25,13 @@
 //! packet, credits and pause frames coming back), `receive.rs` (what arrives: delivery,
 //! and what a packet's flags mean to the congestion control).
 
+mod config;
 mod isolation;
 mod ports;
 mod receive;
 mod scheduling;
+
+pub use config::{NicConfig, NicScheduling};
 
 use crate::cc::AnyCongestionControl;
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};

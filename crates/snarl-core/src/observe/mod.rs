@@ -7,6 +7,7 @@
 //! allocation-free.
 
 mod collector;
+mod config;
 mod fabric_series;
 mod fct;
 mod hotspots;
@@ -21,6 +22,7 @@ mod series;
 
 pub use crate::kernel::{IsolationEvent, TraceEvent};
 pub use collector::{AnyCollector, Collector, Collectors, Finish};
+pub use config::{ObserveConfig, QueueProbeConfig};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use hotspots::HotspotTime;

@@ -9,6 +9,7 @@
 //! ([`RouteQuery::flow_hash`]); routings that use none of these pay nothing for them.
 
 mod candidates;
+mod config;
 mod dmodk;
 mod ecmp;
 pub mod hash;
@@ -21,6 +22,7 @@ mod updown;
 mod valiant;
 
 pub use candidates::{Candidate, Candidates, MAX_CANDIDATES};
+pub use config::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, UgalInformation, UpSelect};
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
 pub use minimal::MinimalRouting;
@@ -29,7 +31,6 @@ pub use ugal::Ugal;
 pub use updown::UpDownRouting;
 pub use valiant::Valiant;
 
-use crate::config::{MinimalSelect, MinimalVcs, RoutingConfig, UpSelect};
 use crate::error::{Error, Result};
 use crate::topology::{AnyTopology, Topology};
 use rand_pcg::Pcg64Mcg;
