@@ -3,6 +3,7 @@
 
 use super::{DcqcnConfig, FecnConfig, IbccConfig, MarkingConfig, RedConfig};
 use crate::config::{Config, Problems, SwitchConfig};
+use crate::memory::{mul, sum};
 use serde::{Deserialize, Serialize};
 
 /// End-to-end congestion control at the NICs.
@@ -36,6 +37,17 @@ impl CongestionControlConfig {
         }
         if let CongestionControlConfig::Dcqcn(d) = self {
             d.validate(config, p);
+        }
+    }
+
+    /// The NICs' congestion-control state in the memory estimate, for `h` hosts, `v` VCs,
+    /// `p` switch ports and `q` source-queue slots per host: DCQCN's throttled flows; IB
+    /// CC's (as DCQCN's), its port-SL lists and its marks per port-VL.
+    pub(crate) fn nic_memory(&self, h: u64, v: u64, p: u64, q: u64) -> u64 {
+        match self {
+            CongestionControlConfig::Dcqcn(_) => mul(&[h, q, 64]),
+            CongestionControlConfig::Ibcc(_) => sum(&[mul(&[h, q, 64]), mul(&[h, v, 32]), mul(&[p, v, 8])]),
+            CongestionControlConfig::None {} => 0,
         }
     }
 }

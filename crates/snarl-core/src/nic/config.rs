@@ -1,6 +1,7 @@
 //! `[nic]`: the hosts' network interfaces, and their checks.
 
 use crate::config::{Config, FlowControlConfig, Problems, TopologyConfig};
+use crate::memory::{mul, sum};
 use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
 
@@ -107,5 +108,26 @@ impl NicConfig {
                  and back-to-back hosts have none",
             );
         }
+    }
+}
+
+impl NicConfig {
+    /// The NICs' part of the memory estimate, without their congestion control's state
+    /// (`CongestionControlConfig::nic_memory`), for `h` hosts, `v` VCs and `q` source-queue
+    /// slots per host. Per host: link peer, rate, serialiser, latency, three times, queue
+    /// head and length, epoch, its credit-return ring; per host and VC credits and pause
+    /// state (37, rounded to 40); the source queue's slots; the flow scheduler's state when
+    /// it serves flows round robin; when each host's drain ends under a receive cap.
+    pub(crate) fn memory(&self, config: &Config, h: u64, v: u64, q: u64) -> u64 {
+        let ring = crate::memory::bytes_of::<crate::flow_control::Ring>();
+        let mut nics = mul(&[h, sum(&[4 + 8 + 8 + 8 + 3 * 8 + 4 + 4 + 4, ring, mul(&[v, 40]), mul(&[q, 4])])]);
+        let round_robin = self.scheduling == Some(NicScheduling::RoundRobin) || !config.congestion_control.is_none();
+        if round_robin {
+            nics = sum(&[nics, mul(&[h, 4 + 32 + q])]);
+        }
+        if self.receive_cap.is_some() {
+            nics = sum(&[nics, mul(&[h, 8])]);
+        }
+        nics
     }
 }

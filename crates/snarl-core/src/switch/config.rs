@@ -1,7 +1,10 @@
 //! `[switch]`: the switch model and its buffers, and their checks.
 
+use super::{InputQueue, OutputQueue, Port};
 use crate::config::{Config, FlowControlConfig, Problems};
-use crate::flow_control::validate_pfc;
+use crate::flow_control::{validate_pfc, Ring};
+use crate::memory::{bytes_of, mul, sum};
+use crate::topology::FabricSize;
 use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 
@@ -221,6 +224,41 @@ impl SwitchConfig {
         }
         if !(speedup.is_finite() && (1.0..=64.0).contains(&speedup)) {
             p.add("switch.speedup", format!("must be between 1 and 64, found {speedup}"));
+        }
+    }
+}
+
+/// The switches' parts of the memory estimate (`memory::estimate`).
+impl SwitchConfig {
+    /// Per port: its state line, its credit-return ring, its link class, its shared-memory
+    /// counter; per switch: the port base, radix and pool counter; the request masks and
+    /// the arbiter's bit tables.
+    pub(crate) fn port_memory(&self, size: &FabricSize) -> u64 {
+        let (s, p, v) = (size.switches(), size.ports(), self.vcs() as u64);
+        let port_bytes = bytes_of::<Port>() + bytes_of::<Ring>() + 2 + 8;
+        sum(&[mul(&[p, port_bytes]), mul(&[s, 14]), mul(&[size.mask_words(v), 8]), mul(&[size.max_radix(), v, 3])])
+    }
+
+    /// Per port and VC: input and output queues, credits (counter and capacity), pause
+    /// state (flag, since, paused time, count), probe slot, PFC flag; with virtual output
+    /// queues, one per output port of the widest switch for every input queue.
+    pub(crate) fn queue_memory(&self, size: &FabricSize) -> u64 {
+        let (p, v) = (size.ports(), self.vcs() as u64);
+        let queue_bytes = bytes_of::<InputQueue>() + bytes_of::<OutputQueue>() + 16 + 21 + 2 + 1;
+        let mut switch_queues = mul(&[p, v, queue_bytes]);
+        if self.input_queuing() == InputQueuing::Voq {
+            let per_input = sum(&[mul(&[size.max_radix(), bytes_of::<InputQueue>()]), 8]);
+            switch_queues = sum(&[switch_queues, mul(&[p, v, per_input])]);
+        }
+        switch_queues
+    }
+
+    /// One host's worth of buffer: one VC's input and output buffers of an IOQ switch
+    /// port, a shared-buffer port's memory.
+    pub(crate) fn buffer_per_host(&self) -> u64 {
+        match self {
+            SwitchConfig::Ioq { input_buffer, output_buffer, .. } => input_buffer.0.saturating_add(output_buffer.0),
+            SwitchConfig::SharedBuffer { port_buffer, .. } => port_buffer.0,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::config::{Config, Problems};
 use crate::error::closest;
+use crate::memory::{mul, sum};
 use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 
@@ -474,5 +475,79 @@ fn sizes(p: &mut Problems, at: &str, message_size: Option<Bytes>, distribution: 
             .unwrap_or_default();
         let valid: Vec<&str> = crate::traffic::flow_size_names().collect();
         p.add(&path, format!("unknown flow-size distribution `{name}`{hint} (valid: {})", valid.join(", ")));
+    }
+}
+
+/// The traffic's parts of the memory estimate (`memory::estimate`).
+impl TrafficConfig {
+    /// Group membership (free list, members, host -> group) for `h` hosts, and one host
+    /// list or table per pattern: each group's, and each phase's for every group it
+    /// changes; with shared hotspots, flags and since-times per host and an interval per
+    /// hotspot and lifetime of a run of `duration`.
+    pub(crate) fn memory(&self, h: u64, duration: Time) -> u64 {
+        let t = self;
+        let groups = t.groups.len() as u64 + 1;
+        let keeps_hosts = |pattern: &PatternConfig| -> u64 {
+            let one = |part: &PatternConfig| match part {
+                PatternConfig::Uniform { .. }
+                | PatternConfig::Permutation { .. }
+                | PatternConfig::Shift { .. }
+                | PatternConfig::Hotspots {} => 1,
+                PatternConfig::Hotspot { assign, .. } => u64::from(*assign == HotspotAssign::Partition),
+                PatternConfig::Incast { .. } | PatternConfig::Silent {} | PatternConfig::Mix { .. } => 0,
+            };
+            pattern.parts().iter().map(|(_, part)| one(part)).sum()
+        };
+        let mut tables = keeps_hosts(&t.pattern) + t.groups.iter().map(|g| keeps_hosts(&g.pattern)).sum::<u64>();
+        for phase in &t.phases {
+            if let Some(pattern) = &phase.pattern {
+                tables += keeps_hosts(pattern) * if phase.group == "all" { groups } else { 1 };
+            }
+        }
+        let mut traffic = mul(&[h, sum(&[10, mul(&[tables, 4])])]);
+        if let Some(hotspots) = &t.hotspots {
+            let lifetimes = hotspots.lifetime.map_or(1, |l| duration.0 / l.0.max(1) + 1);
+            traffic = sum(&[traffic, mul(&[h, 9]), mul(&[hotspots.count as u64, lifetimes, 24])]);
+        }
+        traffic
+    }
+
+    /// The highest offered load of any group at any time (phases included), as a fraction
+    /// of saturation: 1 if some pattern concentrates traffic (hotspot, incast), which
+    /// saturates its destinations at any load.
+    pub(crate) fn peak_load(&self) -> f64 {
+        let t = self;
+        let concentrates = |p: &PatternConfig| {
+            p.parts().iter().any(|(_, part)| {
+                matches!(
+                    part,
+                    PatternConfig::Hotspot { .. } | PatternConfig::Hotspots {} | PatternConfig::Incast { .. }
+                )
+            })
+        };
+        if t.patterns().any(concentrates) {
+            return 1.0;
+        }
+        let loads = std::iter::once(t.load)
+            .chain(t.groups.iter().filter_map(|g| g.load))
+            .chain(t.phases.iter().filter_map(|p| p.load));
+        loads.fold(0.0f64, f64::max).clamp(0.0, 1.0)
+    }
+
+    /// The smallest message size any group sends: its fixed size or its flow-size CDF's
+    /// mean (`u64::MAX` when every group sends one MTU).
+    pub(crate) fn smallest_message(&self) -> u64 {
+        let t = self;
+        let mean = |name: &str| super::FlowSizes::built_in(name).map_or(u64::MAX, |d| d.mean().round() as u64);
+        let sizes = std::iter::once((t.message_size, t.size_distribution.as_deref()))
+            .chain(t.groups.iter().map(|g| (g.message_size, g.size_distribution.as_deref())));
+        sizes
+            .map(|(size, distribution)| match (size, distribution) {
+                (_, Some(name)) => mean(name),
+                (Some(size), None) => size.0,
+                (None, None) => u64::MAX,
+            })
+            .min()
+            .unwrap_or(u64::MAX)
     }
 }
