@@ -6,6 +6,7 @@ use super::flows::FlowKey;
 use super::ibcc::Ibcc;
 use crate::config::{Config, CongestionControlConfig};
 use crate::kernel::{Ctx, Timer};
+use crate::packet::PacketKind;
 
 /// A NIC-side congestion control. The NIC asks it when a flow may send and tells it
 /// what happens; what it schedules for itself comes back as `TimerKind::CongestionControl`
@@ -21,6 +22,11 @@ pub trait CongestionControl {
     /// Notification point: a data packet of `flow` that a switch marked reached its
     /// destination now. Returns whether the destination notifies the source (a CNP).
     fn on_marked(&mut self, ctx: &mut Ctx, flow: FlowKey) -> bool;
+
+    /// The kind of notification `on_marked` asks for: a CNP (DCQCN), a BECN (IB CC).
+    fn notification(&self) -> PacketKind {
+        PacketKind::CNP
+    }
 
     /// Reaction point: a notification for `flow` reached its source, whose link runs at
     /// `line` bits/s.
@@ -70,6 +76,13 @@ impl CongestionControl for AnyCongestionControl {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.on_marked(ctx, flow),
             AnyCongestionControl::Ibcc(c) => c.on_marked(ctx, flow),
+        }
+    }
+
+    fn notification(&self) -> PacketKind {
+        match self {
+            AnyCongestionControl::Dcqcn(c) => c.notification(),
+            AnyCongestionControl::Ibcc(c) => c.notification(),
         }
     }
 

@@ -59,7 +59,7 @@ impl Ctx<'_> {
     /// workload hears of completions, the packet that completes its message (at its time).
     #[inline]
     pub fn send_to_host(&mut self, at: u64, packet: u32) {
-        if self.packets[packet].flags == 0
+        if self.packets[packet].kind.is_plain_data()
             && at < self.stats.settle_before
             && !(self.completions.is_some() && self.completes(packet))
         {

@@ -6,19 +6,18 @@ use super::Nics;
 use crate::cc::{CongestionControl, FlowKey};
 use crate::kernel::{Ctx, Timer};
 use crate::observe::TraceEvent;
-use crate::packet::{CNP, ECN_MARKED};
 
 impl Nics {
     /// The tail of `packet` reached its destination NIC, which decides what its flags
     /// mean: a CNP goes to the sender's congestion control, a marked data packet to the
     /// receiver's (notification point) before it is delivered.
     pub fn receive(&mut self, ctx: &mut Ctx, packet: u32) {
-        let flags = ctx.packets[packet].flags;
-        if flags & CNP != 0 {
+        let kind = ctx.packets[packet].kind;
+        if kind.is_notification() {
             self.receive_cnp(ctx, packet);
             return;
         }
-        if flags & ECN_MARKED != 0 {
+        if kind.is_marked() {
             self.notify(ctx, packet);
         }
         ctx.deliver(ctx.now, packet);
@@ -38,7 +37,8 @@ impl Nics {
         }
         // On the flow's (injection) VC.
         let vc = ctx.messages[p.message].vc;
-        scheduler.cnps[dst as usize].push_back(CnpRequest { dst: src, qp, vc });
+        let kind = cc.notification();
+        scheduler.cnps[dst as usize].push_back(CnpRequest { dst: src, qp, vc, kind });
         self.try_inject(ctx, dst);
     }
 

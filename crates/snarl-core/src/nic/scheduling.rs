@@ -6,15 +6,17 @@ use super::{Nics, CNP_BYTES};
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
-use crate::packet::{CNP, NIL};
+use crate::packet::{PacketKind, NIL};
 use std::collections::VecDeque;
 
-/// A CNP waiting at its NIC: back to the sender `dst` for flow (dst, this host, qp).
+/// A control packet waiting at its NIC (a CNP or BECN): back to the sender `dst` for
+/// flow (dst, this host, qp).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct CnpRequest {
     pub(super) dst: u32,
     pub(super) qp: u32,
     pub(super) vc: u8,
+    pub(super) kind: PacketKind,
 }
 
 /// The flow scheduler's state and, with DCQCN, its flows and CNP queues.
@@ -103,7 +105,7 @@ impl Nics {
             if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
                 scheduler.cnps[h].pop_front();
                 let group = ctx.stats.host_group[h];
-                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, CNP);
+                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
                 ctx.trace(TraceEvent::CnpSent { group });
                 if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
                     self.wake(ctx, host, now + serialise);
