@@ -19,6 +19,6 @@ pub mod ibcc;
 mod marking;
 pub mod red;
 
-pub use control::{AnyCongestionControl, CongestionControl};
+pub use control::{AnyCongestionControl, CongestionControl, BLOCKED};
 pub use flows::{FlowKey, FlowMap, FlowTable, MixHasher};
 pub use marking::{AnyMarking, Marking, QueueState};

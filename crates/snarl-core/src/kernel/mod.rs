@@ -1,6 +1,7 @@
 //! The discrete-event kernel: owns every piece of state, pops events in (time, sequence)
 //! order and dispatches them by `match`. It knows components only by their entry points.
 
+mod components;
 mod context;
 mod event;
 mod event_queue;
@@ -8,6 +9,7 @@ mod peer;
 mod stop;
 mod watchdog;
 
+pub use components::Components;
 pub use context::Ctx;
 pub use event::{Event, Timer, TimerKind};
 pub(crate) use event_queue::Entry;
@@ -76,22 +78,28 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the fabric, traffic and observers of a validated config.
     pub fn new(config: &ValidConfig) -> Result<Simulation> {
-        Simulation::build(config, None, 0)
+        Simulation::build(config, Components::default(), 0)
     }
 
     /// Builds the fabric and observers of a validated config, with `workload` in place
     /// of the config's `[traffic]` (which is not resolved).
     pub fn with_workload(config: &ValidConfig, workload: AnyWorkload) -> Result<Simulation> {
-        Simulation::build(config, Some(workload), 0)
+        Simulation::build(config, Components::default().workload(workload), 0)
+    }
+
+    /// `new` with `components` (a routing, congestion control or workload, made outside
+    /// the crate if need be) in place of what the config would build.
+    pub fn with_components(config: &ValidConfig, components: Components) -> Result<Simulation> {
+        Simulation::build(config, components, 0)
     }
 
     /// `new` with `extra_queues` switch queues per port beyond the VCs (empty unless a
     /// mechanism uses them; the tests check that they change nothing).
     pub fn with_extra_queues(config: &ValidConfig, extra_queues: usize) -> Result<Simulation> {
-        Simulation::build(config, None, extra_queues)
+        Simulation::build(config, Components::default(), extra_queues)
     }
 
-    fn build(config: &ValidConfig, workload: Option<AnyWorkload>, extra_queues: usize) -> Result<Simulation> {
+    fn build(config: &ValidConfig, parts: Components, extra_queues: usize) -> Result<Simulation> {
         // Fabrics the topology refuses by their size get that error; those that would not
         // fit in memory are refused here, before anything is allocated.
         if topology::within_limits(&config.topology) {
@@ -102,7 +110,10 @@ impl Simulation {
             return Err(Error::Topology("a fabric needs at least two hosts".into()));
         }
         let vcs = config.switch.vcs() as usize;
-        let routing = AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?;
+        let routing = match parts.routing {
+            Some(routing) => routing,
+            None => AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?,
+        };
         let sim = &config.simulation;
         let isolation = config.isolation.as_ref().map(|i| i.resolve(config.port_vl_buffer(), config.nic.mtu.0));
         // Congestion isolation's queues: `cfqs_per_port` per priority.
@@ -143,10 +154,10 @@ impl Simulation {
         if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
             nics.enable_flow_scheduling()?;
         }
-        if let Some(cc) = AnyCongestionControl::build(config) {
+        if let Some(cc) = parts.congestion_control.or_else(|| AnyCongestionControl::build(config)) {
             nics.enable_congestion_control(cc)?;
         }
-        let work = match workload {
+        let work = match parts.workload {
             Some(work) => work,
             None => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, nics.rate(0), &mut traffic_rng)?),
         };
@@ -188,9 +199,10 @@ impl Simulation {
             Some(s) => Some(Stop::new(stop_group(&work, &s.group)?, s.messages)),
             None => None,
         };
-        if stop.is_some() {
+        if stop.is_some() || nics.receipts() {
             // Every delivery arrives as an event at its time, so the run can end exactly at
-            // the one that completes the stop (`Ctx::deliver`).
+            // the one that completes the stop (`Ctx::deliver`), and the NICs' receive path
+            // hears of every data packet.
             stats.settle_before = 0;
         }
         stats.congestion_counters = marking.is_some() || config.congestion_control_acts();

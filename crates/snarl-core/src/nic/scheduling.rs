@@ -1,28 +1,30 @@
 //! Which packet a NIC sends next: its source queue in FIFO order, or, under congestion
 //! control (or `nic.scheduling = "round_robin"`), round robin by flow with the flow's
-//! rate, credits and pauses deciding who may go, and CNPs ahead of data.
+//! rate (or window), credits and pauses deciding who may go, and control packets (CNPs,
+//! BECNs, ACKs, NACKs) ahead of data.
 
-use super::{Nics, CNP_BYTES};
+use super::{Nics, CONTROL_BYTES};
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::{Ctx, Event};
 use crate::observe::TraceEvent;
 use crate::packet::{PacketKind, NIL};
 use std::collections::VecDeque;
 
-/// A control packet waiting at its NIC (a CNP or BECN): back to the sender `dst` for
-/// flow (dst, this host, qp).
+/// A control packet waiting at its NIC (a CNP, BECN, ACK or NACK): back to the sender
+/// `dst` for flow (dst, this host, qp).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct CnpRequest {
+pub(super) struct ControlRequest {
     pub(super) dst: u32,
     pub(super) qp: u32,
     pub(super) vc: u8,
     pub(super) kind: PacketKind,
 }
 
-/// The flow scheduler's state and, with DCQCN, its flows and CNP queues.
+/// The flow scheduler's state and, under congestion control, the control and the
+/// per-host queues of control packets.
 pub(super) struct FlowScheduler {
     pub(super) cc: Option<AnyCongestionControl>,
-    pub(super) cnps: Vec<VecDeque<CnpRequest>>,
+    pub(super) control: Vec<VecDeque<ControlRequest>>,
     /// Per host: position in the source queue (from its head) where the scheduler's next
     /// round-robin scan starts.
     pub(super) next_position: Vec<u32>,
@@ -86,12 +88,13 @@ impl Nics {
         }
     }
 
-    /// `try_inject` under per-flow congestion control: a CNP if one waits, else the next
+    /// `try_inject` under per-flow congestion control: a control packet if one waits
+    /// (CNP, BECN, ACK, NACK), else the next
     /// packet of the first eligible flow (see the module documentation).
     /// (`ISO`: the NICs may send flows in a congested-flow class.)
     fn try_inject_by_flow<const ISO: bool>(&mut self, ctx: &mut Ctx, host: u32, scheduler: &mut FlowScheduler) {
         let (h, now) = (host as usize, ctx.now);
-        if self.queue_len[h] == 0 && scheduler.cnps[h].is_empty() {
+        if self.queue_len[h] == 0 && scheduler.control[h].is_empty() {
             return;
         }
         if self.link_free_at[h] > now {
@@ -100,14 +103,19 @@ impl Nics {
         }
         ctx.host_returns.collect(h, now, &mut self.credits);
         let mut credit_blocked = false;
-        if let Some(&cnp) = scheduler.cnps[h].front() {
-            credit_blocked = !self.credits.can_send(h, cnp.vc as usize, CNP_BYTES);
+        if let Some(&cnp) = scheduler.control[h].front() {
+            credit_blocked = !self.credits.can_send(h, cnp.vc as usize, CONTROL_BYTES);
             if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
-                scheduler.cnps[h].pop_front();
+                scheduler.control[h].pop_front();
                 let group = ctx.stats.host_group[h];
-                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
-                ctx.trace(TraceEvent::CnpSent { group });
-                if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
+                let serialise =
+                    self.launch(ctx, host, cnp.dst, CONTROL_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
+                if cnp.kind.is_acknowledgement() {
+                    ctx.trace(TraceEvent::Acknowledgement { group, delivered: false });
+                } else {
+                    ctx.trace(TraceEvent::CnpSent { group });
+                }
+                if self.queue_len[h] > 0 || !scheduler.control[h].is_empty() {
                     self.wake(ctx, host, now + serialise);
                 }
                 return;
@@ -208,7 +216,7 @@ impl Nics {
         if let Some(cc) = scheduler.cc.as_mut() {
             cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size, serialise);
         }
-        if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
+        if self.queue_len[h] > 0 || !scheduler.control[h].is_empty() {
             self.wake(ctx, host, now + serialise);
         }
     }
