@@ -40,10 +40,12 @@ impl Nics {
     /// allow it.
     pub fn try_inject(&mut self, ctx: &mut Ctx, host: u32) {
         if let Some(mut scheduler) = self.scheduler.take() {
-            if self.isolation.is_some() {
-                self.try_inject_by_flow::<true>(ctx, host, &mut scheduler);
-            } else {
-                self.try_inject_by_flow::<false>(ctx, host, &mut scheduler);
+            let custom = scheduler.cc.as_ref().is_some_and(|cc| cc.is_custom());
+            match (self.isolation.is_some(), custom) {
+                (true, false) => self.try_inject_by_flow::<true, false>(ctx, host, &mut scheduler),
+                (false, false) => self.try_inject_by_flow::<false, false>(ctx, host, &mut scheduler),
+                (true, true) => self.try_inject_by_flow::<true, true>(ctx, host, &mut scheduler),
+                (false, true) => self.try_inject_by_flow::<false, true>(ctx, host, &mut scheduler),
             }
             self.scheduler = Some(scheduler);
             return;
@@ -91,8 +93,15 @@ impl Nics {
     /// `try_inject` under per-flow congestion control: a control packet if one waits
     /// (CNP, BECN, ACK, NACK), else the next
     /// packet of the first eligible flow (see the module documentation).
-    /// (`ISO`: the NICs may send flows in a congested-flow class.)
-    fn try_inject_by_flow<const ISO: bool>(&mut self, ctx: &mut Ctx, host: u32, scheduler: &mut FlowScheduler) {
+    /// (`ISO`: the NICs may send flows in a congested-flow class; `CUSTOM`: the
+    /// congestion control is made outside the crate, asked through a call the compiler
+    /// cannot see into, which the built-in controls' loop does without.)
+    fn try_inject_by_flow<const ISO: bool, const CUSTOM: bool>(
+        &mut self,
+        ctx: &mut Ctx,
+        host: u32,
+        scheduler: &mut FlowScheduler,
+    ) {
         let (h, now) = (host as usize, ctx.now);
         if self.queue_len[h] == 0 && scheduler.control[h].is_empty() {
             return;
@@ -156,8 +165,14 @@ impl Nics {
                 if streams > 1 && (m.stream as usize).min(streams - 1) != stream {
                     continue;
                 }
-                let at =
-                    scheduler.cc.as_ref().map_or(0, |cc| cc.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
+                let flow = FlowKey { src: host, dst: m.dst, qp: m.qp };
+                let at = scheduler.cc.as_ref().map_or(0, |cc| {
+                    if CUSTOM {
+                        cc.next_send(&flow)
+                    } else {
+                        cc.next_send_built_in(&flow)
+                    }
+                });
                 if at > now {
                     earliest = earliest.min(at);
                     continue;
