@@ -432,6 +432,11 @@ impl Collector for Stats {
                 self.on_deliver_control(group);
                 self.last_moved = now;
             }
+            TraceEvent::Acknowledgement { group, delivered: false } => self.on_inject(group),
+            TraceEvent::Acknowledgement { group, delivered: true } => {
+                (self.delivered, self.last_moved) = (self.delivered + 1, now);
+                self.groups[group as usize].delivered_packets += 1;
+            }
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
             // A raised CCTI is IB CC's rate cut.
             TraceEvent::CctiChanged { from, to } => self.counters.rate_cuts += (to > from) as u64,
