@@ -26,7 +26,7 @@ pub mod units;
 pub use config::{load_config, Config, ValidConfig};
 pub use error::{BlockedQueue, Deadlock, Error, Result};
 pub use report::{Column, ColumnData, Report, Summary, Table};
-pub use sim::Simulation;
+pub use sim::{Components, Simulation};
 
 /// Simulates `config` to its end. Only a validated config runs:
 ///

@@ -26,8 +26,9 @@ pub struct Packet {
     pub hops: u16,
     /// Intermediate switch still to visit (Valiant, UGAL), or `NIL`.
     pub via: u32,
-    /// `ECN_MARKED`, `CNP`: bits a congestion-control model reads (0 on plain data).
-    pub flags: u8,
+    /// What the packet is: data (plain, or marked by a switch) or a control packet
+    /// (`PacketKind::DATA` on plain data).
+    pub kind: PacketKind,
     /// The queue it travels in on its current link, which it joins at the far end: its
     /// VC's, or with congestion isolation the congested-flow class of its VC.
     pub class: u8,
@@ -41,10 +42,78 @@ pub struct Packet {
     pub ready_at: u64,
 }
 
-/// `Packet::flags`: a switch marked the packet (ECN congestion experienced).
-pub const ECN_MARKED: u8 = 1;
-/// `Packet::flags`: a congestion notification packet (control, never marked), not data.
-pub const CNP: u8 = 2;
+/// What a packet is (`Packet::kind`), as a set of bits in one byte: data, which a switch
+/// may mark (ECN's congestion experienced, InfiniBand's FECN), or a control packet that
+/// travels from a receiver back to a sender (a notification: DCQCN's CNP, IB CC's BECN;
+/// an acknowledgement: ACK, NACK). Control packets are never marked; plain data is 0,
+/// which the per-packet path tests in one comparison.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct PacketKind(u8);
+
+impl PacketKind {
+    /// Data no switch marked.
+    pub const DATA: PacketKind = PacketKind(0);
+    /// Data a switch marked ECN congestion experienced (RED).
+    pub const ECN_MARKED: PacketKind = PacketKind(1);
+    /// Data a switch marked with InfiniBand's forward explicit congestion notification.
+    pub const FECN: PacketKind = PacketKind(2);
+    /// A congestion notification packet (DCQCN's, RoCE's), back to the sender.
+    pub const CNP: PacketKind = PacketKind(4);
+    /// A backward explicit congestion notification (InfiniBand CC's), back to the sender.
+    pub const BECN: PacketKind = PacketKind(8);
+    /// An acknowledgement of a data packet, back to its sender.
+    pub const ACK: PacketKind = PacketKind(16);
+    /// A negative acknowledgement (a data packet missing or refused), back to its sender.
+    pub const NACK: PacketKind = PacketKind(32);
+
+    const MARKS: u8 = 1 | 2;
+    const NOTIFICATIONS: u8 = 4 | 8;
+    const ACKNOWLEDGEMENTS: u8 = 16 | 32;
+
+    /// Data that no switch marked.
+    #[inline(always)]
+    pub fn is_plain_data(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Data (marked or not), not control.
+    #[inline(always)]
+    pub fn is_data(self) -> bool {
+        self.0 & (Self::NOTIFICATIONS | Self::ACKNOWLEDGEMENTS) == 0
+    }
+
+    /// Data a switch marked (ECN or FECN).
+    #[inline(always)]
+    pub fn is_marked(self) -> bool {
+        self.0 & Self::MARKS != 0
+    }
+
+    /// A control packet: a notification or an acknowledgement.
+    #[inline(always)]
+    pub fn is_control(self) -> bool {
+        !self.is_data()
+    }
+
+    /// A congestion notification back to the sender: a CNP or a BECN.
+    #[inline(always)]
+    pub fn is_notification(self) -> bool {
+        self.0 & Self::NOTIFICATIONS != 0
+    }
+
+    /// An acknowledgement: an ACK or a NACK.
+    #[inline(always)]
+    pub fn is_acknowledgement(self) -> bool {
+        self.0 & Self::ACKNOWLEDGEMENTS != 0
+    }
+
+    /// This kind with `mark` (`ECN_MARKED` or `FECN`) added.
+    #[inline(always)]
+    pub fn marked(self, mark: PacketKind) -> PacketKind {
+        debug_assert!(mark.0 & !Self::MARKS == 0, "{mark:?} is not a mark");
+        PacketKind(self.0 | mark.0)
+    }
+}
 
 /// A pool of packets with a free list; handles stay valid until freed.
 #[derive(Default)]
@@ -243,6 +312,23 @@ impl std::ops::IndexMut<u32> for MessageSlab {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_say_what_a_packet_is() {
+        let k = PacketKind::DATA;
+        assert!(k.is_plain_data() && k.is_data() && !k.is_marked() && !k.is_control());
+        for mark in [PacketKind::ECN_MARKED, PacketKind::FECN] {
+            let m = k.marked(mark);
+            assert!(m.is_data() && m.is_marked() && !m.is_plain_data() && !m.is_control());
+        }
+        for n in [PacketKind::CNP, PacketKind::BECN] {
+            assert!(n.is_control() && n.is_notification() && !n.is_acknowledgement() && !n.is_marked());
+        }
+        for a in [PacketKind::ACK, PacketKind::NACK] {
+            assert!(a.is_control() && a.is_acknowledgement() && !a.is_notification() && !a.is_data());
+        }
+        assert_eq!(std::mem::size_of::<PacketKind>(), 1);
+    }
 
     #[test]
     fn fifo_keeps_order_and_bytes() {

@@ -7,12 +7,26 @@ use super::ibcc::Ibcc;
 use crate::config::{Config, CongestionControlConfig};
 use crate::kernel::Timer;
 use crate::model::Ctx;
+use crate::packet::{Packet, PacketKind};
+
+/// What `CongestionControl::next_send` answers for a flow that may not send until an
+/// acknowledgement arrives (a window-based control whose window is full): the flow is
+/// skipped, no wake-up is set for it, and the next ACK or NACK of its host (`on_ack`)
+/// wakes the flow scheduler.
+pub const BLOCKED: u64 = u64::MAX;
 
 /// A NIC-side congestion control. The NIC asks it when a flow may send and tells it
 /// what happens; what it schedules for itself comes back as `TimerKind::CongestionControl`
 /// timers.
+///
+/// Rate-based controls (DCQCN, IB CC) answer `next_send` with a time and react to
+/// marked packets and notifications. Window-based ones also ask for the receive path
+/// (`wants_receipts`): every data packet then reaches its destination NIC as an event,
+/// where `on_data` may send an acknowledgement back, which `on_ack` hears at the source;
+/// `next_send` gates a flow on them by answering [`BLOCKED`].
 pub trait CongestionControl {
-    /// Earliest time `flow` may start its next packet (0: now).
+    /// Earliest time `flow` may start its next packet (0: now; [`BLOCKED`]: not until an
+    /// acknowledgement arrives).
     fn next_send(&self, flow: &FlowKey) -> u64;
 
     /// A packet of `bytes` of `flow` starts now at its source; it takes `serialise` ps on
@@ -20,8 +34,14 @@ pub trait CongestionControl {
     fn on_sent(&mut self, ctx: &mut Ctx, flow: &FlowKey, bytes: u64, serialise: u64);
 
     /// Notification point: a data packet of `flow` that a switch marked reached its
-    /// destination now. Returns whether the destination notifies the source (a CNP).
+    /// destination now. Returns whether the destination notifies the source (with a
+    /// packet of kind `notification()`).
     fn on_marked(&mut self, ctx: &mut Ctx, flow: FlowKey) -> bool;
+
+    /// The kind of notification `on_marked` asks for: a CNP (DCQCN), a BECN (IB CC).
+    fn notification(&self) -> PacketKind {
+        PacketKind::CNP
+    }
 
     /// Reaction point: a notification for `flow` reached its source, whose link runs at
     /// `line` bits/s.
@@ -29,12 +49,36 @@ pub trait CongestionControl {
 
     /// One of its timers fired.
     fn on_timer(&mut self, ctx: &mut Ctx, timer: Timer);
+
+    /// Whether every data packet must reach its destination NIC as an event and be
+    /// handed to `on_data` (the receive path). Asked once, when the run is built; a
+    /// control that says no keeps the fast path, where plain data is accounted without
+    /// an event.
+    fn wants_receipts(&self) -> bool {
+        false
+    }
+
+    /// Receive path: data packet `packet` of `flow` reached its destination now (after
+    /// `on_marked`, if it was marked), just before it is delivered. Returns the
+    /// acknowledgement the destination sends back to the source (`PacketKind::ACK` or
+    /// `PacketKind::NACK`), if any: it leaves from the NIC's control queue, as a CNP
+    /// does, on the flow's VC.
+    fn on_data(&mut self, _ctx: &mut Ctx, _flow: FlowKey, _packet: &Packet) -> Option<PacketKind> {
+        None
+    }
+
+    /// An acknowledgement of `kind` (ACK or NACK) for `flow` reached its source now. The
+    /// source's flow scheduler tries to send right after.
+    fn on_ack(&mut self, _ctx: &mut Ctx, _flow: FlowKey, _kind: PacketKind) {}
 }
 
 /// The NIC-side congestion controls, dispatched statically.
 pub enum AnyCongestionControl {
     Dcqcn(Dcqcn),
     Ibcc(Ibcc),
+    /// A congestion control made outside this crate, installed with
+    /// `Simulation::with_components`.
+    Custom(Box<dyn CongestionControl + Send>),
 }
 
 impl AnyCongestionControl {
@@ -50,12 +94,44 @@ impl AnyCongestionControl {
     }
 }
 
+impl AnyCongestionControl {
+    /// Whether it is a control made outside the crate.
+    #[inline]
+    pub fn is_custom(&self) -> bool {
+        matches!(self, AnyCongestionControl::Custom(_))
+    }
+
+    /// `next_send` of a built-in control, inlined whole: the flow scheduler's loop over
+    /// its flows calls this unless the control is custom, so that no opaque call makes
+    /// it reload its state at every flow. (A custom control answers 0 here: ask it
+    /// through `next_send`.)
+    #[inline(always)]
+    pub fn next_send_built_in(&self, flow: &FlowKey) -> u64 {
+        match self {
+            AnyCongestionControl::Dcqcn(c) => c.next_send(flow),
+            AnyCongestionControl::Ibcc(c) => c.next_send(flow),
+            AnyCongestionControl::Custom(_) => 0,
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $call:expr) => {
+        match $self {
+            AnyCongestionControl::Dcqcn($c) => $call,
+            AnyCongestionControl::Ibcc($c) => $call,
+            AnyCongestionControl::Custom($c) => $call,
+        }
+    };
+}
+
 impl CongestionControl for AnyCongestionControl {
     #[inline(always)]
     fn next_send(&self, flow: &FlowKey) -> u64 {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.next_send(flow),
             AnyCongestionControl::Ibcc(c) => c.next_send(flow),
+            AnyCongestionControl::Custom(c) => custom_next_send(c.as_ref(), flow),
         }
     }
 
@@ -64,27 +140,47 @@ impl CongestionControl for AnyCongestionControl {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.on_sent(ctx, flow, bytes, serialise),
             AnyCongestionControl::Ibcc(c) => c.on_sent(ctx, flow, bytes, serialise),
+            AnyCongestionControl::Custom(c) => custom_on_sent(c.as_mut(), ctx, flow, bytes, serialise),
         }
     }
 
     fn on_marked(&mut self, ctx: &mut Ctx, flow: FlowKey) -> bool {
-        match self {
-            AnyCongestionControl::Dcqcn(c) => c.on_marked(ctx, flow),
-            AnyCongestionControl::Ibcc(c) => c.on_marked(ctx, flow),
-        }
+        dispatch!(self, c => c.on_marked(ctx, flow))
+    }
+
+    fn notification(&self) -> PacketKind {
+        dispatch!(self, c => c.notification())
     }
 
     fn on_notification(&mut self, ctx: &mut Ctx, flow: FlowKey, line: f64) {
-        match self {
-            AnyCongestionControl::Dcqcn(c) => c.on_notification(ctx, flow, line),
-            AnyCongestionControl::Ibcc(c) => c.on_notification(ctx, flow, line),
-        }
+        dispatch!(self, c => c.on_notification(ctx, flow, line))
     }
 
     fn on_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
-        match self {
-            AnyCongestionControl::Dcqcn(c) => c.on_timer(ctx, timer),
-            AnyCongestionControl::Ibcc(c) => c.on_timer(ctx, timer),
-        }
+        dispatch!(self, c => c.on_timer(ctx, timer))
     }
+
+    fn wants_receipts(&self) -> bool {
+        dispatch!(self, c => c.wants_receipts())
+    }
+
+    fn on_data(&mut self, ctx: &mut Ctx, flow: FlowKey, packet: &Packet) -> Option<PacketKind> {
+        dispatch!(self, c => c.on_data(ctx, flow, packet))
+    }
+
+    fn on_ack(&mut self, ctx: &mut Ctx, flow: FlowKey, kind: PacketKind) {
+        dispatch!(self, c => c.on_ack(ctx, flow, kind))
+    }
+}
+
+// A custom control's calls on the per-packet path stay out of line, so that the
+// built-in arms inline as they did without it.
+#[inline(never)]
+fn custom_next_send(c: &(dyn CongestionControl + Send), flow: &FlowKey) -> u64 {
+    c.next_send(flow)
+}
+
+#[inline(never)]
+fn custom_on_sent(c: &mut (dyn CongestionControl + Send), ctx: &mut Ctx, flow: &FlowKey, bytes: u64, serialise: u64) {
+    c.on_sent(ctx, flow, bytes, serialise)
 }

@@ -39,7 +39,7 @@
 
 use super::marking::{Marking, QueueState};
 use crate::config::{FecnConfig, VictimMask};
-use crate::packet::{Packet, CNP, ECN_MARKED};
+use crate::packet::{Packet, PacketKind};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -100,14 +100,14 @@ impl Marking for Fecn {
 
     #[inline]
     fn on_dequeue(&mut self, queue: &impl QueueState, packet: &mut Packet) -> bool {
-        let eligible = packet.flags & (CNP | ECN_MARKED) == 0 && packet.size as u64 >= self.packet_size;
+        let eligible = packet.kind.is_plain_data() && packet.size as u64 >= self.packet_size;
         if !eligible || !self.congested(queue, packet) {
             return false;
         }
         if self.probability < 1.0 && !self.rng.random_bool(self.probability) {
             return false;
         }
-        packet.flags |= ECN_MARKED;
+        packet.kind = packet.kind.marked(PacketKind::FECN);
         true
     }
 }
@@ -171,10 +171,10 @@ mod tests {
         let below = PortVl { bytes: 1_024, waiting: 1_024, ..ROOT };
         let mut p = data(4096);
         assert!(!m.on_dequeue(&below, &mut p), "2 KiB is not above 2 KiB");
-        assert_eq!(p.flags, 0);
+        assert_eq!(p.kind, PacketKind::DATA);
         let above = PortVl { waiting: 1_025, ..below };
         assert!(m.on_dequeue(&above, &mut p), "waiting bytes count");
-        assert_eq!(p.flags, ECN_MARKED);
+        assert_eq!(p.kind, PacketKind::FECN);
         assert!(!m.on_dequeue(&above, &mut p), "a marked packet is not marked again");
         let mut q = data(4096);
         assert!(!m.on_enqueue(&ROOT, &mut q), "never at enqueue");
@@ -204,9 +204,9 @@ mod tests {
         let mut m = fecn(FecnConfig { packet_size: Bytes(1_000), ..FecnConfig::default() });
         let mut small = data(999);
         assert!(!m.on_dequeue(&ROOT, &mut small));
-        let mut becn = Packet { flags: CNP, ..data(4096) };
+        let mut becn = Packet { kind: PacketKind::BECN, ..data(4096) };
         assert!(!m.on_dequeue(&ROOT, &mut becn));
-        assert_eq!(becn.flags, CNP);
+        assert_eq!(becn.kind, PacketKind::BECN);
         assert!(m.on_dequeue(&ROOT, &mut data(1_000)));
     }
 

@@ -43,6 +43,7 @@ use crate::config::{Cct, CctiScope, IbccConfig};
 use crate::kernel::{Event, Timer, TimerKind};
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
+use crate::packet::PacketKind;
 use crate::routing::hash::flow_vc;
 use strength_reduce::StrengthReducedUsize;
 
@@ -221,6 +222,11 @@ impl CongestionControl for Ibcc {
 
     /// A BECN: the flow's CCTI rises by `ccti_increase`, up to `ccti_limit`; its port-SL's
     /// timer is set if it was not.
+    /// IB CC answers a FECN with a BECN.
+    fn notification(&self) -> PacketKind {
+        PacketKind::BECN
+    }
+
     fn on_notification(&mut self, ctx: &mut Ctx, flow: FlowKey, _line: f64) {
         if self.inert {
             return;

@@ -11,14 +11,24 @@
 //!
 //! The NIC decides what a packet's flags mean and calls these; the kernel knows neither.
 
+mod config;
 mod control;
 pub mod dcqcn;
+mod dcqcn_config;
 pub mod fecn;
 mod flows;
 pub mod ibcc;
+mod ibcc_config;
 mod marking;
+mod marking_config;
 pub mod red;
 
-pub use control::{AnyCongestionControl, CongestionControl};
+pub use config::CongestionControlConfig;
+pub use control::{AnyCongestionControl, CongestionControl, BLOCKED};
+pub use dcqcn_config::DcqcnConfig;
 pub use flows::{FlowKey, FlowMap, FlowTable, MixHasher};
+pub use ibcc_config::{
+    Cct, CctiScope, CctiTimer, IbccConfig, CCTI_TIMER_UNIT_PS, MAX_CCTI, MAX_CCT_MULTIPLIER, MAX_CCT_SHIFT,
+};
 pub use marking::{AnyMarking, Marking, QueueState};
+pub use marking_config::{EcnMarkAt, EcnPolicy, FecnConfig, MarkingConfig, RedConfig, VictimMask};

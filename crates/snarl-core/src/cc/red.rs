@@ -6,7 +6,7 @@
 
 use super::marking::{Marking, QueueState};
 use crate::config::{EcnMarkAt, EcnPolicy, RedConfig};
-use crate::packet::{Packet, ECN_MARKED};
+use crate::packet::{Packet, PacketKind};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -78,9 +78,9 @@ impl Red {
     /// marked without a new draw.
     #[inline]
     fn consider(&mut self, queue_bytes: u64, packet: &mut Packet) -> bool {
-        let marked = packet.flags == 0 && self.marker.mark(queue_bytes, &mut self.rng);
+        let marked = packet.kind.is_plain_data() && self.marker.mark(queue_bytes, &mut self.rng);
         if marked {
-            packet.flags |= ECN_MARKED;
+            packet.kind = packet.kind.marked(PacketKind::ECN_MARKED);
         }
         marked
     }
@@ -103,7 +103,6 @@ impl Marking for Red {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::CNP;
 
     /// A queue of so many bytes, its port free and facing a switch; congestion isolation
     /// points at its packets unless the second field says otherwise.
@@ -159,14 +158,14 @@ mod tests {
         let config = RedConfig { kmin: crate::units::Bytes(0), kmax: crate::units::Bytes(0), ..RedConfig::default() };
         let mut red = Red::new(&config, 1);
         let queue = Queue(10_000, true);
-        let mut cnp = Packet { flags: CNP, ..Default::default() };
+        let mut cnp = Packet { kind: PacketKind::CNP, ..Default::default() };
         assert!(!red.on_enqueue(&queue, &mut cnp));
-        assert_eq!(cnp.flags, CNP);
+        assert_eq!(cnp.kind, PacketKind::CNP);
         let mut data = Packet::default();
         assert!(!red.on_dequeue(&queue, &mut data));
-        assert_eq!(data.flags, 0, "marking happens at enqueue only");
+        assert_eq!(data.kind, PacketKind::DATA, "marking happens at enqueue only");
         assert!(red.on_enqueue(&queue, &mut data));
-        assert_eq!(data.flags, ECN_MARKED);
+        assert_eq!(data.kind, PacketKind::ECN_MARKED);
     }
 
     #[test]
@@ -180,7 +179,7 @@ mod tests {
         let mut red = Red::new(&config, 1);
         let mut data = Packet::default();
         assert!(!red.on_enqueue(&Queue(10_000, false), &mut data), "a flow isolation does not point at");
-        assert_eq!(data.flags, 0);
+        assert_eq!(data.kind, PacketKind::DATA);
         assert!(red.on_enqueue(&Queue(10_000, true), &mut data));
         let mut all = Red::new(&RedConfig { policy: EcnPolicy::All, ..config }, 1);
         let mut other = Packet::default();

@@ -6,15 +6,36 @@
 //! reports every semantic problem with its key path. `Simulation::new` is the only
 //! factory that turns a valid config into a runnable simulation.
 
-mod isolation;
+//!
+//! `schema.rs` holds the top level ([`Config`], `[simulation]`); every other section is
+//! defined, with its checks, by the module that owns it and re-exported here, so
+//! `crate::config::X` names any config type.
+
 mod load;
 mod schema;
 mod seed;
 mod valid;
 mod validate;
 
-pub use isolation::*;
 pub use load::{load_config, parse_override};
 pub use schema::*;
 pub use valid::ValidConfig;
-pub use validate::{parse_oversubscription, pfc_headroom, PAUSE_FRAME_BYTES};
+pub(crate) use validate::Problems;
+
+pub use crate::cc::{
+    Cct, CctiScope, CctiTimer, CongestionControlConfig, DcqcnConfig, EcnMarkAt, EcnPolicy, FecnConfig, IbccConfig,
+    MarkingConfig, RedConfig, VictimMask, CCTI_TIMER_UNIT_PS, MAX_CCTI, MAX_CCT_MULTIPLIER, MAX_CCT_SHIFT,
+};
+pub use crate::flow_control::{pfc_headroom, FlowControlConfig, Threshold, Thresholds, PAUSE_FRAME_BYTES};
+pub use crate::nic::{NicConfig, NicScheduling};
+pub use crate::observe::{ObserveConfig, QueueProbeConfig};
+pub use crate::routing::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, UgalInformation, UpSelect};
+pub use crate::switch::{
+    CfqOrder, CfqScheduler, Crossbar, InputQueuing, Isolation, IsolationConfig, IsolationKeyKind, IsolationKnobs,
+    SwitchConfig,
+};
+pub use crate::topology::{parse_oversubscription, Arrangement, LinkConfig, LinksConfig, TopologyConfig};
+pub use crate::traffic::{
+    GroupConfig, HotspotAssign, HotspotsConfig, MixPart, PatternConfig, PhaseConfig, Placement, ProcessKind,
+    TrafficConfig, MAX_MIX_PARTS,
+};

@@ -10,6 +10,7 @@
 //!
 //! Everything is per (link, queue), with the switches' queue ids (`switch::ioq::queues`).
 
+mod config;
 mod credit;
 mod feedback;
 mod pfc;
@@ -17,6 +18,8 @@ mod receiver;
 mod returns;
 mod sender;
 
+pub(crate) use config::validate_pfc;
+pub use config::{pfc_headroom, FlowControlConfig, Threshold, Thresholds, PAUSE_FRAME_BYTES};
 pub use credit::{CreditSender, UNLIMITED};
 pub use feedback::Feedback;
 pub use pfc::{PauseState, PfcFrame, PfcReceiver};

@@ -71,14 +71,16 @@ impl<O: Observer> Ctx<'_, O> {
 
     /// The tail of `packet` will reach its destination host at `at`. Plain data is
     /// accounted at once, saving an event: nothing at the host reacts to it, and the
-    /// counters and series take the delivery time. Marked packets and congestion
-    /// notifications, to which the NIC reacts, arrive as `Deliver` events, as does
-    /// whatever would arrive after the run or after a change the workload announced
-    /// (`Observer::settle_before`; every packet in a run that may stop early), and, when the
-    /// workload hears of completions, the packet that completes its message (at its time).
+    /// counters and series take the delivery time. Marked packets and control packets
+    /// (notifications, acknowledgements), to which the NIC reacts, arrive as `Deliver`
+    /// events, as does whatever would arrive after the run or after a change the
+    /// workload announced (`Observer::settle_before`; every packet in a run that may stop
+    /// early, or whose NICs take every data packet on the receive path, `Nics::receipts`:
+    /// both set it to 0 when the run is built), and, when the workload hears of
+    /// completions, the packet that completes its message (at its time).
     #[inline]
     pub fn send_to_host(&mut self, at: u64, packet: u32) {
-        if self.packets[packet].flags == 0
+        if self.packets[packet].kind.is_plain_data()
             && at < self.stats.settle_before()
             && !(self.completions.is_some() && self.completes(packet))
         {

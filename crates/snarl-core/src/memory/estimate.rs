@@ -30,17 +30,10 @@
 //! the estimate with the peak a counting allocator measures for fat-trees, dragonflies
 //! and HyperX of two sizes each, at loads 0.3 and 1.0: it stays within a factor of two.
 
-use crate::config::{
-    Config, CongestionControlConfig, FlowControlConfig, HotspotAssign, InputQueuing, NicScheduling, PatternConfig,
-    SwitchConfig,
-};
-use crate::flow_control::Ring;
+use crate::config::{Config, InputQueuing};
 use crate::kernel::Entry;
-use crate::observe::Latency;
 use crate::packet::{Message, Packet};
-use crate::switch::{InputQueue, OutputQueue, Port};
 use crate::topology::{fabric_size, FabricSize};
-use crate::traffic::FlowSizes;
 
 /// The parts of an estimate, in bytes, and the fabric's size.
 #[derive(Clone, Debug)]
@@ -64,113 +57,46 @@ impl Estimate {
 /// Name of the time-series part: a window too narrow is refused at its own key.
 pub const SERIES: &str = "time series";
 
-/// Saturating products and sums of byte counts.
-fn mul(factors: &[u64]) -> u64 {
+/// Saturating products and sums of byte counts (the owners' estimates use them too).
+pub(crate) fn mul(factors: &[u64]) -> u64 {
     factors.iter().fold(1u64, |acc, &f| acc.saturating_mul(f))
 }
 
-fn sum(terms: &[u64]) -> u64 {
+pub(crate) fn sum(terms: &[u64]) -> u64 {
     terms.iter().fold(0u64, |acc, &t| acc.saturating_add(t))
 }
 
-fn bytes_of<T>() -> u64 {
+pub(crate) fn bytes_of<T>() -> u64 {
     size_of::<T>() as u64
 }
 
-/// The estimate of `config` (validated or not: nothing here can overflow or panic).
+/// The estimate of `config` (validated or not: nothing here can overflow or panic). Each
+/// owner estimates its own parts beside its config (`SwitchConfig::port_memory`,
+/// `NicConfig::memory`, `TrafficConfig::memory`, `ObserveConfig::series_memory`, ...);
+/// the kernel's parts (the calendar, the watchdog, the slabs) are worked out here.
 pub fn estimate(config: &Config) -> Estimate {
     let size = fabric_size(&config.topology);
-    let (h, s, p) = (size.hosts, size.switches(), size.ports());
+    let (h, p) = (size.hosts, size.ports());
     let v = config.switch.vcs() as u64;
     let t = &config.traffic;
     let q = mul(&[config.nic.source_queue as u64, t.streams() as u64]);
     let groups = t.groups.len() as u64 + 1;
 
-    // Per port: its state line, its credit-return ring, its link class, its shared-memory
-    // counter; per switch: the port base, radix and pool counter; the request masks and
-    // the arbiter's bit tables.
-    let port_bytes = bytes_of::<Port>() + bytes_of::<Ring>() + 2 + 8;
-    let switch_ports =
-        sum(&[mul(&[p, port_bytes]), mul(&[s, 14]), mul(&[size.mask_words(v), 8]), mul(&[size.max_radix(), v, 3])]);
-    // Per port and VC: input and output queues, credits (counter and capacity), pause
-    // state (flag, since, paused time, count), probe slot, PFC flag.
-    let queue_bytes = bytes_of::<InputQueue>() + bytes_of::<OutputQueue>() + 16 + 21 + 2 + 1;
-    let mut switch_queues = mul(&[p, v, queue_bytes]);
-    let voq = config.switch.input_queuing() == InputQueuing::Voq;
-    if voq {
-        let per_input = sum(&[mul(&[size.max_radix(), bytes_of::<InputQueue>()]), 8]);
-        switch_queues = sum(&[switch_queues, mul(&[p, v, per_input])]);
-    }
-
-    // Per host: link peer, rate, serialiser, latency, three times, queue head and length,
-    // epoch, its credit-return ring; per host and VC credits and pause state (37, rounded
-    // to 40); the source queue's slots.
-    let mut nics =
-        mul(&[h, sum(&[4 + 8 + 8 + 8 + 3 * 8 + 4 + 4 + 4, bytes_of::<Ring>(), mul(&[v, 40]), mul(&[q, 4])])]);
-    let round_robin = config.nic.scheduling == Some(NicScheduling::RoundRobin) || !config.congestion_control.is_none();
-    if round_robin {
-        nics = sum(&[nics, mul(&[h, 4 + 32 + q])]);
-    }
-    match config.congestion_control {
-        CongestionControlConfig::Dcqcn(_) => nics = sum(&[nics, mul(&[h, q, 64])]),
-        // Throttled flows (as DCQCN's), the port-SL lists, and the marks per port-VL.
-        CongestionControlConfig::Ibcc(_) => nics = sum(&[nics, mul(&[h, q, 64]), mul(&[h, v, 32]), mul(&[p, v, 8])]),
-        CongestionControlConfig::None {} => {}
-    }
-    if config.nic.receive_cap.is_some() {
-        nics = sum(&[nics, mul(&[h, 8])]);
-    }
-
-    // Group membership (free list, members, host -> group), and one host list or table per
-    // pattern: each group's, and each phase's for every group it changes.
-    let keeps_hosts = |pattern: &PatternConfig| -> u64 {
-        let one = |part: &PatternConfig| match part {
-            PatternConfig::Uniform { .. }
-            | PatternConfig::Permutation { .. }
-            | PatternConfig::Shift { .. }
-            | PatternConfig::Hotspots {} => 1,
-            PatternConfig::Hotspot { assign, .. } => u64::from(*assign == HotspotAssign::Partition),
-            PatternConfig::Incast { .. } | PatternConfig::Silent {} | PatternConfig::Mix { .. } => 0,
-        };
-        pattern.parts().iter().map(|(_, part)| one(part)).sum()
-    };
-    let mut tables = keeps_hosts(&t.pattern) + t.groups.iter().map(|g| keeps_hosts(&g.pattern)).sum::<u64>();
-    for phase in &t.phases {
-        if let Some(pattern) = &phase.pattern {
-            tables += keeps_hosts(pattern) * if phase.group == "all" { groups } else { 1 };
-        }
-    }
-    let mut traffic = mul(&[h, sum(&[10, mul(&[tables, 4])])]);
-    if let Some(hotspots) = &t.hotspots {
-        // Flags and since-times per host; an interval per hotspot and lifetime.
-        let lifetimes = hotspots.lifetime.map_or(1, |l| config.simulation.duration.0 / l.0.max(1) + 1);
-        traffic = sum(&[traffic, mul(&[h, 9]), mul(&[hotspots.count as u64, lifetimes, 24])]);
-    }
-
-    let histograms = sum(&[
-        mul(&[5 * groups + 8, Latency::heap_bytes()]),
-        mul(&[config.observe.queues.len() as u64, crate::observe::QueueProbes::probe_heap_bytes()]),
-    ]);
+    let switch_ports = config.switch.port_memory(&size);
+    let switch_queues = config.switch.queue_memory(&size);
+    let nics = sum(&[config.nic.memory(config, h, v, q), config.congestion_control.nic_memory(h, v, p, q)]);
+    let traffic = t.memory(h, config.simulation.duration);
+    let histograms = config.observe.histogram_memory(groups);
 
     let duration = config.simulation.duration.0;
     let window = config.simulation.window.map_or((duration / 100).max(1), |w| w.0.max(1));
     let windows = duration.div_ceil(window);
-    let fabric_series = config.effective_marking().is_some()
-        || !config.congestion_control.is_none()
-        || !matches!(config.flow_control, FlowControlConfig::Credit {});
-    let series = sum(&[
-        mul(&[windows, config.observe.queues.len() as u64, crate::observe::QueueSeries::BYTES_PER_CELL]),
-        mul(&[windows, groups, 32]),
-        mul(&[windows, groups + 1, 72]),
-        mul(&[windows, 8]),
-        if fabric_series { mul(&[windows, 80]) } else { 0 },
-        if matches!(config.congestion_control, CongestionControlConfig::Ibcc(_)) { mul(&[windows, 32]) } else { 0 },
-    ]);
+    let series = config.observe.series_memory(config, groups, windows);
 
     // The wheel's bucket headers and occupancy bits; pending events: a generation per
     // host, and at saturation about two per host and port, in bucket buffers that keep
     // up to eight times that room; fewer in proportion at lower loads.
-    let load = peak_load(config);
+    let load = t.peak_load();
     let wheel = 1u64 << (h / 2).max(1024).ilog2().clamp(6, 24);
     let busy = (mul(&[16, sum(&[h, p])]) as f64 * load) as u64;
     let calendar = sum(&[mul(&[wheel, 25]), mul(&[sum(&[busy, mul(&[2, h]), 4096]), bytes_of::<Entry>()])]);
@@ -181,6 +107,7 @@ pub fn estimate(config: &Config) -> Estimate {
     let in_flight = (sum(&[slots, slots / 2]) as f64 * load) as u64;
 
     // The watchdog remembers the head of every non-empty queue.
+    let voq = config.switch.input_queuing() == InputQueuing::Voq;
     let voqs_used = if voq { size.max_radix().min(packets_per_host(config)) } else { 0 };
     let watchdog_queues = mul(&[sum(&[2, voqs_used]), p, v]);
     let watchdog = (mul(&[watchdog_queues, crate::kernel::WATCHDOG_BYTES_PER_QUEUE]) as f64 * load) as u64;
@@ -202,44 +129,10 @@ pub fn estimate(config: &Config) -> Estimate {
     }
 }
 
-/// The highest offered load of any group at any time (phases included), as a fraction
-/// of saturation: 1 if some pattern concentrates traffic (hotspot, incast), which
-/// saturates its destinations at any load.
-fn peak_load(config: &Config) -> f64 {
-    let t = &config.traffic;
-    let concentrates = |p: &PatternConfig| {
-        p.parts().iter().any(|(_, part)| {
-            matches!(part, PatternConfig::Hotspot { .. } | PatternConfig::Hotspots {} | PatternConfig::Incast { .. })
-        })
-    };
-    if t.patterns().any(concentrates) {
-        return 1.0;
-    }
-    let loads = std::iter::once(t.load)
-        .chain(t.groups.iter().filter_map(|g| g.load))
-        .chain(t.phases.iter().filter_map(|p| p.load));
-    loads.fold(0.0f64, f64::max).clamp(0.0, 1.0)
-}
-
 /// B: the packets one host's worth of buffer holds (one VC's input and output buffers of
 /// an IOQ switch port, a shared-buffer port's memory), at the smallest packet size.
 fn packets_per_host(config: &Config) -> u64 {
-    let buffer = match &config.switch {
-        SwitchConfig::Ioq { input_buffer, output_buffer, .. } => input_buffer.0.saturating_add(output_buffer.0),
-        SwitchConfig::SharedBuffer { port_buffer, .. } => port_buffer.0,
-    };
-    let t = &config.traffic;
-    let mean = |name: &str| FlowSizes::built_in(name).map_or(u64::MAX, |d| d.mean().round() as u64);
-    let sizes = std::iter::once((t.message_size, t.size_distribution.as_deref()))
-        .chain(t.groups.iter().map(|g| (g.message_size, g.size_distribution.as_deref())));
-    let smallest = sizes
-        .map(|(size, distribution)| match (size, distribution) {
-            (_, Some(name)) => mean(name),
-            (Some(size), None) => size.0,
-            (None, None) => u64::MAX,
-        })
-        .min()
-        .unwrap_or(u64::MAX);
-    let packet = config.nic.mtu.0.min(smallest).max(1);
+    let buffer = config.switch.buffer_per_host();
+    let packet = config.nic.mtu.0.min(config.traffic.smallest_message()).max(1);
     (buffer / packet).max(1)
 }

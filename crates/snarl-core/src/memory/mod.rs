@@ -8,6 +8,7 @@ mod estimate;
 pub mod fallible;
 
 pub use available::{available, FALLBACK};
+pub(crate) use estimate::{bytes_of, mul, sum};
 pub use estimate::{estimate, Estimate, SERIES};
 
 use crate::config::Config;

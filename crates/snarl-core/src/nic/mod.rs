@@ -17,20 +17,25 @@
 //! now and whose VC has credits, only the oldest queued message of a flow being eligible
 //! (per-flow order); it wakes at the earliest next-send time otherwise. A slow or
 //! throttled flow thus never blocks the other flows of its host. Under congestion control
-//! it also sends congestion notification packets (CNPs; IB CC's BECNs) from a small
-//! per-host queue, ahead of data.
+//! it also sends control packets from a small per-host queue, ahead of data: congestion
+//! notifications (DCQCN's CNPs, IB CC's BECNs) and, on the receive path of a congestion
+//! control that acknowledges data, ACKs and NACKs. A window-based control holds a flow
+//! back until an acknowledgement arrives (`cc::BLOCKED`), which wakes the scheduler.
 //!
 //! The files: `scheduling.rs` (which packet goes next: FIFO, or round robin by flow under
-//! congestion control, with CNPs ahead of data), `ports.rs` (the host link: launching a
-//! packet, credits and pause frames coming back), `receive.rs` (what arrives: delivery,
-//! and what a packet's flags mean to the congestion control).
+//! congestion control, with control packets ahead of data), `ports.rs` (the host link:
+//! launching a packet, credits and pause frames coming back), `receive.rs` (what
+//! arrives: delivery, and what a packet's kind means to the congestion control).
 
+mod config;
 mod isolation;
 mod ports;
 mod receive;
 mod scheduling;
 
-use crate::cc::AnyCongestionControl;
+pub use config::{NicConfig, NicScheduling};
+
+use crate::cc::{AnyCongestionControl, CongestionControl};
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
 use crate::kernel::Peer;
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
@@ -78,10 +83,14 @@ pub struct Nics {
     scheduler: Option<Box<FlowScheduler>>,
     /// Keys the switches asked to isolate, if congestion isolation is configured.
     isolation: Option<Box<isolation::NicIsolation>>,
+    /// The receive path: the congestion control hears of every data packet at its
+    /// destination (`CongestionControl::wants_receipts`), which then arrives as an event.
+    receipts: bool,
 }
 
-/// Size of a congestion notification packet on the wire.
-pub const CNP_BYTES: u64 = 64;
+/// Size of a control packet on the wire: a congestion notification (CNP, BECN) or an
+/// acknowledgement (ACK, NACK).
+pub const CONTROL_BYTES: u64 = 64;
 
 impl Nics {
     /// `port_of(switch, port)` gives the global id of a switch port;
@@ -140,6 +149,7 @@ impl Nics {
             queue_len: zeroed(hosts, what)?,
             scheduler: None,
             isolation: None,
+            receipts: false,
         })
     }
 
@@ -168,7 +178,7 @@ impl Nics {
             let what = "the NICs' flow scheduler";
             self.scheduler = Some(Box::new(FlowScheduler {
                 cc: None,
-                cnps: filled(hosts, VecDeque::new(), what)?,
+                control: filled(hosts, VecDeque::new(), what)?,
                 next_position: zeroed(hosts, what)?,
                 next_stream: if self.streams > 1 { zeroed(hosts, what)? } else { Vec::new() },
                 flow_head: zeroed(hosts * self.queue_capacity, what)?,
@@ -177,13 +187,22 @@ impl Nics {
         Ok(())
     }
 
-    /// Congestion control `cc` at every NIC (with flow scheduling).
+    /// Congestion control `cc` at every NIC (with flow scheduling), with the receive path
+    /// if it asks for it.
     pub fn enable_congestion_control(&mut self, cc: AnyCongestionControl) -> crate::Result<()> {
         self.enable_flow_scheduling()?;
+        self.receipts = cc.wants_receipts();
         if let Some(scheduler) = self.scheduler.as_deref_mut() {
             scheduler.cc = Some(cc);
         }
         Ok(())
+    }
+
+    /// Whether every data packet must reach its destination NIC as a `Deliver` event (the
+    /// receive path of a congestion control that acknowledges data): decided when the
+    /// congestion control is installed, before the run starts.
+    pub fn receipts(&self) -> bool {
+        self.receipts
     }
 
     pub fn rate(&self, host: usize) -> Rate {

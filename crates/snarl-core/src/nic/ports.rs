@@ -5,7 +5,7 @@ use super::Nics;
 use crate::kernel::Event;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
-use crate::packet::{Message, Packet, NIL};
+use crate::packet::{Message, Packet, PacketKind, NIL};
 
 impl Nics {
     /// Puts the next `size` bytes of message `mid` (`m`) on host `host`'s link, in class
@@ -14,7 +14,7 @@ impl Nics {
     /// serialisation time.
     pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64, class: u8) -> u64 {
         let group = ctx.stats.host_group[host as usize];
-        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, 0);
+        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, PacketKind::DATA);
         let cap = self.cap[host as usize];
         if cap < 1.0 {
             self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
@@ -36,7 +36,7 @@ impl Nics {
         group: u16,
         vc: u8,
         class: u8,
-        flags: u8,
+        kind: PacketKind,
     ) -> u64 {
         let (h, now) = (host as usize, ctx.now);
         let serialise = self.serializer[h].time(size);
@@ -54,7 +54,7 @@ impl Nics {
             out_port: 0,
             hops: 1,
             via: NIL,
-            flags,
+            kind,
             class,
             isolation: 0,
             injected: now,

@@ -1,34 +1,45 @@
-//! What reaches a NIC: data is delivered; what a packet's flags mean is decided here
-//! with the congestion control (a marked packet at its receiver, a CNP at its sender).
+//! What reaches a NIC: data is delivered; what a packet's kind means is decided here
+//! with the congestion control (a marked packet at its receiver, a CNP or BECN at its
+//! sender, and on the receive path every data packet at its receiver and every ACK or
+//! NACK at its sender).
 
-use super::scheduling::CnpRequest;
+use super::scheduling::ControlRequest;
 use super::Nics;
 use crate::cc::{CongestionControl, FlowKey};
 use crate::kernel::Timer;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
-use crate::packet::{CNP, ECN_MARKED};
+use crate::packet::PacketKind;
 
 impl Nics {
-    /// The tail of `packet` reached its destination NIC, which decides what its flags
-    /// mean: a CNP goes to the sender's congestion control, a marked data packet to the
-    /// receiver's (notification point) before it is delivered.
+    /// The tail of `packet` reached its destination NIC, which decides what its kind
+    /// means: a notification (CNP, BECN) or an acknowledgement (ACK, NACK) goes to the
+    /// sender's congestion control; a marked data packet to the receiver's (notification
+    /// point), and on the receive path every data packet too (`on_data`, which may answer
+    /// with an acknowledgement), before it is delivered.
     pub fn receive(&mut self, ctx: &mut Ctx, packet: u32) {
-        let flags = ctx.packets[packet].flags;
-        if flags & CNP != 0 {
-            self.receive_cnp(ctx, packet);
+        let kind = ctx.packets[packet].kind;
+        if kind.is_control() {
+            if kind.is_notification() {
+                self.receive_cnp(ctx, packet);
+            } else {
+                self.receive_ack(ctx, packet);
+            }
             return;
         }
-        if flags & ECN_MARKED != 0 {
+        if kind.is_marked() {
             self.notify(ctx, packet);
+        }
+        if self.receipts {
+            self.receipt(ctx, packet);
         }
         ctx.deliver(ctx.now, packet);
     }
 
     /// Notification point: the marked data packet `packet` is being delivered. Its
-    /// destination queues a CNP for the flow if the congestion control asks for one
-    /// (DCQCN: unless one went out less than the CNP interval ago; IB CC: a BECN for
-    /// every FECN).
+    /// destination queues a notification for the flow if the congestion control asks for
+    /// one (DCQCN: a CNP, unless one went out less than the CNP interval ago; IB CC: a
+    /// BECN for every FECN).
     fn notify(&mut self, ctx: &mut Ctx, packet: u32) {
         let Some(scheduler) = self.scheduler.as_deref_mut() else { return };
         let Some(cc) = scheduler.cc.as_mut() else { return };
@@ -39,11 +50,27 @@ impl Nics {
         }
         // On the flow's (injection) VC.
         let vc = ctx.messages[p.message].vc;
-        scheduler.cnps[dst as usize].push_back(CnpRequest { dst: src, qp, vc });
+        let kind = cc.notification();
+        scheduler.control[dst as usize].push_back(ControlRequest { dst: src, qp, vc, kind });
         self.try_inject(ctx, dst);
     }
 
-    /// Reaction point: the CNP `packet` reached the sender of its flow.
+    /// Receive path: data packet `packet` reached its destination, which queues the
+    /// acknowledgement the congestion control asks for, if any.
+    fn receipt(&mut self, ctx: &mut Ctx, packet: u32) {
+        let Some(scheduler) = self.scheduler.as_deref_mut() else { return };
+        let Some(cc) = scheduler.cc.as_mut() else { return };
+        let p = ctx.packets[packet];
+        let (src, dst, qp) = (p.src, p.dst, p.qp);
+        let Some(kind) = cc.on_data(ctx, FlowKey { src, dst, qp }, &p) else { return };
+        debug_assert!(kind.is_acknowledgement(), "{kind:?} is not an acknowledgement");
+        let kind = if kind.is_acknowledgement() { kind } else { PacketKind::ACK };
+        let vc = ctx.messages[p.message].vc;
+        scheduler.control[dst as usize].push_back(ControlRequest { dst: src, qp, vc, kind });
+        self.try_inject(ctx, dst);
+    }
+
+    /// Reaction point: the CNP or BECN `packet` reached the sender of its flow.
     fn receive_cnp(&mut self, ctx: &mut Ctx, packet: u32) {
         let p = ctx.packets[packet];
         ctx.trace(TraceEvent::CnpDelivered { group: p.group });
@@ -52,6 +79,18 @@ impl Nics {
             let line = self.rate[p.dst as usize].0 as f64;
             cc.on_notification(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, line);
         }
+    }
+
+    /// The ACK or NACK `packet` reached the sender of its flow, whose flow scheduler may
+    /// now send what the acknowledgement let go.
+    fn receive_ack(&mut self, ctx: &mut Ctx, packet: u32) {
+        let p = ctx.packets[packet];
+        ctx.trace(TraceEvent::Acknowledgement { group: p.group, delivered: true });
+        ctx.packets.release(packet);
+        if let Some(cc) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.cc.as_mut()) {
+            cc.on_ack(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, p.kind);
+        }
+        self.try_inject(ctx, p.dst);
     }
 
     /// A congestion-control timer fired.

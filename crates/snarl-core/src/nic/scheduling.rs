@@ -1,27 +1,31 @@
 //! Which packet a NIC sends next: its source queue in FIFO order, or, under congestion
 //! control (or `nic.scheduling = "round_robin"`), round robin by flow with the flow's
-//! rate, credits and pauses deciding who may go, and CNPs ahead of data.
+//! rate (or window), credits and pauses deciding who may go, and control packets (CNPs,
+//! BECNs, ACKs, NACKs) ahead of data.
 
-use super::{Nics, CNP_BYTES};
+use super::{Nics, CONTROL_BYTES};
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::Event;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
-use crate::packet::{CNP, NIL};
+use crate::packet::{PacketKind, NIL};
 use std::collections::VecDeque;
 
-/// A CNP waiting at its NIC: back to the sender `dst` for flow (dst, this host, qp).
+/// A control packet waiting at its NIC (a CNP, BECN, ACK or NACK): back to the sender
+/// `dst` for flow (dst, this host, qp).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct CnpRequest {
+pub(super) struct ControlRequest {
     pub(super) dst: u32,
     pub(super) qp: u32,
     pub(super) vc: u8,
+    pub(super) kind: PacketKind,
 }
 
-/// The flow scheduler's state and, with DCQCN, its flows and CNP queues.
+/// The flow scheduler's state and, under congestion control, the control and the
+/// per-host queues of control packets.
 pub(super) struct FlowScheduler {
     pub(super) cc: Option<AnyCongestionControl>,
-    pub(super) cnps: Vec<VecDeque<CnpRequest>>,
+    pub(super) control: Vec<VecDeque<ControlRequest>>,
     /// Per host: position in the source queue (from its head) where the scheduler's next
     /// round-robin scan starts.
     pub(super) next_position: Vec<u32>,
@@ -37,10 +41,12 @@ impl Nics {
     /// allow it.
     pub fn try_inject(&mut self, ctx: &mut Ctx, host: u32) {
         if let Some(mut scheduler) = self.scheduler.take() {
-            if self.isolation.is_some() {
-                self.try_inject_by_flow::<true>(ctx, host, &mut scheduler);
-            } else {
-                self.try_inject_by_flow::<false>(ctx, host, &mut scheduler);
+            let custom = scheduler.cc.as_ref().is_some_and(|cc| cc.is_custom());
+            match (self.isolation.is_some(), custom) {
+                (true, false) => self.try_inject_by_flow::<true, false>(ctx, host, &mut scheduler),
+                (false, false) => self.try_inject_by_flow::<false, false>(ctx, host, &mut scheduler),
+                (true, true) => self.try_inject_by_flow::<true, true>(ctx, host, &mut scheduler),
+                (false, true) => self.try_inject_by_flow::<false, true>(ctx, host, &mut scheduler),
             }
             self.scheduler = Some(scheduler);
             return;
@@ -85,12 +91,20 @@ impl Nics {
         }
     }
 
-    /// `try_inject` under per-flow congestion control: a CNP if one waits, else the next
+    /// `try_inject` under per-flow congestion control: a control packet if one waits
+    /// (CNP, BECN, ACK, NACK), else the next
     /// packet of the first eligible flow (see the module documentation).
-    /// (`ISO`: the NICs may send flows in a congested-flow class.)
-    fn try_inject_by_flow<const ISO: bool>(&mut self, ctx: &mut Ctx, host: u32, scheduler: &mut FlowScheduler) {
+    /// (`ISO`: the NICs may send flows in a congested-flow class; `CUSTOM`: the
+    /// congestion control is made outside the crate, asked through a call the compiler
+    /// cannot see into, which the built-in controls' loop does without.)
+    fn try_inject_by_flow<const ISO: bool, const CUSTOM: bool>(
+        &mut self,
+        ctx: &mut Ctx,
+        host: u32,
+        scheduler: &mut FlowScheduler,
+    ) {
         let (h, now) = (host as usize, ctx.now);
-        if self.queue_len[h] == 0 && scheduler.cnps[h].is_empty() {
+        if self.queue_len[h] == 0 && scheduler.control[h].is_empty() {
             return;
         }
         if self.link_free_at[h] > now {
@@ -99,14 +113,19 @@ impl Nics {
         }
         ctx.host_returns.collect(h, now, &mut self.credits);
         let mut credit_blocked = false;
-        if let Some(&cnp) = scheduler.cnps[h].front() {
-            credit_blocked = !self.credits.can_send(h, cnp.vc as usize, CNP_BYTES);
+        if let Some(&cnp) = scheduler.control[h].front() {
+            credit_blocked = !self.credits.can_send(h, cnp.vc as usize, CONTROL_BYTES);
             if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
-                scheduler.cnps[h].pop_front();
+                scheduler.control[h].pop_front();
                 let group = ctx.stats.host_group[h];
-                let serialise = self.launch(ctx, host, cnp.dst, CNP_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, CNP);
-                ctx.trace(TraceEvent::CnpSent { group });
-                if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
+                let serialise =
+                    self.launch(ctx, host, cnp.dst, CONTROL_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
+                if cnp.kind.is_acknowledgement() {
+                    ctx.trace(TraceEvent::Acknowledgement { group, delivered: false });
+                } else {
+                    ctx.trace(TraceEvent::CnpSent { group });
+                }
+                if self.queue_len[h] > 0 || !scheduler.control[h].is_empty() {
                     self.wake(ctx, host, now + serialise);
                 }
                 return;
@@ -147,8 +166,14 @@ impl Nics {
                 if streams > 1 && (m.stream as usize).min(streams - 1) != stream {
                     continue;
                 }
-                let at =
-                    scheduler.cc.as_ref().map_or(0, |cc| cc.next_send(&FlowKey { src: host, dst: m.dst, qp: m.qp }));
+                let flow = FlowKey { src: host, dst: m.dst, qp: m.qp };
+                let at = scheduler.cc.as_ref().map_or(0, |cc| {
+                    if CUSTOM {
+                        cc.next_send(&flow)
+                    } else {
+                        cc.next_send_built_in(&flow)
+                    }
+                });
                 if at > now {
                     earliest = earliest.min(at);
                     continue;
@@ -207,7 +232,7 @@ impl Nics {
         if let Some(cc) = scheduler.cc.as_mut() {
             cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size, serialise);
         }
-        if self.queue_len[h] > 0 || !scheduler.cnps[h].is_empty() {
+        if self.queue_len[h] > 0 || !scheduler.control[h].is_empty() {
             self.wake(ctx, host, now + serialise);
         }
     }

@@ -7,6 +7,7 @@
 //! allocation-free.
 
 mod collector;
+mod config;
 mod fabric_series;
 mod fct;
 mod hotspots;
@@ -21,6 +22,7 @@ mod series;
 
 pub use crate::kernel::{IsolationEvent, TraceEvent};
 pub use collector::{AnyCollector, Collector, Collectors, Finish};
+pub use config::{ObserveConfig, QueueProbeConfig};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use hotspots::HotspotTime;
@@ -429,6 +431,11 @@ impl Collector for Stats {
             TraceEvent::CnpDelivered { group } => {
                 self.on_deliver_control(group);
                 self.last_moved = now;
+            }
+            TraceEvent::Acknowledgement { group, delivered: false } => self.on_inject(group),
+            TraceEvent::Acknowledgement { group, delivered: true } => {
+                (self.delivered, self.last_moved) = (self.delivered + 1, now);
+                self.groups[group as usize].delivered_packets += 1;
             }
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
             // A raised CCTI is IB CC's rate cut.

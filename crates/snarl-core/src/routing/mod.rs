@@ -9,6 +9,7 @@
 //! ([`RouteQuery::flow_hash`]); routings that use none of these pay nothing for them.
 
 mod candidates;
+mod config;
 mod dmodk;
 mod ecmp;
 pub mod hash;
@@ -21,6 +22,7 @@ mod updown;
 mod valiant;
 
 pub use candidates::{Candidate, Candidates, MAX_CANDIDATES};
+pub use config::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, UgalInformation, UpSelect};
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
 pub use minimal::MinimalRouting;
@@ -29,7 +31,6 @@ pub use ugal::Ugal;
 pub use updown::UpDownRouting;
 pub use valiant::Valiant;
 
-use crate::config::{MinimalSelect, MinimalVcs, RoutingConfig, UpSelect};
 use crate::error::{Error, Result};
 use crate::topology::{AnyTopology, Topology};
 use rand_pcg::Pcg64Mcg;
@@ -100,7 +101,21 @@ pub trait Routing {
     fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &impl PortView, rng: &mut Pcg64Mcg, out: &mut Candidates);
 }
 
-/// The built-in routings, dispatched statically.
+/// A routing made outside this crate, boxed in [`AnyRouting::Custom`]: [`Routing`] with
+/// the switch's view behind a reference to a trait object (a built-in routing is
+/// dispatched statically, and so is its view).
+pub trait CustomRouting {
+    /// As [`Routing::route`].
+    fn route(&self, topo: &AnyTopology, q: &RouteQuery, view: &dyn PortView, rng: &mut Pcg64Mcg, out: &mut Candidates);
+
+    /// Whether it may offer several routes (see [`AnyRouting::offers_choices`]).
+    fn offers_choices(&self) -> bool {
+        false
+    }
+}
+
+/// The routings, dispatched statically: the built-in ones, and one made outside this
+/// crate (`Custom`, installed with `Simulation::with_components`).
 pub enum AnyRouting {
     UpDown(UpDownRouting),
     DModK(DModK),
@@ -108,6 +123,7 @@ pub enum AnyRouting {
     Minimal(MinimalRouting),
     Valiant(Valiant),
     Ugal(Ugal),
+    Custom(Box<dyn CustomRouting + Send>),
 }
 
 impl Routing for AnyRouting {
@@ -127,6 +143,7 @@ impl Routing for AnyRouting {
             AnyRouting::Minimal(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Valiant(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Ugal(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Custom(r) => r.route(topo, q, view, rng, out),
         }
     }
 }
@@ -140,6 +157,7 @@ impl AnyRouting {
             AnyRouting::Minimal(r) => r.select == MinimalSelect::Adaptive,
             AnyRouting::Ugal(_) => true,
             AnyRouting::DModK(_) | AnyRouting::Ecmp(_) | AnyRouting::Valiant(_) => false,
+            AnyRouting::Custom(r) => r.offers_choices(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! the NICs and their congestion control, the workload, and the observers the run's
 //! mechanisms and the config ask for.
 
+use super::components::Components;
 use super::world::World;
 use super::Simulation;
 use crate::cc::{AnyCongestionControl, AnyMarking};
@@ -27,11 +28,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 impl Simulation {
-    pub(super) fn build(
-        config: &ValidConfig,
-        workload: Option<AnyWorkload>,
-        extra_queues: usize,
-    ) -> Result<Simulation> {
+    pub(super) fn build(config: &ValidConfig, parts: Components, extra_queues: usize) -> Result<Simulation> {
         // Fabrics the topology refuses by their size get that error; those that would not
         // fit in memory are refused here, before anything is allocated.
         if topology::within_limits(&config.topology) {
@@ -42,7 +39,10 @@ impl Simulation {
             return Err(Error::Topology("a fabric needs at least two hosts".into()));
         }
         let vcs = config.switch.vcs() as usize;
-        let routing = AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?;
+        let routing = match parts.routing {
+            Some(routing) => routing,
+            None => AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?,
+        };
         let sim = &config.simulation;
         let isolation = config.isolation.as_ref().map(|i| i.resolve(config.port_vl_buffer(), config.nic.mtu.0));
         // Congestion isolation's queues: `cfqs_per_port` per priority.
@@ -83,10 +83,10 @@ impl Simulation {
         if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
             nics.enable_flow_scheduling()?;
         }
-        if let Some(cc) = AnyCongestionControl::build(config) {
+        if let Some(cc) = parts.congestion_control.or_else(|| AnyCongestionControl::build(config)) {
             nics.enable_congestion_control(cc)?;
         }
-        let work = match workload {
+        let work = match parts.workload {
             Some(work) => work,
             None => AnyWorkload::build(config, hosts, nics.rate(0), &mut traffic_rng)?,
         };
@@ -128,9 +128,10 @@ impl Simulation {
             Some(s) => Some(Stop::new(stop_group(&work, &s.group)?, s.messages)),
             None => None,
         };
-        if stop.is_some() {
+        if stop.is_some() || nics.receipts() {
             // Every delivery arrives as an event at its time, so the run can end exactly at
-            // the one that completes the stop (`Ctx::deliver`).
+            // the one that completes the stop (`Ctx::deliver`), and the NICs' receive path
+            // hears of every data packet.
             stats.settle_before = 0;
         }
         stats.congestion_counters = marking.is_some() || config.congestion_control_acts();

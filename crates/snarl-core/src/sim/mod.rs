@@ -4,10 +4,12 @@
 //! this; the models beside it know nothing of it.
 
 mod build;
+mod components;
 mod finish;
 mod world;
 
 pub use build::WATCHDOG_HOPS;
+pub use components::Components;
 
 use crate::config::{TimeUnit, ValidConfig};
 use crate::error::{Error, Result};
@@ -36,19 +38,25 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the fabric, traffic and observers of a validated config.
     pub fn new(config: &ValidConfig) -> Result<Simulation> {
-        Simulation::build(config, None, 0)
+        Simulation::build(config, Components::default(), 0)
     }
 
     /// Builds the fabric and observers of a validated config, with `workload` in place
     /// of the config's `[traffic]` (which is not resolved).
     pub fn with_workload(config: &ValidConfig, workload: AnyWorkload) -> Result<Simulation> {
-        Simulation::build(config, Some(workload), 0)
+        Simulation::build(config, Components::default().workload(workload), 0)
+    }
+
+    /// `new` with `components` (a routing, congestion control or workload, made outside
+    /// the crate if need be) in place of what the config would build.
+    pub fn with_components(config: &ValidConfig, components: Components) -> Result<Simulation> {
+        Simulation::build(config, components, 0)
     }
 
     /// `new` with `extra_queues` switch queues per port beyond the VCs (empty unless a
     /// mechanism uses them; the tests check that they change nothing).
     pub fn with_extra_queues(config: &ValidConfig, extra_queues: usize) -> Result<Simulation> {
-        Simulation::build(config, None, extra_queues)
+        Simulation::build(config, Components::default(), extra_queues)
     }
 
     /// Runs to the configured duration, or until the config's `stop_after` is reached.

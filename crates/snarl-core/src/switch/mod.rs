@@ -4,11 +4,16 @@
 //! shared packet memory instead, and its links are paused by PFC or drop when full.
 
 mod arbiter;
+mod config;
 mod ioq;
 pub mod isolation;
+mod isolation_config;
 mod link_timing;
 mod shared_memory;
 
 pub use arbiter::{Arbiter, RoundRobin};
+pub use config::{Crossbar, InputQueuing, SwitchConfig};
 pub(crate) use ioq::{InputQueue, OutputQueue, Port};
 pub use ioq::{IoqFabric, IoqParams, LinkControl};
+pub(crate) use isolation_config::validate_isolation;
+pub use isolation_config::{CfqOrder, CfqScheduler, Isolation, IsolationConfig, IsolationKeyKind, IsolationKnobs};

@@ -14,7 +14,10 @@ mod placement;
 mod process;
 mod workload;
 
-pub use config::WorkloadConfig;
+pub use config::{
+    GroupConfig, HotspotAssign, HotspotsConfig, MixPart, PatternConfig, PhaseConfig, Placement, ProcessKind,
+    TrafficConfig, WorkloadConfig, MAX_MIX_PARTS,
+};
 pub use flow_size::{names as flow_size_names, FlowSizes};
 pub use hotspots::HotspotSet;
 pub use open_loop::{Group, GroupChange, OpenLoop, Phase};

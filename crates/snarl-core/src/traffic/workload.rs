@@ -54,9 +54,10 @@ impl Env<'_, '_> {
     /// the workload reports at `at`, such as a hotspot moving): data reaching its host
     /// from `at` on is accounted at its arrival, after the change, rather than when its
     /// last link starts sending it. Until the next announcement; at most the end of the
-    /// run. (A run that may stop early accounts every delivery at its arrival already.)
+    /// run. (A run that may stop early, or whose NICs take every data packet on the
+    /// receive path, accounts every delivery at its arrival already.)
     pub fn set_boundary(&mut self, at: u64) {
-        if self.ctx.stop.is_none() {
+        if self.ctx.stop.is_none() && !self.nics.receipts() {
             self.ctx.stats.settle_before = at.min(self.ctx.end);
         }
     }

@@ -21,6 +21,8 @@ mod pfc;
 mod recovery;
 mod scenarios;
 mod stop_after;
+mod toy_routing;
+mod toy_window_cc;
 mod traffic_mix;
 mod voq;
 mod watchdog;

@@ -33,7 +33,7 @@ use crate::flow_control::Feedback;
 use crate::kernel::{Event, Peer, Timer, TimerKind};
 use crate::model::Ctx;
 use crate::observe::{IsolationEvent, TraceEvent};
-use crate::packet::{Packet, CNP, NIL};
+use crate::packet::{Packet, NIL};
 use crate::switch::isolation::{bucket, IsolationKey, IsolationState, Side, ARRIVED_ISOLATED};
 
 /// `Packet::isolation`: counted by a mirror at the ingress it waits at.
@@ -46,10 +46,10 @@ pub(crate) const PASSED_CFQ: u8 = 4;
 /// No entry.
 const NONE: u32 = u32::MAX;
 
-/// Whether a packet is control (pause-like: CNPs), never isolated.
+/// Whether a packet is control (CNPs, BECNs, acknowledgements), never isolated.
 #[inline]
 fn control(p: &Packet) -> bool {
-    p.flags & CNP != 0 || p.message == NIL
+    p.kind.is_control() || p.message == NIL
 }
 
 impl IoqFabric {

@@ -2,9 +2,12 @@
 //! paper's Section 2 describes it) or ICI (Merino et al.'s enhancements). Every knob is
 //! optional: an absent one takes its type's default (`IsolationConfig::resolve`), so a
 //! study can ablate one rule at a time. The defaults and their reasons are in
-//! `docs/config.md`.
+//! `docs/config.md`. The checks of the section, against the switch and the flow control
+//! it needs, are here too.
 
-use super::schema::Thresholds;
+use crate::config::{
+    Config, EcnPolicy, FlowControlConfig, MarkingConfig, Problems, SwitchConfig, Threshold, Thresholds,
+};
 use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 
@@ -158,8 +161,8 @@ impl IsolationConfig {
             cft_entries: k.cft_entries.unwrap_or(if ici { 2 } else { 8 }),
             cfqs_per_port: k.cfqs_per_port.unwrap_or(1),
             detect_bytes: packets(k.detect.unwrap_or(32)),
-            cfq_xoff: k.cfq_xoff.clone().unwrap_or(Thresholds(vec![super::schema::Threshold::Packets(17)])),
-            cfq_xon: k.cfq_xon.clone().unwrap_or(Thresholds(vec![super::schema::Threshold::Packets(15)])),
+            cfq_xoff: k.cfq_xoff.clone().unwrap_or(Thresholds(vec![Threshold::Packets(17)])),
+            cfq_xon: k.cfq_xon.clone().unwrap_or(Thresholds(vec![Threshold::Packets(15)])),
             cfq_egress_cap: k.cfq_egress_cap.map_or(egress_cap / 2, |b| b.0),
             scheduler: k.scheduler.unwrap_or(CfqScheduler::Named(CfqOrder::RoundRobin)),
             propagate: k.propagate.unwrap_or(if ici { 8 } else { 0 }),
@@ -172,5 +175,83 @@ impl IsolationConfig {
             history: time(k.history, if ici { 100 * US } else { 0 }),
             persist: time(k.persist, 2_000 * US),
         }
+    }
+}
+
+/// Congestion isolation runs on shared-buffer switches under PFC, with sizes that
+/// fit the egress queues; ICI+'s marking needs it.
+pub(crate) fn validate_isolation(config: &Config, p: &mut Problems) {
+    let ici_plus = matches!(&config.marking, Some(MarkingConfig::Red(red)) if red.policy == EcnPolicy::IciPlus);
+    let Some(isolation) = &config.isolation else {
+        if ici_plus {
+            p.add("marking.policy", "\"ici_plus\" marks what congestion isolation points at: add an [isolation] section, or use policy = \"all\"");
+        }
+        return;
+    };
+    let SwitchConfig::SharedBuffer { egress_cap, .. } = &config.switch else {
+        p.add("isolation.type", "congestion isolation needs `switch.type = \"shared_buffer\"` (with PFC)");
+        return;
+    };
+    if !matches!(config.flow_control, FlowControlConfig::Pfc { .. }) {
+        p.add("isolation.type", "congestion isolation needs `flow_control.type = \"pfc\"`: it isolates flows in a lossless class of their own");
+    }
+    let (mtu, priorities) = (config.nic.mtu.0, config.switch.vcs() as usize);
+    let k = isolation.knobs();
+    let iso = isolation.resolve(egress_cap.0, mtu);
+    if !(1..=64).contains(&iso.cft_entries) {
+        p.add("isolation.cft_entries", format!("must be between 1 and 64, found {}", iso.cft_entries));
+    }
+    if iso.cfqs_per_port != 1 && iso.cfqs_per_port != iso.cft_entries {
+        p.add(
+            "isolation.cfqs_per_port",
+            format!(
+                "must be 1 (one queue shared by the entries) or cft_entries ({}, one per entry), found {}",
+                iso.cft_entries, iso.cfqs_per_port
+            ),
+        );
+    }
+    let queues = priorities * (1 + iso.cfqs_per_port as usize);
+    if queues > 64 {
+        p.add(
+            "isolation.cfqs_per_port",
+            format!("a port would have {queues} queues (priorities x (1 + cfqs_per_port)); at most 64"),
+        );
+    }
+    if k.detect == Some(0) {
+        p.add("isolation.detect", "must be positive, found 0");
+    }
+    if iso.cfq_egress_cap < mtu || iso.cfq_egress_cap > egress_cap.0 {
+        p.add(
+            "isolation.cfq_egress_cap",
+            format!(
+                "must hold an MTU ({mtu} B) and fit in switch.egress_cap ({egress_cap}), found {} B",
+                iso.cfq_egress_cap
+            ),
+        );
+    }
+    for (key, list) in [("isolation.cfq_xoff", &iso.cfq_xoff), ("isolation.cfq_xon", &iso.cfq_xon)] {
+        if list.0.len() != 1 && list.0.len() != priorities {
+            p.add(key, format!("give one threshold, or one per priority ({priorities}), found {}", list.0.len()));
+        }
+    }
+    for priority in 0..priorities {
+        let (off, on) = (iso.cfq_xoff.bytes(priority, mtu), iso.cfq_xon.bytes(priority, mtu));
+        if off < mtu {
+            p.add("isolation.cfq_xoff", format!("must be at least one MTU ({mtu} B), found {off} B"));
+        }
+        if on > off {
+            p.add("isolation.cfq_xon", format!("must not exceed cfq_xoff ({off} B), found {on} B"));
+        }
+    }
+    if let CfqScheduler::Weight(w) = iso.scheduler {
+        if !(w.is_finite() && w > 0.0 && w < 1.0) {
+            p.add(
+                "isolation.scheduler",
+                format!("a weight is the congested-flow queues' share of the link, in (0, 1); found {w}"),
+            );
+        }
+    }
+    if iso.min_residency == 0 && k.min_residency.is_some() {
+        p.add("isolation.min_residency", "must be positive, found 0");
     }
 }

@@ -1,0 +1,96 @@
+//! `[congestion_control]`: the NICs' congestion control, and what the marking and the
+//! congestion control make of each other (the marking in force, inert IB CC).
+
+use super::{DcqcnConfig, FecnConfig, IbccConfig, MarkingConfig, RedConfig};
+use crate::config::{Config, Problems, SwitchConfig};
+use crate::memory::{mul, sum};
+use serde::{Deserialize, Serialize};
+
+/// End-to-end congestion control at the NICs.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum CongestionControlConfig {
+    /// Hosts send at line rate (or their static cap).
+    None {},
+    /// DCQCN (Zhu et al., SIGCOMM 2015): per-flow rate control driven by CNPs.
+    Dcqcn(DcqcnConfig),
+    /// InfiniBand congestion control's NIC half: BECNs raise a flow's index into the
+    /// congestion control table, a timer lowers it (`cc::ibcc`).
+    Ibcc(IbccConfig),
+}
+
+impl Default for CongestionControlConfig {
+    fn default() -> Self {
+        CongestionControlConfig::None {}
+    }
+}
+
+impl CongestionControlConfig {
+    pub fn is_none(&self) -> bool {
+        matches!(self, CongestionControlConfig::None {})
+    }
+
+    /// `[congestion_control]`: the checks of its type.
+    pub(crate) fn validate(&self, config: &Config, p: &mut Problems) {
+        if let CongestionControlConfig::Ibcc(ibcc) = self {
+            ibcc.validate(p);
+        }
+        if let CongestionControlConfig::Dcqcn(d) = self {
+            d.validate(config, p);
+        }
+    }
+
+    /// The NICs' congestion-control state in the memory estimate, for `h` hosts, `v` VCs,
+    /// `p` switch ports and `q` source-queue slots per host: DCQCN's throttled flows; IB
+    /// CC's (as DCQCN's), its port-SL lists and its marks per port-VL.
+    pub(crate) fn nic_memory(&self, h: u64, v: u64, p: u64, q: u64) -> u64 {
+        match self {
+            CongestionControlConfig::Dcqcn(_) => mul(&[h, q, 64]),
+            CongestionControlConfig::Ibcc(_) => sum(&[mul(&[h, q, 64]), mul(&[h, v, 32]), mul(&[p, v, 8])]),
+            CongestionControlConfig::None {} => 0,
+        }
+    }
+}
+
+impl Config {
+    /// The marking in force: the `[marking]` section, or the marking the congestion
+    /// control implies when there is none (DCQCN: the DCQCN paper's RED marking; IB CC:
+    /// FECN with the defaults of Gran et al.'s Table I).
+    pub fn effective_marking(&self) -> Option<MarkingConfig> {
+        match (&self.marking, &self.congestion_control) {
+            (Some(marking), _) => Some(marking.clone()),
+            (None, CongestionControlConfig::Dcqcn(_)) => Some(MarkingConfig::Red(RedConfig::default())),
+            (None, CongestionControlConfig::Ibcc(_)) => Some(MarkingConfig::Fecn(FecnConfig::default())),
+            (None, CongestionControlConfig::None {}) => None,
+        }
+    }
+
+    /// Whether IB CC is configured but can never act: `ccti_increase = 0`, or an FECN
+    /// marking of threshold 0. Such a run is a run without congestion control (its flows
+    /// are still served round robin).
+    pub fn ibcc_inert(&self) -> bool {
+        let CongestionControlConfig::Ibcc(ibcc) = &self.congestion_control else { return false };
+        ibcc.ccti_increase == 0 || self.effective_marking().is_some_and(|m| !m.marks())
+    }
+
+    /// The marking the switches apply: the effective marking, unless it never marks or
+    /// the IB CC it serves is inert (then nothing is installed, as without marking).
+    pub fn marking_in_force(&self) -> Option<MarkingConfig> {
+        self.effective_marking().filter(|m| m.marks() && !self.ibcc_inert())
+    }
+
+    /// Whether the NICs' congestion control can act (configured, and not inert IB CC).
+    pub fn congestion_control_acts(&self) -> bool {
+        !self.congestion_control.is_none() && !self.ibcc_inert()
+    }
+
+    /// The buffer an FECN threshold is a fraction of: a port-VL's per-VL input buffer on
+    /// IOQ switches (InfiniBand's), the egress cap on shared-buffer switches, where
+    /// packets queue at egress.
+    pub fn port_vl_buffer(&self) -> u64 {
+        match &self.switch {
+            SwitchConfig::Ioq { input_buffer, .. } => input_buffer.0,
+            SwitchConfig::SharedBuffer { egress_cap, .. } => egress_cap.0,
+        }
+    }
+}

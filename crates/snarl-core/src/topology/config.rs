@@ -1,0 +1,281 @@
+//! `[topology]` and `[links]`: the fabric's shape and its links, and their checks.
+
+use crate::config::Problems;
+use crate::units::{Rate, Time};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// N hosts on one switch.
+    SingleSwitch { hosts: u32 },
+    /// Two hosts wired to each other, no switch.
+    BackToBack {},
+    /// Two-tier leaf-spine. `oversubscription = "1:0.5"` scales the uplink rate so that
+    /// a leaf's uplink capacity is that fraction of its host capacity.
+    SpineLeaf {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        #[serde(default = "one")]
+        links_per_pair: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oversubscription: Option<String>,
+    },
+    /// Folded Clos built from switches of `radix` ports: 2 levels give radix²/2 hosts,
+    /// 3 levels give radix³/4 hosts (the "k-ary fat-tree").
+    FatTree { radix: u32, levels: u32 },
+    /// The k-ary n-tree of Petrini and Vanneschi: kⁿ hosts, n·kⁿ⁻¹ switches.
+    KAryNTree { k: u32, n: u32 },
+    /// Extended generalised fat-tree XGFT(h; m₁..m_h; w₁..w_h): `children[i]` is the
+    /// number of children of a level-(i+1) node, `parents[i]` the number of parents of a
+    /// level-i node (parents[0] = 1: hosts have one port). Tapering is written directly.
+    Xgft { children: Vec<u32>, parents: Vec<u32> },
+    /// Canonical dragonfly (Kim, Dally, Scott and Abts, 2008): `groups` groups of
+    /// `switches_per_group` switches, fully connected inside each group; every switch has
+    /// `hosts_per_switch` hosts and `global_links_per_switch` links to other groups.
+    /// `groups` defaults to, and may not exceed, switches_per_group · global_links_per_switch + 1
+    /// (one global link between every pair of groups); with fewer groups some pairs of
+    /// groups are joined by several global links.
+    Dragonfly {
+        hosts_per_switch: u32,
+        switches_per_group: u32,
+        global_links_per_switch: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        groups: Option<u32>,
+        #[serde(default)]
+        arrangement: Arrangement,
+    },
+    /// Megafly, also known as Dragonfly+ (Shpiner et al., 2017; Flajslik et al., 2018):
+    /// every group is a complete bipartite graph of `leaves_per_group` leaves and
+    /// `spines_per_group` spines; hosts sit on the leaves, global links on the spines.
+    /// `groups` defaults to, and may not exceed, spines_per_group · global_links_per_spine + 1.
+    Megafly {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        groups: Option<u32>,
+        leaves_per_group: u32,
+        spines_per_group: u32,
+        hosts_per_leaf: u32,
+        global_links_per_spine: u32,
+        #[serde(default)]
+        arrangement: Arrangement,
+    },
+    /// HyperX, or flattened butterfly (Ahn et al., 2009): switches on an n-dimensional grid
+    /// with `sides[i]` switches along dimension i, every dimension fully connected, with
+    /// `links_per_pair` parallel links between two switches that differ in one coordinate.
+    #[serde(rename = "hyperx")]
+    HyperX {
+        sides: Vec<u32>,
+        hosts_per_switch: u32,
+        #[serde(default = "one")]
+        links_per_pair: u32,
+    },
+    /// n-dimensional torus: every switch is linked to its two neighbours along each
+    /// dimension, with wraparound; along a side of 2 the two neighbours coincide and are
+    /// joined by one link.
+    Torus { sides: Vec<u32>, hosts_per_switch: u32 },
+    /// n-dimensional mesh: a torus without the wraparound links.
+    Mesh { sides: Vec<u32>, hosts_per_switch: u32 },
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Which group each global port of a dragonfly-like fabric leads to (Camarero, Vallejo and
+/// Beivide, ACM TACO 2014; Hastings et al., 2015). Global ports k = 0..a·h are numbered in
+/// switch order within a group; with g = a·h + 1 groups (with fewer, the ports are dealt
+/// in blocks of g − 1 the same way):
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrangement {
+    /// Global port k of group G leads to group G − k − 1 (mod g), at its port a·h − 1 − k.
+    #[default]
+    Palmtree,
+    /// Global port k of group G leads to group G + k + 1 (mod g), at its port a·h − 1 − k.
+    Consecutive,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate: Rate,
+    pub latency: Time,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinksConfig {
+    /// Host-to-switch links.
+    #[serde(default = "default_link")]
+    pub host: LinkConfig,
+    /// Switch-to-switch links.
+    #[serde(default = "default_link")]
+    pub switch: LinkConfig,
+}
+
+fn default_link() -> LinkConfig {
+    LinkConfig { rate: Rate(100_000_000_000), latency: Time::from_ns(25) }
+}
+
+impl Default for LinksConfig {
+    fn default() -> Self {
+        LinksConfig { host: default_link(), switch: default_link() }
+    }
+}
+
+impl TopologyConfig {
+    /// `[topology]`: sizes that make a fabric (whether it can be built is checked when it is).
+    pub(crate) fn validate(&self, p: &mut Problems) {
+        match self {
+            TopologyConfig::SingleSwitch { hosts } => {
+                if *hosts < 2 {
+                    p.add("topology.hosts", format!("a single switch needs at least 2 hosts, found {hosts}"));
+                }
+            }
+            TopologyConfig::BackToBack {} => {}
+            TopologyConfig::SpineLeaf { leaves, spines, hosts_per_leaf, links_per_pair, oversubscription } => {
+                p.positive("topology.leaves", *leaves as u64);
+                p.positive("topology.spines", *spines as u64);
+                p.positive("topology.hosts_per_leaf", *hosts_per_leaf as u64);
+                p.positive("topology.links_per_pair", *links_per_pair as u64);
+                if let Some(text) = oversubscription {
+                    if let Err(message) = parse_oversubscription(text) {
+                        p.add("topology.oversubscription", message);
+                    }
+                }
+            }
+            TopologyConfig::FatTree { radix, levels } => {
+                if *radix < 2 || radix % 2 != 0 {
+                    p.add("topology.radix", format!("must be an even number of ports >= 2, found {radix}"));
+                }
+                if !(2..=3).contains(levels) {
+                    p.add("topology.levels", format!("must be 2 or 3 (use xgft for other shapes), found {levels}"));
+                }
+            }
+            TopologyConfig::KAryNTree { k, n } => {
+                if *k < 2 {
+                    p.add("topology.k", format!("must be at least 2, found {k}"));
+                }
+                if !(1..=6).contains(n) {
+                    p.add("topology.n", format!("must be between 1 and 6, found {n}"));
+                }
+            }
+            TopologyConfig::Xgft { children, parents } => {
+                if children.is_empty() || children.len() != parents.len() {
+                    p.add(
+                        "topology.parents",
+                        format!(
+                            "children and parents must be non-empty lists of the same length (found {} and {})",
+                            children.len(),
+                            parents.len()
+                        ),
+                    );
+                }
+                for (i, m) in children.iter().enumerate() {
+                    p.positive(&format!("topology.children.{i}"), *m as u64);
+                }
+                for (i, w) in parents.iter().enumerate() {
+                    p.positive(&format!("topology.parents.{i}"), *w as u64);
+                }
+                if parents.first().is_some_and(|w| *w != 1) {
+                    p.add("topology.parents.0", "hosts have a single port: parents[0] must be 1");
+                }
+            }
+            TopologyConfig::Dragonfly {
+                hosts_per_switch,
+                switches_per_group,
+                global_links_per_switch,
+                groups,
+                arrangement: _,
+            } => {
+                p.positive("topology.hosts_per_switch", *hosts_per_switch as u64);
+                p.positive("topology.switches_per_group", *switches_per_group as u64);
+                p.positive("topology.global_links_per_switch", *global_links_per_switch as u64);
+                let ports = *switches_per_group as u64 * *global_links_per_switch as u64;
+                if let (Some(groups), true) = (groups, ports > 0) {
+                    global_groups(p, *groups, ports, "switches_per_group · global_links_per_switch");
+                }
+            }
+            TopologyConfig::Megafly {
+                groups,
+                leaves_per_group,
+                spines_per_group,
+                hosts_per_leaf,
+                global_links_per_spine,
+                arrangement: _,
+            } => {
+                p.positive("topology.leaves_per_group", *leaves_per_group as u64);
+                p.positive("topology.spines_per_group", *spines_per_group as u64);
+                p.positive("topology.hosts_per_leaf", *hosts_per_leaf as u64);
+                p.positive("topology.global_links_per_spine", *global_links_per_spine as u64);
+                let ports = *spines_per_group as u64 * *global_links_per_spine as u64;
+                if let (Some(groups), true) = (groups, ports > 0) {
+                    global_groups(p, *groups, ports, "spines_per_group · global_links_per_spine");
+                }
+            }
+            TopologyConfig::HyperX { sides, hosts_per_switch, links_per_pair } => {
+                grid_sides(p, sides);
+                p.positive("topology.hosts_per_switch", *hosts_per_switch as u64);
+                p.positive("topology.links_per_pair", *links_per_pair as u64);
+            }
+            TopologyConfig::Torus { sides, hosts_per_switch } | TopologyConfig::Mesh { sides, hosts_per_switch } => {
+                grid_sides(p, sides);
+                p.positive("topology.hosts_per_switch", *hosts_per_switch as u64);
+            }
+        }
+    }
+}
+
+/// Most dimensions of a HyperX, torus or mesh.
+const MAX_DIMENSIONS: usize = 6;
+
+/// `topology.groups` of a dragonfly-like fabric with `ports` (> 0) global ports per group.
+fn global_groups(p: &mut Problems, groups: u32, ports: u64, product: &str) {
+    if groups < 2 {
+        p.add("topology.groups", format!("must be at least 2, found {groups}"));
+    } else if groups as u64 > ports + 1 {
+        p.add("topology.groups", format!("must be at most {product} + 1 = {}, found {groups}", ports + 1));
+    } else if groups % 2 == 1 && ports % 2 == 1 {
+        p.add(
+            "topology.groups",
+            format!("{groups} groups of {ports} global ports leave one port unpaired: the product must be even"),
+        );
+    }
+}
+
+/// `topology.sides` of a HyperX, torus or mesh.
+fn grid_sides(p: &mut Problems, sides: &[u32]) {
+    if sides.is_empty() || sides.len() > MAX_DIMENSIONS {
+        p.add("topology.sides", format!("must list 1 to {MAX_DIMENSIONS} dimensions, found {}", sides.len()));
+    }
+    for (i, side) in sides.iter().enumerate() {
+        if *side < 2 {
+            p.add(format!("topology.sides.{i}"), format!("must be at least 2, found {side}"));
+        }
+    }
+}
+
+/// "1:0.5" -> 0.5: uplink capacity as a fraction of the leaf's host capacity.
+pub fn parse_oversubscription(text: &str) -> std::result::Result<f64, String> {
+    let bad = || format!("expected a ratio such as \"1:0.5\" (host capacity : uplink capacity), found \"{text}\"");
+    let (down, up) = text.split_once(':').ok_or_else(bad)?;
+    let down: f64 = down.trim().parse().map_err(|_| bad())?;
+    let up: f64 = up.trim().parse().map_err(|_| bad())?;
+    if !(down > 0.0 && up > 0.0 && down.is_finite() && up.is_finite()) {
+        return Err(bad());
+    }
+    Ok(up / down)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversubscription_ratios() {
+        assert_eq!(parse_oversubscription("1:0.5").unwrap(), 0.5);
+        assert_eq!(parse_oversubscription("4:3").unwrap(), 0.75);
+        assert!(parse_oversubscription("half").is_err());
+    }
+}
