@@ -29,6 +29,7 @@
 
 mod config;
 mod isolation;
+mod policy;
 mod ports;
 mod receive;
 mod scheduling;

@@ -3,6 +3,7 @@
 //! rate (or window), credits and pauses deciding who may go, and control packets (CNPs,
 //! BECNs, ACKs, NACKs) ahead of data.
 
+use super::policy::{BuiltIn, ByPriority, Isolating, Opaque, Pacing, SendClass};
 use super::{Nics, CONTROL_BYTES};
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::Event;
@@ -43,10 +44,10 @@ impl Nics {
         if let Some(mut scheduler) = self.scheduler.take() {
             let custom = scheduler.cc.as_ref().is_some_and(|cc| cc.is_custom());
             match (self.isolation.is_some(), custom) {
-                (true, false) => self.try_inject_by_flow::<true, false>(ctx, host, &mut scheduler),
-                (false, false) => self.try_inject_by_flow::<false, false>(ctx, host, &mut scheduler),
-                (true, true) => self.try_inject_by_flow::<true, true>(ctx, host, &mut scheduler),
-                (false, true) => self.try_inject_by_flow::<false, true>(ctx, host, &mut scheduler),
+                (true, false) => self.try_inject_by_flow::<Isolating, BuiltIn>(ctx, host, &mut scheduler),
+                (false, false) => self.try_inject_by_flow::<ByPriority, BuiltIn>(ctx, host, &mut scheduler),
+                (true, true) => self.try_inject_by_flow::<Isolating, Opaque>(ctx, host, &mut scheduler),
+                (false, true) => self.try_inject_by_flow::<ByPriority, Opaque>(ctx, host, &mut scheduler),
             }
             self.scheduler = Some(scheduler);
             return;
@@ -94,15 +95,9 @@ impl Nics {
     /// `try_inject` under per-flow congestion control: a control packet if one waits
     /// (CNP, BECN, ACK, NACK), else the next
     /// packet of the first eligible flow (see the module documentation).
-    /// (`ISO`: the NICs may send flows in a congested-flow class; `CUSTOM`: the
-    /// congestion control is made outside the crate, asked through a call the compiler
-    /// cannot see into, which the built-in controls' loop does without.)
-    fn try_inject_by_flow<const ISO: bool, const CUSTOM: bool>(
-        &mut self,
-        ctx: &mut Ctx,
-        host: u32,
-        scheduler: &mut FlowScheduler,
-    ) {
+    /// (`C`: the class each flow goes in, a congested-flow class under isolation; `P`:
+    /// how the congestion control is asked, inlined for the built-in ones.)
+    fn try_inject_by_flow<C: SendClass, P: Pacing>(&mut self, ctx: &mut Ctx, host: u32, scheduler: &mut FlowScheduler) {
         let (h, now) = (host as usize, ctx.now);
         if self.queue_len[h] == 0 && scheduler.control[h].is_empty() {
             return;
@@ -167,13 +162,7 @@ impl Nics {
                     continue;
                 }
                 let flow = FlowKey { src: host, dst: m.dst, qp: m.qp };
-                let at = scheduler.cc.as_ref().map_or(0, |cc| {
-                    if CUSTOM {
-                        cc.next_send(&flow)
-                    } else {
-                        cc.next_send_built_in(&flow)
-                    }
-                });
+                let at = scheduler.cc.as_ref().map_or(0, |cc| P::next_send(cc, &flow));
                 if at > now {
                     earliest = earliest.min(at);
                     continue;
@@ -182,7 +171,7 @@ impl Nics {
                     credit_blocked = true;
                     continue;
                 }
-                let class = if ISO { self.isolated_class(h, m.dst, m.qp, m.vc, now) } else { m.vc };
+                let class = C::class(self, h, m.dst, m.qp, m.vc, now);
                 if self.pause.is_paused(h, class as usize) {
                     continue; // The resume frame will retry.
                 }
@@ -227,7 +216,7 @@ impl Nics {
         } else {
             scheduler.next_position[h] = pos as u32 + 1;
         }
-        let class = if ISO { self.isolated_class(h, m.dst, m.qp, m.vc, now) } else { m.vc };
+        let class = C::class(self, h, m.dst, m.qp, m.vc, now);
         let serialise = self.launch_data(ctx, host, m, mid, size, class);
         if let Some(cc) = scheduler.cc.as_mut() {
             cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size, serialise);
