@@ -25,11 +25,11 @@ use crate::error::{closest, Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, Feedback, PauseState, PfcReceiver};
 use crate::nic::Nics;
 use crate::observe::{
-    self, AnyCollector, FabricSeries, Finish, GroupInfo, HotspotTime, IbccSeries, IdealFct, IsolationSeries,
-    QueueProbes, QueueSeries, RateLog, Stats,
+    self, AnyCollector, Collector, FabricSeries, Finish, GroupInfo, HotspotTime, IbccSeries, IdealFct, IsolationSeries,
+    PausedLink, PfcSummary, QueueProbes, QueueSeries, RateLog, Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab, NIL};
-use crate::report::{PausedLink, PfcSummary, Report, StoppedAfter};
+use crate::report::{Report, StoppedAfter};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
 use crate::switch::{IoqFabric, IoqParams, LinkControl};
@@ -498,14 +498,22 @@ impl Simulation {
             .collect();
         let names: Vec<String> = infos.iter().map(|i| i.name.clone()).collect();
         let capacity: Vec<f64> = infos.iter().map(|i| i.capacity_bps).collect();
-        let finish = Finish { groups: &infos, end: self.end, ps_per_unit: PS_PER_UNIT };
+        let time_unit = match self.time_unit {
+            TimeUnit::Ns => "ns",
+            TimeUnit::Cycles => "cycles",
+        };
+        let pause_states = [self.fabric.pause_state(), self.nics.pause_state()];
+        let finish = Finish {
+            groups: &infos,
+            end: self.end,
+            ps_per_unit: PS_PER_UNIT,
+            time_unit,
+            pause_states: &pause_states,
+            vcs: self.fabric.vcs(),
+        };
         let mut summary = self.stats.summarise(&finish);
         summary.sim_time = self.end as f64 / PS_PER_UNIT;
         summary.measure_from = self.stats.measure_from as f64 / PS_PER_UNIT;
-        summary.time_unit = match self.time_unit {
-            TimeUnit::Ns => "ns".into(),
-            TimeUnit::Cycles => "cycles".into(),
-        };
         summary.seed = self.seed;
         if let Some(stop) = &self.stop {
             summary.stopped_after = Some(StoppedAfter {
@@ -515,10 +523,7 @@ impl Simulation {
             });
         }
         if self.pfc_headroom > 0 {
-            summary.pfc = Some(self.pfc_summary());
-        }
-        if let Some(isolation) = summary.isolation.as_mut() {
-            isolation.cfq_paused_time = self.cfq_paused_time() as f64 / PS_PER_UNIT;
+            summary.sections.set(self.pfc_summary().section(time_unit));
         }
         summary.events = self.events;
         summary.wall_seconds = wall_seconds;
@@ -536,7 +541,8 @@ impl Simulation {
                 PS_PER_UNIT,
             );
         }
-        let mut report = Report { summary, ..Report::default() };
+        let notes = summary.sections.notes();
+        let mut report = Report { summary, notes, ..Report::default() };
         report.add_table("timeseries", self.stats.series.table(&names, &capacity, PS_PER_UNIT));
         if let Some(hotspots) = &self.stats.hotspots {
             report.add_table("hotspots", hotspots.table(PS_PER_UNIT));
@@ -547,17 +553,11 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// Time the congested-flow classes (the queues beyond the priorities) spent paused,
-    /// over every switch output and NIC.
-    fn cfq_paused_time(&self) -> u64 {
-        let (end, vcs, queues) = (self.end, self.fabric.vcs(), self.fabric.queues());
-        let paused = |state: &PauseState, classes: usize| -> u64 {
-            (0..state.links())
-                .flat_map(|l| (vcs..classes).map(move |q| (l, q)))
-                .map(|(l, q)| state.paused_time(l, q, end))
-                .sum()
-        };
-        paused(self.fabric.pause_state(), queues) + paused(self.nics.pause_state(), self.nics.pause_state().queues())
+    /// Adds `collector` to the run (before `run`): it sees every trace event the models
+    /// report and, at the end, adds its sections to the summary and its tables to the
+    /// report, as the built-in collectors do.
+    pub fn add_collector(&mut self, collector: impl Collector + Send + 'static) {
+        self.stats.collectors.add(AnyCollector::Custom(Box::new(collector)));
     }
 
     fn pfc_summary(&self) -> PfcSummary {
