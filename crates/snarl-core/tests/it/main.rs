@@ -20,6 +20,7 @@ mod pfc;
 mod recovery;
 mod scenarios;
 mod stop_after;
+mod toy_collector;
 mod traffic_mix;
 mod voq;
 mod watchdog;
