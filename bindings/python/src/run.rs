@@ -8,22 +8,26 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use snarl_core::{ColumnData, Error, Table};
 use std::time::{Duration, Instant};
 
-/// `(summary_json, resolved_toml, tables)`: `tables` maps each table's name to a dict of
-/// its columns.
-type RunOutput<'py> = (String, String, Bound<'py, PyDict>);
+/// `(summary_json, resolved_toml, tables, notes, headlines)`: `tables` maps each table's
+/// name to a dict of its columns, `notes` are the lines the summary's sections give for
+/// the printout, `headlines` maps the sections' headline figures (`section.key`) to
+/// their titles.
+type RunOutput<'py> = (String, String, Bound<'py, PyDict>, Vec<String>, Bound<'py, PyDict>);
 
 /// Least wall time between two calls of the progress callback during a run. Signals are
 /// checked at every visit of the core (every ~100 ms), whether or not the callback is due.
 const PROGRESS_EVERY: Duration = Duration::from_millis(150);
 
-/// Simulates a config and returns `(summary_json, resolved_toml, tables)`.
+/// Simulates a config and returns `(summary_json, resolved_toml, tables, notes,
+/// headlines)`.
 ///
 /// `text` is TOML or a JSON object, `overrides` `(dotted.key, value)` pairs, `seed`
 /// replaces the config's seed. `progress(fraction_done)` is called with 0.0 once the
 /// config is loaded and checked (as the simulation starts), at most every ~150 ms of wall
 /// time after that, and once with 1.0 at the end. `tables` holds every table of the
 /// report (`Report::tables`: those the run has), by name; each maps its column names to
-/// numpy arrays (numbers) or lists of str. Ctrl-C (or an exception raised by `progress`)
+/// numpy arrays (numbers) or lists of str. `notes` are the lines of the summary's sections
+/// (`Report::notes`), `headlines` their headline figures (`Report::headlines`). Ctrl-C (or an exception raised by `progress`)
 /// stops the run and is raised here.
 #[pyfunction]
 #[pyo3(signature = (text, overrides = Vec::new(), seed = None, progress = None))]
@@ -85,7 +89,11 @@ pub fn run<'py>(
     for (name, table) in &report.tables {
         tables.set_item(name, table_to_dict(py, table)?)?;
     }
-    Ok((report.summary_json(), resolved, tables))
+    let headlines = PyDict::new(py);
+    for (column, title) in report.headlines() {
+        headlines.set_item(column, title)?;
+    }
+    Ok((report.summary_json(), resolved, tables, report.notes, headlines))
 }
 
 /// Columns as a dict: numbers become numpy arrays over a bytes buffer (one copy out of

@@ -129,9 +129,9 @@ _run = core.run
 
 
 def run(*args, **kwargs):
-    summary_json, resolved, tables = _run(*args, **kwargs)
+    summary_json, resolved, tables, *rest = _run(*args, **kwargs)
     extra = {"probe": np.arange(3, dtype=np.uint64), "label": ["a", "b", "c"]}
-    return summary_json, resolved, {**tables, "probe_extra": extra}
+    return summary_json, resolved, {**tables, "probe_extra": extra}, *rest
 
 
 core.run = run
@@ -151,8 +151,8 @@ def test_a_table_of_the_core_reaches_the_report_without_python_knowing_it(monkey
     real = snarl._core.run
 
     def run(*args, **kwargs):
-        summary_json, resolved, tables = real(*args, **kwargs)
-        return summary_json, resolved, {**tables, "probe_extra": {"probe": np.arange(3, dtype=np.uint64)}}
+        summary_json, resolved, tables, *rest = real(*args, **kwargs)
+        return summary_json, resolved, {**tables, "probe_extra": {"probe": np.arange(3, dtype=np.uint64)}}, *rest
 
     monkeypatch.setattr(snarl._core, "run", run)
     report = snarl.run(small_config)

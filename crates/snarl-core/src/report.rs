@@ -1,6 +1,9 @@
 //! What a run hands back: a summary with stable keys, and tidy tables.
 
-use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Latency statistics in the run's time unit (`Summary::time_unit`).
@@ -94,146 +97,6 @@ pub struct Recovery {
     pub time_to_recover: Option<f64>,
 }
 
-/// Time-weighted occupancy of one probed egress queue over the measurement interval:
-/// `pXX_bytes` is the occupancy the queue did not exceed XX% of the time.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct QueueSummary {
-    pub switch: u32,
-    pub port: u32,
-    pub priority: u32,
-    pub mean_bytes: f64,
-    pub p5_bytes: u64,
-    pub p25_bytes: u64,
-    pub p50_bytes: u64,
-    pub p75_bytes: u64,
-    pub p95_bytes: u64,
-    pub p99_bytes: u64,
-    pub max_bytes: u64,
-    /// Fractions of the time below Kmin, between Kmin and Kmax, and above Kmax (runs
-    /// with ECN marking).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ecn_band: Option<EcnBand>,
-}
-
-/// Mean receive rate per host over the measurement interval, in Gb/s: data bytes a kind
-/// of host received over the host-time spent as that kind (a host counts as a hotspot
-/// while it is one).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct ReceiveRate {
-    pub hotspots: f64,
-    pub non_hotspots: f64,
-    pub all: f64,
-}
-
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct EcnBand {
-    pub below_kmin: f64,
-    pub between: f64,
-    pub above_kmax: f64,
-}
-
-/// Priority flow control over the measurement interval (runs with `flow_control.type =
-/// "pfc"`). Paused time is summed over (link, priority) pairs, in `time_unit`.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct PfcSummary {
-    pub pause_frames_sent: u64,
-    pub resume_frames_sent: u64,
-    pub pause_frames_received: u64,
-    pub paused_time: f64,
-    /// Links (priority included) that were paused at least once.
-    pub paused_links: u64,
-    /// Largest fraction of the measurement interval one link priority spent paused.
-    pub max_paused_fraction: f64,
-    /// Highest ingress-queue occupancy of any switch port, and what a port may hold.
-    pub max_ingress_bytes: u64,
-    pub ingress_share_bytes: u64,
-    pub headroom_bytes: u64,
-    /// The most paused links, most paused first.
-    pub most_paused: Vec<PausedLink>,
-}
-
-/// One paused link priority: the sender is `node` ("switch S port P" or "host H").
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct PausedLink {
-    pub node: String,
-    pub priority: u32,
-    pub pauses: u64,
-    pub paused_time: f64,
-    pub paused_fraction: f64,
-}
-
-/// What InfiniBand congestion control did (runs with `congestion_control.type = "ibcc"`),
-/// over the measurement interval.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct IbccSummary {
-    /// Packets the switches marked with FECN.
-    pub fecn_marks: u64,
-    /// BECNs that reached their source.
-    pub becns: u64,
-    /// Time-weighted mean of the mean CCTI of the flows above `ccti_min`, over the time
-    /// any was (`ccti_min` if none ever was).
-    pub ccti_mean: f64,
-    /// Highest CCTI in force (`ccti_min` if none rose above it).
-    pub ccti_max: u64,
-    /// The port-VLs that marked, most marks first (at most 10).
-    pub marking_ports: Vec<MarkingPort>,
-}
-
-/// What congestion isolation did in a run (counts over the whole run).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct IsolationSummary {
-    /// Congested-flow table entries taken (on detection or on a message from downstream).
-    pub cft_allocations: u64,
-    pub cft_releases: u64,
-    /// Candidates (and messages) that found their port's table full.
-    pub cft_overflows: u64,
-    /// Packets entering a congested-flow queue whose ingress port's mirror table was full.
-    pub mirror_overflows: u64,
-    /// Roots detected again within `history` of their release.
-    pub recurrences: u64,
-    /// Isolation messages sent upstream (to switches and NICs).
-    pub messages_sent: u64,
-    /// Packets that entered a congested-flow queue (once per hop).
-    pub isolated_packets: u64,
-    /// Entries in use over the fabric.
-    pub cft_occupancy: Occupancy,
-    /// Time the congested-flow classes spent paused, summed over links (switches and NICs).
-    pub cfq_paused_time: f64,
-    /// ECN marks on packets isolation pointed at (leaving a congested-flow queue, or a
-    /// detected root's without a free entry), and on the others.
-    pub marks_isolated: u64,
-    pub marks_victims: u64,
-    pub cnps_sent: u64,
-    /// Most CNPs sent in one window of `simulation.window`.
-    pub peak_cnps_per_window: u64,
-    /// Packets that went through a congested-flow queue to a host that is not a declared
-    /// hotspot (an incast destination, a hotspot of the workload).
-    pub false_positives: u64,
-    /// Packets that reached their host ahead of an older packet of their flow.
-    pub reordered_packets: u64,
-    /// When the first entry was taken on detecting a root, and the first on an isolation
-    /// message from downstream (in `time_unit`; null if none was).
-    pub first_detection: Option<f64>,
-    pub first_message_allocation: Option<f64>,
-}
-
-/// Entries in use: time-weighted mean over the measurement, most at once, and at the end.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct Occupancy {
-    pub mean: f64,
-    pub max: u64,
-    pub at_end: u64,
-}
-
-/// One port-VL that marked packets: output `port` of `switch`, virtual lane `vl`.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct MarkingPort {
-    pub switch: u32,
-    pub port: u32,
-    pub vl: u32,
-    pub fecn_marks: u64,
-}
-
 /// The summary of one run. Keys are stable: tools depend on them.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Summary {
@@ -252,29 +115,10 @@ pub struct Summary {
     pub counters: BTreeMap<String, u64>,
     /// Only for runs with phases.
     pub recovery: Option<Recovery>,
-    /// Only for runs with PFC.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pfc: Option<PfcSummary>,
-    /// Probed egress queues (`observe.queues`), in config order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub queues: Vec<QueueSummary>,
-    /// Mean receive rate per host of hotspots, non-hotspots and all hosts, in Gb/s (runs
-    /// with `[traffic.hotspots]`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub receive_rate: Option<ReceiveRate>,
-    /// Sum over the hosts of their receive rates, Gb/s (runs with `[traffic.hotspots]`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub total_throughput: Option<f64>,
-    /// The mean receive rate non-hotspots could reach without the hotspots, Gb/s: what
-    /// the senders offer to other destinations, per host (runs with `[traffic.hotspots]`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tmax: Option<f64>,
-    /// Only for runs with InfiniBand congestion control.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ibcc: Option<IbccSummary>,
-    /// Only for runs with congestion isolation.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub isolation: Option<IsolationSummary>,
+    /// The sections of the mechanisms the run has (PFC, probed queues, hotspots,
+    /// congestion control, isolation, ...), each under its own key, in their positions.
+    #[serde(flatten)]
+    pub sections: Sections,
     /// Simulated time, in `time_unit`: the duration, or when the run stopped
     /// (`stopped_after`).
     pub sim_time: f64,
@@ -290,6 +134,177 @@ pub struct Summary {
     /// Packet-hops simulated (a packet crossing one link).
     pub packet_hops: u64,
     pub wall_seconds: f64,
+}
+
+impl Summary {
+    /// The section `name` as a `T` (e.g. `summary.section::<IbccSummary>("ibcc")`), if
+    /// the run has it and it reads as a `T`.
+    pub fn section<T: DeserializeOwned>(&self, name: &str) -> Option<T> {
+        self.sections.get(name).and_then(|value| serde_json::from_value(value.clone()).ok())
+    }
+
+    /// Sets the section `name` to `value`: in place if the summary has it (its position
+    /// and notes kept), else after every other section, with no note.
+    pub fn set_section<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) {
+        let value = to_value(value);
+        match self.sections.entries.iter_mut().find(|s| s.name == name) {
+            Some(section) => section.value = value,
+            None => self.sections.set(Section { value, ..Section::new(name, &()) }),
+        }
+    }
+}
+
+/// One named part of the summary, added by the mechanism (or collector) that measured
+/// it: its value (any JSON value), where it sits among the sections, and what it says of
+/// itself in the printout of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    pub name: String,
+    /// Sections are ordered by position (then by when they were set). The built-in
+    /// mechanisms keep the positions their keys always had in the summary; a section
+    /// set without one (`u32::MAX`) comes after them.
+    pub position: u32,
+    pub value: Value,
+    /// Lines the printout of a run shows for it (`Report::notes`), in the run's time unit.
+    pub notes: Vec<String>,
+    /// The figure of the section a sweep's report plots against the load: a key of its
+    /// value, and the plot's title.
+    pub headline: Option<Headline>,
+}
+
+/// A section's headline figure: `key` in its value, shown as `title`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Headline {
+    pub key: String,
+    pub title: String,
+}
+
+impl Section {
+    /// The section `name` holding `value`, last in position, with no note or headline.
+    pub fn new<T: Serialize + ?Sized>(name: &str, value: &T) -> Section {
+        assert!(is_table_name(name), "section name {name:?}: use lowercase letters, digits and _");
+        Section {
+            name: name.to_string(),
+            position: u32::MAX,
+            value: to_value(value),
+            notes: Vec::new(),
+            headline: None,
+        }
+    }
+
+    /// At `position` among the sections.
+    pub fn at(mut self, position: u32) -> Section {
+        self.position = position;
+        self
+    }
+
+    /// With `line` in the printout.
+    pub fn note(mut self, line: impl Into<String>) -> Section {
+        self.notes.push(line.into());
+        self
+    }
+
+    /// With `key` of its value as its headline figure, titled `title`.
+    pub fn headline(mut self, key: &str, title: &str) -> Section {
+        self.headline = Some(Headline { key: key.to_string(), title: title.to_string() });
+        self
+    }
+}
+
+fn to_value<T: Serialize + ?Sized>(value: &T) -> Value {
+    serde_json::to_value(value).expect("a section serialises")
+}
+
+/// The summary's sections, in order of position; serialised as entries of the summary
+/// (`#[serde(flatten)]`), so a section `name` is the summary's key `name`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sections {
+    entries: Vec<Section>,
+}
+
+impl Sections {
+    /// Adds `section`, or replaces the one of its name.
+    pub fn set(&mut self, section: Section) {
+        self.entries.retain(|s| s.name != section.name);
+        let at = self.entries.partition_point(|s| s.position <= section.position);
+        self.entries.insert(at, section);
+    }
+
+    /// Takes out the section `name`.
+    pub fn remove(&mut self, name: &str) -> Option<Section> {
+        let at = self.entries.iter().position(|s| s.name == name)?;
+        Some(self.entries.remove(at))
+    }
+
+    /// The value of the section `name`.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.entries.iter().find(|s| s.name == name).map(|s| &s.value)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Section> {
+        self.entries.iter()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The lines of every section, in order.
+    pub fn notes(&self) -> Vec<String> {
+        self.entries.iter().flat_map(|s| s.notes.iter().cloned()).collect()
+    }
+}
+
+impl Serialize for Sections {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for section in &self.entries {
+            map.serialize_entry(&section.name, &section.value)?;
+        }
+        map.end()
+    }
+}
+
+/// Numbers as the printout shows them: thousands separated by commas.
+pub mod text {
+    /// An integer: `19,314`.
+    pub fn int(value: u64) -> String {
+        group(&value.to_string())
+    }
+
+    /// A number with `digits` decimals: `1,234.5` (the digits rounded half to even, as
+    /// Python's format does).
+    pub fn num(value: f64, digits: usize) -> String {
+        if !value.is_finite() {
+            return if value.is_nan() {
+                "nan".into()
+            } else if value > 0.0 {
+                "inf".into()
+            } else {
+                "-inf".into()
+            };
+        }
+        let text = format!("{value:.digits$}");
+        let (sign, text) = text.strip_prefix('-').map_or(("", text.as_str()), |t| ("-", t));
+        let (whole, fraction) = text.split_once('.').map_or((text, None), |(w, f)| (w, Some(f)));
+        let mut out = format!("{sign}{}", group(whole));
+        if let Some(fraction) = fraction {
+            out.push('.');
+            out.push_str(fraction);
+        }
+        out
+    }
+
+    fn group(digits: &str) -> String {
+        let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
 }
 
 /// `simulation.stop_after`: the run was to end once `group` completed `messages`
@@ -357,6 +372,9 @@ pub struct Report {
     pub summary: Summary,
     /// Tables by name (lowercase letters, digits and `_`), in name order.
     pub tables: BTreeMap<String, Table>,
+    /// What the summary's sections say of themselves, one line each, in summary order:
+    /// the lines the printout of a run shows (not part of the summary).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -364,6 +382,15 @@ impl Report {
     /// apart from `wall_seconds`).
     pub fn summary_json(&self) -> String {
         serde_json::to_string_pretty(&self.summary).expect("summary serialises")
+    }
+
+    /// The headline figures of the summary's sections: (`section.key`, title), in
+    /// summary order (the column names of a sweep's table of points).
+    pub fn headlines(&self) -> Vec<(String, String)> {
+        let sections = self.summary.sections.iter();
+        sections
+            .filter_map(|s| s.headline.as_ref().map(|h| (format!("{}.{}", s.name, h.key), h.title.clone())))
+            .collect()
     }
 
     /// The table `name`, if the run has one.
@@ -407,6 +434,33 @@ mod tests {
         assert!(report.table("rates").is_none(), "a table without columns is absent");
         assert_eq!(report.table("fabric").map(Table::rows), Some(0), "columns without rows are a table");
         assert_eq!(report.tables.keys().collect::<Vec<_>>(), ["fabric", "timeseries"]);
+    }
+
+    #[test]
+    fn sections_keep_their_positions_and_serialise_as_summary_keys() {
+        let mut summary = Summary::default();
+        summary.sections.set(Section::new("later", &[1, 2]).at(20).note("later: 1, 2"));
+        summary.sections.set(Section::new("first", &3.5).at(10).note("first: 3.5"));
+        summary.set_section("mine", &serde_json::json!({"hops": 7}));
+        summary.set_section("later", &[4]);
+        let names: Vec<&str> = summary.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["first", "later", "mine"]);
+        assert_eq!(summary.sections.notes(), ["first: 3.5", "later: 1, 2"]);
+        assert_eq!(summary.section::<Vec<u64>>("later"), Some(vec![4]));
+        assert_eq!(summary.section::<f64>("absent"), None);
+        let json = serde_json::to_string(&summary).unwrap();
+        assert!(json.contains(r#""recovery":null,"first":3.5,"later":[4],"mine":{"hops":7},"sim_time":0.0"#), "{json}");
+    }
+
+    #[test]
+    fn printout_numbers_have_thousands_separators() {
+        assert_eq!(text::int(19_314), "19,314");
+        assert_eq!(text::int(12), "12");
+        assert_eq!(text::int(1_000_000), "1,000,000");
+        assert_eq!(text::num(3.25, 1), "3.2");
+        assert_eq!(text::num(1234567.891, 0), "1,234,568");
+        assert_eq!(text::num(-1234.5, 1), "-1,234.5");
+        assert_eq!(text::num(0.0, 3), "0.000");
     }
 
     #[test]

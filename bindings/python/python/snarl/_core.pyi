@@ -50,12 +50,15 @@ def run(
     str,
     str,
     dict[str, dict[str, npt.NDArray[np.float64] | npt.NDArray[np.uint64] | list[str]]],
+    list[str],
+    dict[str, str],
 ]:
-    """Simulates a config; returns ``(summary_json, resolved_toml, tables)``: ``tables``
-    maps the name of each table the run has (``timeseries`` always; ``rates`` with
-    ``congestion_control.rate_series``; ``fabric`` in runs with PFC, tail drop, ECN or
-    congestion control; ``ibcc`` with InfiniBand congestion control; any other the core
-    adds) to its columns, name -> numpy array or list of str.
+    """Simulates a config; returns ``(summary_json, resolved_toml, tables, notes,
+    headlines)``: ``tables`` maps the name of each table the run has (``timeseries``
+    always; the others those of the mechanisms and collectors the run has) to its
+    columns, name -> numpy array or list of str; ``notes`` are the lines the summary's
+    sections give for the printout of a run, in summary order; ``headlines`` maps the
+    sections' headline figures (``section.key``) to their titles.
 
     The GIL is released during the run. ``progress(fraction)`` is called at most every
     ~150 ms and once with 1.0 at the end; Ctrl-C stops the run with ``KeyboardInterrupt``.

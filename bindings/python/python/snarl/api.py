@@ -67,11 +67,11 @@ def run(
         from snarl.progress import progress_bar
 
         with progress_bar() as update:
-            summary_json, resolved, tables = _core.run(text, overrides, seed, update)
+            summary_json, resolved, tables, notes, headlines = _core.run(text, overrides, seed, update)
     else:
         callback = progress if callable(progress) else None
-        summary_json, resolved, tables = _core.run(text, overrides, seed, callback)
-    return Report(summary_json, resolved, tables)
+        summary_json, resolved, tables, notes, headlines = _core.run(text, overrides, seed, callback)
+    return Report(summary_json, resolved, tables, notes, headlines)
 
 
 def resolve_config(

@@ -143,7 +143,9 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--hue", help="column(s), comma-separated, whose values get one curve each")
     plot.add_argument("--value", help="column shown (heatmap, cdf)")
     plot.add_argument("--style", help="column whose values get a line style each, the off value dashed (load-curve)")
-    plot.add_argument("--ref", help="column drawn as a dotted reference line per curve, e.g. tmax (load-curve)")
+    plot.add_argument(
+        "--ref", help="column drawn as a dotted reference line per curve, e.g. a bound the summary holds (load-curve)"
+    )
     plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
     plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable; mechanisms: one, default victims)")
     plot.add_argument("--labels", metavar="A,B,...", help="the legend's names of the runs, in order (mechanisms; default: the directory names less their common prefix)")
@@ -285,10 +287,10 @@ def _run(args: argparse.Namespace) -> int:
             from snarl.progress import progress_bar
 
             with progress_bar(f"simulating {name}") as update:
-                summary_json, resolved, tables = _core.run(text, overrides, args.seed, _checking(update))
+                outputs = _core.run(text, overrides, args.seed, _checking(update))
         else:
             lines = _progress_lines(name) if args.progress else None
-            summary_json, resolved, tables = _core.run(text, overrides, args.seed, _checking(lines))
+            outputs = _core.run(text, overrides, args.seed, _checking(lines))
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
     except _core.DeadlockError as e:
@@ -297,7 +299,7 @@ def _run(args: argparse.Namespace) -> int:
     except _core.SnarlError as e:
         raise Failure(f"{e} (this is a bug in snarl)", EXIT_INTERNAL) from None
 
-    report = Report(summary_json, resolved, tables)
+    report = Report(*outputs)
     _check_stop()
     if args.out is not None:
         _write_out(report, args.out)
@@ -570,50 +572,9 @@ def _print_tables(report: Any, file: str) -> None:
                 *(_num(d.get(k), 2) for k in ("p50", "p95", "p99")),
             )
         console.print(fct)
-    pfc = s.get("pfc")
-    if pfc:
-        console.print(
-            f"PFC: {_int(pfc.get('pause_frames_sent'))} pause frames ({_int(pfc.get('resume_frames_sent'))} resumes), "
-            f"{_int(pfc.get('paused_links'))} link priorities paused, {_num(pfc.get('paused_time'), 0)} {unit} paused in "
-            f"all, at most {_num(100 * (pfc.get('max_paused_fraction') or 0), 1)}% of the time on one; highest ingress "
-            f"{_int(pfc.get('max_ingress_bytes'))} B of {_int(pfc.get('ingress_share_bytes'))} B",
-            soft_wrap=True,
-        )
-    rates = s.get("receive_rate")
-    if rates:
-        console.print(
-            f"receive rate per host (Gb/s): hotspots {_num(rates.get('hotspots'), 3)}, non-hotspots "
-            f"{_num(rates.get('non_hotspots'), 3)}, all {_num(rates.get('all'), 3)} · total throughput "
-            f"{_num(s.get('total_throughput'), 1)} Gb/s · tmax {_num(s.get('tmax'), 3)} Gb/s",
-            soft_wrap=True,
-        )
-    ibcc = s.get("ibcc")
-    if ibcc:
-        console.print(
-            f"IB CC: {_int(ibcc.get('fecn_marks'))} FECN marks, {_int(ibcc.get('becns'))} BECNs, CCTI mean "
-            f"{_num(ibcc.get('ccti_mean'), 1)}, highest {_int(ibcc.get('ccti_max'))}",
-            soft_wrap=True,
-        )
-    iso = s.get("isolation")
-    if iso:
-        occupancy = iso.get("cft_occupancy") or {}
-        console.print(
-            f"isolation: {_int(iso.get('cft_allocations'))} entries taken, {_int(iso.get('cft_overflows'))} "
-            f"overflows, {_int(iso.get('messages_sent'))} messages, {_int(iso.get('isolated_packets'))} packets "
-            f"isolated, {_num(occupancy.get('mean'), 1)} entries in use on average · ECN marks "
-            f"{_int(iso.get('marks_isolated'))} isolated, {_int(iso.get('marks_victims'))} victims · peak CNPs "
-            f"{_int(iso.get('peak_cnps_per_window'))} per window · {_int(iso.get('false_positives'))} false "
-            f"positives, {_int(iso.get('reordered_packets'))} reordered",
-            soft_wrap=True,
-        )
-    for q in s.get("queues") or []:
-        band = q.get("ecn_band")
-        extra = f", {_num(100 * band['between'], 1)}% of the time between Kmin and Kmax" if band else ""
-        console.print(
-            f"queue switch {q['switch']} port {q['port']} priority {q['priority']}: mean {_int(round(q['mean_bytes']))} B, "
-            f"p50 {_int(q['p50_bytes'])} B, p99 {_int(q['p99_bytes'])} B, max {_int(q['max_bytes'])} B{extra}",
-            soft_wrap=True,
-        )
+    # What the summary's sections (the mechanisms the run has) say of themselves.
+    for note in report.notes:
+        console.print(note, soft_wrap=True)
     counters = {k: v for k, v in (s.get("counters") or {}).items() if v}
     if counters:
         console.print("counters: " + ", ".join(f"{k} {_int(v)}" for k, v in counters.items()))

@@ -119,12 +119,15 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
                         f"The hosts of group {group}" + each + seeds,
                         lambda c=column, o=offered: plots.load_curve(ok, x=o, y=c, hue=hue),
                     )
-    if "pfc.pause_frames_sent" in ok.columns and "offered_load" in ok.columns:
-        add(
-            "PFC pause frames",
-            "Pause frames sent over the measurement interval" + each + seeds,
-            lambda: plots.load_curve(ok, x="offered_load", y="pfc.pause_frames_sent", hue=hue, ideal=False),
-        )
+    # The headline figure of each section of the summary the points have (the sections
+    # name them in the records), against the offered load.
+    for column, title in _headlines(directory).items():
+        if column in ok.columns and "offered_load" in ok.columns:
+            add(
+                title,
+                f"The summary's {column} over the measurement interval" + each + seeds,
+                lambda c=column: plots.load_curve(ok, x="offered_load", y=c, hue=hue, ideal=False),
+            )
     varying = [k for k in keys if k != "seed" and k in ok.columns and ok[k].nunique() > 1]
     cells, where = ok, ""
     if "traffic.load" in varying and len(varying) >= 3:
@@ -167,6 +170,18 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
         lambda: plots.window_cdf(directory, ok, "accepted_load", hue),
     )
     return figures
+
+
+def _headlines(directory: Path) -> dict[str, str]:
+    """The headline figures the points' summaries have, ``section.key`` -> title, in
+    the order the points give them."""
+    from snarl.sweep import read_records
+
+    headlines: dict[str, str] = {}
+    for record in read_records(directory).values():
+        for column, title in (record.get("headlines") or {}).items():
+            headlines.setdefault(column, title)
+    return headlines
 
 
 def _timeseries_figure(directory: Path, point_id: str) -> Figure:

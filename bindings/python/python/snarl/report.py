@@ -49,11 +49,17 @@ class Report:
             ``counters``, ``sim_time``, ``seed``, ...
         config_toml: the fully resolved config (every default written out) as TOML.
 
+        notes: the lines the summary's sections (the mechanisms the run has) give for
+            the printout of a run, in summary order.
+        headlines: the sections' headline figures, ``section.key`` -> title (what a
+            sweep's report plots against the load).
+
     The run's tables are :attr:`tables` (name -> DataFrame), each also by
-    :meth:`table`. ``timeseries`` is in every run; ``rates`` in runs that record
-    per-flow rates (``congestion_control.rate_series``); ``fabric`` in runs with PFC,
-    tail drop, ECN or congestion control; ``ibcc`` in runs with InfiniBand congestion
-    control. Whatever tables the core returns are here, and written by :meth:`write`,
+    :meth:`table` and as an attribute (``report.<name>``). ``timeseries`` is in every
+    run; ``rates`` in runs that record per-flow rates
+    (``congestion_control.rate_series``); ``fabric`` in runs with pause frames, tail
+    drop, ECN or congestion control; the others with the mechanisms or collectors that
+    make them. Whatever tables the core returns are here, and written by :meth:`write`,
     by name.
     """
 
@@ -62,10 +68,12 @@ class Report:
         summary_json: str,
         config_toml: str,
         tables: Mapping[str, Mapping[str, Any]] | None = None,
+        notes: Sequence[str] | None = None,
+        headlines: Mapping[str, str] | None = None,
     ) -> None:
         """Wraps the raw results of ``snarl._core.run``: ``(summary_json, config_toml,
-        tables)`` where ``tables`` maps each table's name to its columns (use
-        :func:`snarl.run`)."""
+        tables, notes, headlines)`` where ``tables`` maps each table's name to its
+        columns (use :func:`snarl.run`)."""
         tables = dict(tables or {})
         for name in tables:
             if not isinstance(name, str) or not TABLE_NAME.match(name):
@@ -76,6 +84,16 @@ class Report:
         self._frames: dict[str, pd.DataFrame] = {}
         self.config_toml: str = config_toml
         self.summary: dict[str, Any] = json.loads(summary_json)
+        self.notes: list[str] = list(notes or ())
+        self.headlines: dict[str, str] = dict(headlines or {})
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        """``report.<name>``: the table ``name`` (:meth:`table`), for a table the run
+        has; an ``AttributeError`` for any other name."""
+        columns = self.__dict__.get("_columns")
+        if name.startswith("_") or columns is None or name not in columns:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.table(name)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -192,25 +210,13 @@ class Report:
     def fabric(self) -> pd.DataFrame:
         """Flow- and congestion-control events per time window: ``time``,
         ``pause_frames``, ``resume_frames``, ``ecn_marks``, ``cnps``, ``rate_cuts``,
-        ``packets_dropped``; empty in runs without PFC, tail drop, ECN or congestion
-        control (``table("fabric")``)."""
+        ``packets_dropped``; empty in runs without pause frames, tail drop, ECN or
+        congestion control (``table("fabric")``)."""
         return self._known("fabric", FABRIC_COLUMNS)
 
     def fabric_arrow(self) -> pa.Table:
         """The fabric events as a pyarrow Table (see :attr:`fabric`)."""
         return self._known_arrow("fabric")
-
-    @property
-    def ibcc(self) -> pd.DataFrame:
-        """InfiniBand congestion control per time window: ``time`` (the window's
-        start), ``fecn_marks``, ``becns`` and ``ccti_mean`` (the mean CCTI of the
-        throttled flows, weighed by time); empty in runs without IB CC
-        (``table("ibcc")``). The run's totals are ``summary["ibcc"]``."""
-        return self._known("ibcc", IBCC_COLUMNS)
-
-    def ibcc_arrow(self) -> pa.Table:
-        """The IB CC series as a pyarrow Table (see :attr:`ibcc`)."""
-        return self._known_arrow("ibcc")
 
     def parquet_tables(self) -> dict[str, bytes]:
         """Every table as the bytes of a Parquet file, by name."""
@@ -250,7 +256,6 @@ def is_output_file(name: str) -> bool:
 
 FABRIC_COLUMNS = ("time", "pause_frames", "resume_frames", "ecn_marks", "cnps", "rate_cuts", "packets_dropped")
 RATE_COLUMNS = ("time", "src", "dst", "qp", "rate_gbps")
-IBCC_COLUMNS = ("time", "fecn_marks", "becns", "ccti_mean")
 
 
 def _table(columns: Mapping[str, Any]) -> pa.Table:

@@ -281,7 +281,8 @@ def _describe(values: Mapping[str, Any]) -> str:
 def run_point(config: str) -> dict[str, Any]:
     """Runs one point from its resolved config (in a worker process) and returns what
     the client writes: ``status``, ``error``, ``summary`` (JSON text), ``tables`` (each
-    table of the run as Parquet bytes, by name) and ``wall_seconds``.
+    table of the run as Parquet bytes, by name), ``headlines`` (the summary's headline
+    figures, ``section.key`` -> title) and ``wall_seconds``.
 
     Errors of the run are returned, not raised, so a failing point is recorded like any
     other.
@@ -296,6 +297,7 @@ def run_point(config: str) -> dict[str, Any]:
             "error": None,
             "summary": report.to_json(),
             "tables": report.parquet_tables(),
+            "headlines": report.headlines,
             "wall_seconds": time.perf_counter() - started,
         }
     except Exception as e:  # noqa: BLE001 - recorded with the point
@@ -900,6 +902,7 @@ def _write_point(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str
         "wall_seconds": result.get("wall_seconds"),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "summary": summary,
+        "headlines": result.get("headlines") or {},
         "config": point.config,
     }
     text = json.dumps(record, indent=1, allow_nan=True) + "\n"

@@ -4,6 +4,7 @@
 //! files and in the HTML report without any change there.
 
 use super::{FabricSeries, GroupInfo, IbccSeries, IsolationSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use crate::flow_control::PauseState;
 use crate::report::{Report, Summary};
 
 /// What a collector may read when the run ends.
@@ -14,13 +15,22 @@ pub struct Finish<'a> {
     pub end: u64,
     /// Picoseconds per reported time unit.
     pub ps_per_unit: f64,
+    /// The reported time unit ("ns" or "cycles").
+    pub time_unit: &'a str,
+    /// The pause states of the switch outputs and of the NICs, and the priorities per
+    /// link (the queues beyond them are other classes, e.g. congested-flow queues).
+    pub pause_states: &'a [&'a PauseState],
+    pub vcs: usize,
 }
 
+/// Implemented by the built-in collectors, and by any a user adds to a run
+/// (`Simulation::add_collector`, as `AnyCollector::Custom`).
 pub trait Collector {
     /// Sees one event, at `now`; events it does not care for it ignores.
     fn on(&mut self, now: u64, event: &TraceEvent);
 
-    /// Adds what it measured to the summary.
+    /// Adds what it measured to the summary: sections (`Summary::sections`, or
+    /// `Summary::set_section`) named by the collector.
     fn summarise(&mut self, _summary: &mut Summary, _finish: &Finish) {}
 
     /// Adds its tables to the report.
@@ -43,6 +53,9 @@ pub enum AnyCollector {
     Ibcc(IbccSeries),
     /// Congestion isolation: the summary's `isolation` and the `isolation` table.
     Isolation(IsolationSeries),
+    /// A collector from outside the crate (`Simulation::add_collector`), dispatched
+    /// dynamically.
+    Custom(Box<dyn Collector + Send>),
 }
 
 impl Collector for AnyCollector {
@@ -55,6 +68,7 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.on(now, event),
             AnyCollector::Ibcc(c) => c.on(now, event),
             AnyCollector::Isolation(c) => c.on(now, event),
+            AnyCollector::Custom(c) => c.on(now, event),
         }
     }
 
@@ -66,6 +80,7 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.summarise(summary, finish),
             AnyCollector::Ibcc(c) => c.summarise(summary, finish),
             AnyCollector::Isolation(c) => c.summarise(summary, finish),
+            AnyCollector::Custom(c) => c.summarise(summary, finish),
         }
     }
 
@@ -77,6 +92,7 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.tables(report, finish),
             AnyCollector::Ibcc(c) => c.tables(report, finish),
             AnyCollector::Isolation(c) => c.tables(report, finish),
+            AnyCollector::Custom(c) => c.tables(report, finish),
         }
     }
 }

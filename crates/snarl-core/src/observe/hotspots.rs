@@ -4,7 +4,9 @@
 //! The per-delivery cost is one flag lookup (`Stats::is_hotspot`); the workload reports
 //! every change as `TraceEvent::Hotspot`.
 
-use crate::report::{Column, ColumnData, ReceiveRate, Summary, Table};
+use crate::report::text::num;
+use crate::report::{Column, ColumnData, Section, Summary, Table};
+use serde::{Deserialize, Serialize};
 
 /// Which hosts were hotspots when, within the measurement interval.
 pub struct HotspotTime {
@@ -61,13 +63,24 @@ impl HotspotTime {
         // Bytes over host-time (ps), in Gb/s: bits per ps are Tb/s.
         let rate = |bytes: u64, time: u128| if time > 0 { bytes as f64 * 8.0 * 1e3 / time as f64 } else { 0.0 };
         let all = rate(received[0] + received[1], all_time);
-        summary.receive_rate = Some(ReceiveRate {
+        let rates = ReceiveRate {
             hotspots: rate(received[1], self.hot_time),
             non_hotspots: rate(received[0], all_time.saturating_sub(self.hot_time)),
             all,
-        });
-        summary.total_throughput = Some(all * hosts as f64);
-        summary.tmax = Some(self.tmax_gbps);
+        };
+        let total = all * hosts as f64;
+        let note = format!(
+            "receive rate per host (Gb/s): hotspots {}, non-hotspots {}, all {} · total throughput {} Gb/s · tmax {} Gb/s",
+            num(rates.hotspots, 3),
+            num(rates.non_hotspots, 3),
+            num(rates.all, 3),
+            num(total, 1),
+            num(self.tmax_gbps, 3),
+        );
+        let sections = &mut summary.sections;
+        sections.set(Section::new(RECEIVE_RATE, &rates).at(POSITION).note(note));
+        sections.set(Section::new(TOTAL_THROUGHPUT, &total).at(POSITION + 1));
+        sections.set(Section::new(TMAX, &self.tmax_gbps).at(POSITION + 2));
     }
 
     /// The `hotspots` table: a row per host and interval it was a hotspot (`host`,
@@ -85,6 +98,23 @@ impl HotspotTime {
     }
 }
 
+/// The summary's sections of a run with shared hotspots: the mean receive rates, the
+/// total throughput (Gb/s) and `tmax` (Gb/s), at `POSITION` and the two after it.
+pub const RECEIVE_RATE: &str = "receive_rate";
+pub const TOTAL_THROUGHPUT: &str = "total_throughput";
+pub const TMAX: &str = "tmax";
+pub const POSITION: u32 = 300;
+
+/// Mean receive rate per host over the measurement interval, in Gb/s: data bytes a kind
+/// of host received over the host-time spent as that kind (a host counts as a hotspot
+/// while it is one).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct ReceiveRate {
+    pub hotspots: f64,
+    pub non_hotspots: f64,
+    pub all: f64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,12 +130,12 @@ mod tests {
         let mut summary = Summary::default();
         // 1000 bytes to the hotspots (8 Tb/s over 1000 ps... 8 bits/ps), 600 to the others.
         t.summarise(&mut summary, [600, 1000], 1100, &[false, true, false, false]);
-        let r = summary.receive_rate.unwrap();
+        let r: ReceiveRate = summary.section(RECEIVE_RATE).unwrap();
         assert!((r.hotspots - 8000.0).abs() < 1e-9, "{r:?}");
         assert!((r.non_hotspots - 600.0 * 8e3 / 3000.0).abs() < 1e-9, "{r:?}");
         assert!((r.all - 1600.0 * 8e3 / 4000.0).abs() < 1e-9, "{r:?}");
-        assert!((summary.total_throughput.unwrap() - 4.0 * r.all).abs() < 1e-9);
-        assert_eq!(summary.tmax, Some(2.5));
+        assert!((summary.section::<f64>(TOTAL_THROUGHPUT).unwrap() - 4.0 * r.all).abs() < 1e-9);
+        assert_eq!(summary.section::<f64>(TMAX), Some(2.5));
         let table = t.table(1000.0);
         assert_eq!(table.column("host"), Some(&ColumnData::U64(vec![0, 1])));
         assert_eq!(table.column("end"), Some(&ColumnData::F64(vec![0.6, 1.1])));

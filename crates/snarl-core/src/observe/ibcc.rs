@@ -13,7 +13,9 @@
 use super::{Collector, Finish, TraceEvent};
 use crate::error::Result;
 use crate::memory::fallible::{filled, zeroed};
-use crate::report::{Column, ColumnData, IbccSummary, MarkingPort, Report, Summary, Table};
+use crate::report::text::{int, num};
+use crate::report::{Column, ColumnData, Report, Section, Summary, Table};
+use serde::{Deserialize, Serialize};
 
 /// Port-VLs the summary lists, most marks first.
 const LISTED_PORTS: usize = 10;
@@ -231,11 +233,55 @@ impl Collector for IbccSeries {
     }
 
     fn summarise(&mut self, summary: &mut Summary, finish: &Finish) {
-        summary.ibcc = Some(self.summary(finish.end));
+        let ibcc = self.summary(finish.end);
+        summary.sections.set(Section::new(SECTION, &ibcc).at(POSITION).note(ibcc.note()));
     }
 
     fn tables(&self, report: &mut Report, finish: &Finish) {
         report.add_table("ibcc", self.table(finish.end, finish.ps_per_unit));
+    }
+}
+
+/// The summary's section of IB CC, and its position among the sections.
+pub const SECTION: &str = "ibcc";
+pub const POSITION: u32 = 400;
+
+/// What InfiniBand congestion control did (runs with `congestion_control.type = "ibcc"`),
+/// over the measurement interval.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct IbccSummary {
+    /// Packets the switches marked with FECN.
+    pub fecn_marks: u64,
+    /// BECNs that reached their source.
+    pub becns: u64,
+    /// Time-weighted mean of the mean CCTI of the flows above `ccti_min`, over the time
+    /// any was (`ccti_min` if none ever was).
+    pub ccti_mean: f64,
+    /// Highest CCTI in force (`ccti_min` if none rose above it).
+    pub ccti_max: u64,
+    /// The port-VLs that marked, most marks first (at most 10).
+    pub marking_ports: Vec<MarkingPort>,
+}
+
+/// One port-VL that marked packets: output `port` of `switch`, virtual lane `vl`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct MarkingPort {
+    pub switch: u32,
+    pub port: u32,
+    pub vl: u32,
+    pub fecn_marks: u64,
+}
+
+impl IbccSummary {
+    /// Its line in the printout of a run.
+    pub fn note(&self) -> String {
+        format!(
+            "IB CC: {} FECN marks, {} BECNs, CCTI mean {}, highest {}",
+            int(self.fecn_marks),
+            int(self.becns),
+            num(self.ccti_mean, 1),
+            int(self.ccti_max)
+        )
     }
 }
 

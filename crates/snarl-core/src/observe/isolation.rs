@@ -4,8 +4,11 @@
 
 use super::{Collector, Finish, IsolationEvent, TraceEvent};
 use crate::error::Result;
+use crate::flow_control::PauseState;
 use crate::memory::fallible::filled;
-use crate::report::{Column, ColumnData, IsolationSummary, Occupancy, Report, Summary, Table};
+use crate::report::text::{int, num};
+use crate::report::{Column, ColumnData, Report, Section, Summary, Table};
+use serde::{Deserialize, Serialize};
 
 /// The counted kinds, in table order.
 const NAMES: [&str; 11] = [
@@ -166,11 +169,96 @@ impl Collector for IsolationSeries {
     }
 
     fn summarise(&mut self, summary: &mut Summary, finish: &Finish) {
-        summary.isolation = Some(self.summary(finish.end, finish.ps_per_unit));
+        let mut isolation = self.summary(finish.end, finish.ps_per_unit);
+        isolation.cfq_paused_time =
+            cfq_paused_time(finish.pause_states, finish.vcs, finish.end) as f64 / finish.ps_per_unit;
+        summary.sections.set(Section::new(SECTION, &isolation).at(POSITION).note(isolation.note()));
     }
 
     fn tables(&self, report: &mut Report, finish: &Finish) {
         report.add_table("isolation", self.table(finish.end, finish.ps_per_unit));
+    }
+}
+
+/// Time the congested-flow classes (the queues beyond the `vcs` priorities) spent
+/// paused, summed over the links of `states` (the switch outputs' and the NICs').
+fn cfq_paused_time(states: &[&PauseState], vcs: usize, end: u64) -> u64 {
+    let paused = |state: &PauseState| -> u64 {
+        (0..state.links())
+            .flat_map(|l| (vcs..state.queues()).map(move |q| (l, q)))
+            .map(|(l, q)| state.paused_time(l, q, end))
+            .sum()
+    };
+    states.iter().map(|s| paused(s)).sum()
+}
+
+/// The summary's section of congestion isolation, and its position among the sections.
+pub const SECTION: &str = "isolation";
+pub const POSITION: u32 = 500;
+
+/// What congestion isolation did in a run (counts over the whole run).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct IsolationSummary {
+    /// Congested-flow table entries taken (on detection or on a message from downstream).
+    pub cft_allocations: u64,
+    pub cft_releases: u64,
+    /// Candidates (and messages) that found their port's table full.
+    pub cft_overflows: u64,
+    /// Packets entering a congested-flow queue whose ingress port's mirror table was full.
+    pub mirror_overflows: u64,
+    /// Roots detected again within `history` of their release.
+    pub recurrences: u64,
+    /// Isolation messages sent upstream (to switches and NICs).
+    pub messages_sent: u64,
+    /// Packets that entered a congested-flow queue (once per hop).
+    pub isolated_packets: u64,
+    /// Entries in use over the fabric.
+    pub cft_occupancy: Occupancy,
+    /// Time the congested-flow classes spent paused, summed over links (switches and NICs).
+    pub cfq_paused_time: f64,
+    /// ECN marks on packets isolation pointed at (leaving a congested-flow queue, or a
+    /// detected root's without a free entry), and on the others.
+    pub marks_isolated: u64,
+    pub marks_victims: u64,
+    pub cnps_sent: u64,
+    /// Most CNPs sent in one window of `simulation.window`.
+    pub peak_cnps_per_window: u64,
+    /// Packets that went through a congested-flow queue to a host that is not a declared
+    /// hotspot (an incast destination, a hotspot of the workload).
+    pub false_positives: u64,
+    /// Packets that reached their host ahead of an older packet of their flow.
+    pub reordered_packets: u64,
+    /// When the first entry was taken on detecting a root, and the first on an isolation
+    /// message from downstream (in `time_unit`; null if none was).
+    pub first_detection: Option<f64>,
+    pub first_message_allocation: Option<f64>,
+}
+
+/// Entries in use: time-weighted mean over the measurement, most at once, and at the end.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Occupancy {
+    pub mean: f64,
+    pub max: u64,
+    pub at_end: u64,
+}
+
+impl IsolationSummary {
+    /// Its line in the printout of a run.
+    pub fn note(&self) -> String {
+        format!(
+            "isolation: {} entries taken, {} overflows, {} messages, {} packets isolated, {} entries in use on \
+             average · ECN marks {} isolated, {} victims · peak CNPs {} per window · {} false positives, {} reordered",
+            int(self.cft_allocations),
+            int(self.cft_overflows),
+            int(self.messages_sent),
+            int(self.isolated_packets),
+            num(self.cft_occupancy.mean, 1),
+            int(self.marks_isolated),
+            int(self.marks_victims),
+            int(self.peak_cnps_per_window),
+            int(self.false_positives),
+            int(self.reordered_packets),
+        )
     }
 }
 

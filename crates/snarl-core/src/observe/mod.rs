@@ -10,12 +10,13 @@ mod collector;
 mod config;
 mod fabric_series;
 mod fct;
-mod hotspots;
-mod ibcc;
-mod isolation;
+pub mod hotspots;
+pub mod ibcc;
+pub mod isolation;
 mod latency;
+pub mod pfc;
 mod queue_series;
-mod queues;
+pub mod queues;
 mod rates;
 mod recovery;
 mod series;
@@ -25,12 +26,13 @@ pub use collector::{AnyCollector, Collector, Collectors, Finish};
 pub use config::{ObserveConfig, QueueProbeConfig};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
-pub use hotspots::HotspotTime;
-pub use ibcc::IbccSeries;
-pub use isolation::IsolationSeries;
+pub use hotspots::{HotspotTime, ReceiveRate};
+pub use ibcc::{IbccSeries, IbccSummary, MarkingPort};
+pub use isolation::{IsolationSeries, IsolationSummary, Occupancy};
 pub use latency::Latency;
+pub use pfc::{PausedLink, PfcSummary};
 pub use queue_series::QueueSeries;
-pub use queues::QueueProbes;
+pub use queues::{EcnBand, QueueProbes, QueueSummary};
 pub use rates::RateLog;
 pub use recovery::recovery;
 pub use series::Series;
@@ -352,6 +354,7 @@ impl Stats {
             }
         }
         let mut summary = Summary {
+            time_unit: finish.time_unit.to_string(),
             accepted_load: all.accepted_load,
             offered_load: all.offered_load,
             received_load: all.received_load,

@@ -130,7 +130,10 @@ mod tests {
         s.on(260, &q(1, 7));
         s.on(260, &q(1, 0)); // held for no time: a maximum, no weight
         let mut report = Report::default();
-        s.tables(&mut report, &Finish { groups: &[], end: 300, ps_per_unit: 1.0 });
+        s.tables(
+            &mut report,
+            &Finish { groups: &[], end: 300, ps_per_unit: 1.0, time_unit: "ns", pause_states: &[], vcs: 1 },
+        );
         let t = report.table("queues").unwrap();
         assert_eq!(t.rows(), 6);
         assert_eq!(t.column("time"), Some(&ColumnData::F64(vec![0.0, 0.0, 100.0, 100.0, 200.0, 200.0])));

@@ -4,8 +4,10 @@
 //! fractions of time ("the queue held at most p95 bytes 95% of the time").
 
 use super::{Collector, Finish, TraceEvent};
-use crate::report::{EcnBand, QueueSummary, Summary};
+use crate::report::text::int;
+use crate::report::{Section, Summary};
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 pub struct QueueProbe {
     pub switch: u32,
@@ -113,7 +115,61 @@ impl Collector for QueueProbes {
     }
 
     fn summarise(&mut self, summary: &mut Summary, finish: &Finish) {
-        summary.queues = self.summaries(finish.end);
+        let queues = self.summaries(finish.end);
+        let section = Section::new(SECTION, &queues).at(POSITION);
+        summary.sections.set(queues.iter().fold(section, |s, q| s.note(q.note())));
+    }
+}
+
+/// The summary's section of the probed queues (a list, in config order), and its
+/// position among the sections.
+pub const SECTION: &str = "queues";
+pub const POSITION: u32 = 200;
+
+/// Time-weighted occupancy of one probed egress queue over the measurement interval:
+/// `pXX_bytes` is the occupancy the queue did not exceed XX% of the time.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct QueueSummary {
+    pub switch: u32,
+    pub port: u32,
+    pub priority: u32,
+    pub mean_bytes: f64,
+    pub p5_bytes: u64,
+    pub p25_bytes: u64,
+    pub p50_bytes: u64,
+    pub p75_bytes: u64,
+    pub p95_bytes: u64,
+    pub p99_bytes: u64,
+    pub max_bytes: u64,
+    /// Fractions of the time below Kmin, between Kmin and Kmax, and above Kmax (runs
+    /// with ECN marking).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ecn_band: Option<EcnBand>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct EcnBand {
+    pub below_kmin: f64,
+    pub between: f64,
+    pub above_kmax: f64,
+}
+
+impl QueueSummary {
+    /// Its line in the printout of a run.
+    pub fn note(&self) -> String {
+        let band = self.ecn_band.as_ref().map_or(String::new(), |b| {
+            format!(", {}% of the time between Kmin and Kmax", crate::report::text::num(100.0 * b.between, 1))
+        });
+        format!(
+            "queue switch {} port {} priority {}: mean {} B, p50 {} B, p99 {} B, max {} B{band}",
+            self.switch,
+            self.port,
+            self.priority,
+            int(self.mean_bytes.round_ties_even() as u64),
+            int(self.p50_bytes),
+            int(self.p99_bytes),
+            int(self.max_bytes),
+        )
     }
 }
 

@@ -54,7 +54,10 @@ mod tests {
         log.on(3_000, &TraceEvent::EcnMarked { port: 0, queue: 0, isolated: false });
         log.on(4_000, &TraceEvent::RateChanged { src: 1, dst: 2, qp: 0, rate_bps: 75e9, cut: false });
         let mut report = Report::default();
-        log.tables(&mut report, &Finish { groups: &[], end: 5_000, ps_per_unit: 1_000.0 });
+        log.tables(
+            &mut report,
+            &Finish { groups: &[], end: 5_000, ps_per_unit: 1_000.0, time_unit: "ns", pause_states: &[], vcs: 1 },
+        );
         let t = report.table("rates").unwrap();
         assert_eq!(t.column("time"), Some(&ColumnData::F64(vec![2.0, 4.0])));
         assert_eq!(t.column("rate_gbps"), Some(&ColumnData::F64(vec![50.0, 75.0])));

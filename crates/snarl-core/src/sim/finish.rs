@@ -5,9 +5,9 @@ use crate::config::TimeUnit;
 use crate::error::Result;
 use crate::flow_control::PauseState;
 use crate::kernel::{Event, Stop};
-use crate::observe::{self, Finish, GroupInfo};
+use crate::observe::{self, Finish, GroupInfo, PausedLink, PfcSummary};
 use crate::packet::NIL;
-use crate::report::{PausedLink, PfcSummary, Report, StoppedAfter};
+use crate::report::{Report, StoppedAfter};
 use crate::traffic::Workload;
 
 impl Simulation {
@@ -36,15 +36,23 @@ impl Simulation {
             .collect();
         let names: Vec<String> = infos.iter().map(|i| i.name.clone()).collect();
         let capacity: Vec<f64> = infos.iter().map(|i| i.capacity_bps).collect();
-        let finish = Finish { groups: &infos, end, ps_per_unit: PS_PER_UNIT };
+        let time_unit = match self.time_unit {
+            TimeUnit::Ns => "ns",
+            TimeUnit::Cycles => "cycles",
+        };
+        let pause_states = [self.world.fabric.pause_state(), self.world.nics.pause_state()];
+        let finish = Finish {
+            groups: &infos,
+            end,
+            ps_per_unit: PS_PER_UNIT,
+            time_unit,
+            pause_states: &pause_states,
+            vcs: self.world.fabric.vcs(),
+        };
         let mut summary = self.kernel.observers.summarise(&finish);
         let stats = &self.kernel.observers;
         summary.sim_time = end as f64 / PS_PER_UNIT;
         summary.measure_from = stats.measure_from as f64 / PS_PER_UNIT;
-        summary.time_unit = match self.time_unit {
-            TimeUnit::Ns => "ns".into(),
-            TimeUnit::Cycles => "cycles".into(),
-        };
         summary.seed = self.seed;
         if let Some(stop) = &self.kernel.stop {
             summary.stopped_after = Some(StoppedAfter {
@@ -54,10 +62,7 @@ impl Simulation {
             });
         }
         if self.pfc_headroom > 0 {
-            summary.pfc = Some(self.pfc_summary());
-        }
-        if let Some(isolation) = summary.isolation.as_mut() {
-            isolation.cfq_paused_time = self.cfq_paused_time() as f64 / PS_PER_UNIT;
+            summary.sections.set(self.pfc_summary().section(time_unit));
         }
         summary.events = self.kernel.events;
         summary.wall_seconds = wall_seconds;
@@ -75,7 +80,8 @@ impl Simulation {
                 PS_PER_UNIT,
             );
         }
-        let mut report = Report { summary, ..Report::default() };
+        let notes = summary.sections.notes();
+        let mut report = Report { summary, notes, ..Report::default() };
         report.add_table("timeseries", stats.series.table(&names, &capacity, PS_PER_UNIT));
         if let Some(hotspots) = &stats.hotspots {
             report.add_table("hotspots", hotspots.table(PS_PER_UNIT));
@@ -103,20 +109,6 @@ impl Simulation {
                 }
             }
         }
-    }
-
-    /// Time the congested-flow classes (the queues beyond the priorities) spent paused,
-    /// over every switch output and NIC.
-    fn cfq_paused_time(&self) -> u64 {
-        let (fabric, nics) = (&self.world.fabric, &self.world.nics);
-        let (end, vcs, queues) = (self.kernel.end, fabric.vcs(), fabric.queues());
-        let paused = |state: &PauseState, classes: usize| -> u64 {
-            (0..state.links())
-                .flat_map(|l| (vcs..classes).map(move |q| (l, q)))
-                .map(|(l, q)| state.paused_time(l, q, end))
-                .sum()
-        };
-        paused(fabric.pause_state(), queues) + paused(nics.pause_state(), nics.pause_state().queues())
     }
 
     fn pfc_summary(&self) -> PfcSummary {

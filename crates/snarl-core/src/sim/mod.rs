@@ -14,7 +14,7 @@ pub use components::Components;
 use crate::config::{TimeUnit, ValidConfig};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::observe::Stats;
+use crate::observe::{AnyCollector, Collector, Stats};
 use crate::report::Report;
 use crate::traffic::AnyWorkload;
 use std::time::Instant;
@@ -57,6 +57,13 @@ impl Simulation {
     /// mechanism uses them; the tests check that they change nothing).
     pub fn with_extra_queues(config: &ValidConfig, extra_queues: usize) -> Result<Simulation> {
         Simulation::build(config, Components::default(), extra_queues)
+    }
+
+    /// Adds `collector` to the run (before `run`): it sees every trace event the models
+    /// report and, at the end, adds its sections to the summary and its tables to the
+    /// report, as the built-in collectors do.
+    pub fn add_collector(&mut self, collector: impl Collector + Send + 'static) {
+        self.kernel.observers.collectors.add(AnyCollector::Custom(Box::new(collector)));
     }
 
     /// Runs to the configured duration, or until the config's `stop_after` is reached.

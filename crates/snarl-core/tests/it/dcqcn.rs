@@ -3,6 +3,7 @@
 //! congestion control are what they were.
 
 use crate::common::*;
+use snarl_core::observe::QueueSummary;
 use snarl_core::{ColumnData, Report};
 
 /// `senders` hosts of 100 Gb/s each send long flows to host `senders` on one switch;
@@ -132,7 +133,11 @@ fn two_flows_share_a_roce_switch_without_pauses() {
     for s in ["s0", "s1"] {
         assert_close(&format!("{s}'s share"), r.groups[s].accepted_load, 0.5, 0.05);
     }
-    assert_eq!(r.pfc.expect("a PFC run").pause_frames_sent, 0, "DCQCN keeps PFC idle");
+    assert_eq!(
+        r.section::<snarl_core::observe::PfcSummary>("pfc").expect("a PFC run").pause_frames_sent,
+        0,
+        "DCQCN keeps PFC idle"
+    );
 }
 
 /// DCQCN holds the bottleneck egress queue between Kmin and Kmax: packets are marked,
@@ -143,7 +148,7 @@ fn two_flows_share_a_roce_switch_without_pauses() {
 fn bottleneck_queue_held_between_kmin_and_kmax() {
     let probe = [("simulation.warmup", "\"2ms\""), ("observe.queues", "[{ switch = 0, port = 2 }]")];
     let r = run(&incast(2, 0, 10_000), &probe);
-    let q = &r.summary.queues[0];
+    let q = &r.summary.section::<Vec<QueueSummary>>("queues").unwrap()[0];
     let band = q.ecn_band.as_ref().expect("a marking fabric reports the band");
     assert!(band.between >= 0.6 && band.above_kmax <= 0.05, "{q:?}");
     assert!((5_000..=200_000).contains(&q.p50_bytes), "{q:?}");

@@ -2,6 +2,7 @@
 //! documented, and the reference's example runs.
 
 use crate::common::*;
+use snarl_core::observe::ReceiveRate;
 
 const REFERENCE: &str = include_str!("../../../../docs/config.md");
 const SCENARIOS: [&str; 9] = [
@@ -155,8 +156,8 @@ fn hotspots_example_runs_and_is_documented() {
     let r = run(&text, &[("traffic.hotspots.lifetime", "\"100us\"")]);
     let hosts: Vec<u64> = ["b", "c", "v"].iter().map(|g| r.summary.groups[*g].hosts).collect();
     assert_eq!(hosts, [8, 19, 5]);
-    assert_close("tmax", r.summary.tmax.unwrap(), (5.0 + 8.0 * 0.4) * 13.5 / 32.0, 1e-9);
-    let rate = r.summary.receive_rate.as_ref().unwrap();
+    assert_close("tmax", r.summary.section::<f64>("tmax").unwrap(), (5.0 + 8.0 * 0.4) * 13.5 / 32.0, 1e-9);
+    let rate = r.summary.section::<ReceiveRate>("receive_rate").unwrap();
     assert!(rate.hotspots > rate.non_hotspots, "{rate:?}");
     let config = snarl_core::load_config(&text, &[], None).unwrap();
     let resolved: toml::Value = toml::from_str(&config.to_toml()).unwrap();

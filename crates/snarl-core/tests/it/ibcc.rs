@@ -2,7 +2,8 @@
 //! and the congestion control table, run end to end.
 
 use crate::common::*;
-use snarl_core::report::{IbccSummary, Report};
+use snarl_core::observe::IbccSummary;
+use snarl_core::report::Report;
 use snarl_core::{load_config, ColumnData, Error};
 
 /// Two switches in a line (a mesh of side 2), four hosts on each, 100 Gb/s: host 0 on the
@@ -90,8 +91,8 @@ rest = true
 pattern = { type = "uniform" }
 "#;
 
-fn ibcc(r: &Report) -> &IbccSummary {
-    r.summary.ibcc.as_ref().expect("an IB CC run has an `ibcc` section")
+fn ibcc(r: &Report) -> IbccSummary {
+    r.summary.section("ibcc").expect("an IB CC run has an `ibcc` section")
 }
 
 /// FECN marks of (switch, port) in the summary's list.
@@ -115,7 +116,7 @@ fn column_u64<'a>(r: &'a Report, table: &str, column: &str) -> &'a [u64] {
 
 /// The summary as JSON without its `ibcc` section and wall time.
 fn without_ibcc(mut r: Report) -> (String, Report) {
-    r.summary.ibcc = None;
+    r.summary.sections.remove("ibcc");
     r.summary.wall_seconds = 0.0;
     (r.summary_json(), r)
 }

@@ -4,7 +4,8 @@
 //! messages that take a frame's time, and NICs that stop only the isolated flows.
 
 use crate::common::*;
-use snarl_core::report::{IsolationSummary, Report};
+use snarl_core::observe::{IsolationSummary, PfcSummary, QueueSummary};
+use snarl_core::report::Report;
 use snarl_core::{ColumnData, Summary};
 
 /// Two shared-buffer switches in a line (a mesh of side 2), four hosts on each, 100 Gb/s
@@ -90,8 +91,8 @@ load = 0.0
 
 /// The isolation summary of a run, after checking what every isolation run must hold:
 /// nothing reordered (lossless and conservation are checked by `run`).
-fn isolation(report: &Report) -> &IsolationSummary {
-    let iso = report.summary.isolation.as_ref().expect("isolation runs report isolation");
+fn isolation(report: &Report) -> IsolationSummary {
+    let iso: IsolationSummary = report.summary.section("isolation").expect("isolation runs report isolation");
     assert_eq!(iso.reordered_packets, 0, "packets overtook older ones of their flow");
     iso
 }
@@ -142,7 +143,7 @@ fn the_congested_flow_class_reaches_its_xoff_and_nothing_is_lost() {
     let report = run(&bystander("[isolation]\ntype = \"ci\"\n"), &[]);
     let iso = isolation(&report);
     assert!(iso.cfq_paused_time > 0.0, "{iso:?}");
-    let pfc = report.summary.pfc.as_ref().unwrap();
+    let pfc: PfcSummary = report.summary.section("pfc").unwrap();
     assert!(pfc.pause_frames_sent > 0);
     assert_eq!(report.summary.packets.dropped, 0);
 }
@@ -214,7 +215,7 @@ load = 0.0
         )
     };
     let (one, two) = (run(&text(1), &[]), run(&text(2), &[]));
-    let normal_queue = |r: &Report| r.summary.queues[0].mean_bytes;
+    let normal_queue = |r: &Report| r.summary.section::<Vec<QueueSummary>>("queues").unwrap()[0].mean_bytes;
     let (iso1, iso2) = (isolation(&one), isolation(&two));
     assert!(iso1.cft_overflows > 0, "{iso1:?}");
     assert_eq!(iso2.cft_overflows, 0, "{iso2:?}");
@@ -306,7 +307,7 @@ fn each_of_the_six_mechanisms_changes_the_one_tree_run() {
         .map(|m| {
             let text = scenario_file(&format!("lossless-ethernet/one-tree-{m}"));
             let report = run(&text, &[("simulation.duration", "600us"), ("traffic.phases.1.at", "500us")]);
-            if report.summary.isolation.is_some() {
+            if report.summary.sections.get("isolation").is_some() {
                 isolation(&report);
             }
             (m.to_string(), summary_json(&report.summary))

@@ -14,7 +14,7 @@ fn summary(name: &str) -> Summary {
 }
 
 fn pauses(s: &Summary) -> (u64, f64) {
-    let pfc = s.pfc.as_ref().expect("PFC scenarios report pfc");
+    let pfc: snarl_core::observe::PfcSummary = s.section("pfc").expect("PFC scenarios report pfc");
     (pfc.pause_frames_sent, pfc.paused_time)
 }
 
@@ -102,7 +102,7 @@ fn six(scenario: &str, overrides: &[(&str, &str)]) -> std::collections::BTreeMap
     SIX.iter()
         .map(|m| {
             let report = run(&self::scenario(&format!("{scenario}-{m}")), overrides);
-            if let Some(iso) = &report.summary.isolation {
+            if let Some(iso) = report.summary.section::<snarl_core::observe::IsolationSummary>("isolation") {
                 assert_eq!(iso.reordered_packets, 0, "{scenario}-{m} reordered packets");
             }
             (*m, report)
@@ -110,8 +110,8 @@ fn six(scenario: &str, overrides: &[(&str, &str)]) -> std::collections::BTreeMap
         .collect()
 }
 
-fn isolation(r: &snarl_core::Report) -> &snarl_core::report::IsolationSummary {
-    r.summary.isolation.as_ref().expect("an isolation run")
+fn isolation(r: &snarl_core::Report) -> snarl_core::observe::IsolationSummary {
+    r.summary.section("isolation").expect("an isolation run")
 }
 
 fn victims(r: &snarl_core::Report) -> &snarl_core::report::GroupSummary {

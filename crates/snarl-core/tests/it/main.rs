@@ -21,6 +21,7 @@ mod pfc;
 mod recovery;
 mod scenarios;
 mod stop_after;
+mod toy_collector;
 mod toy_routing;
 mod toy_window_cc;
 mod traffic_mix;

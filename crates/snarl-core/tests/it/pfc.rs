@@ -54,7 +54,7 @@ fn pfc_incast_is_lossless_fair_and_pauses_the_senders() {
     let s = &r.summary;
     assert_close("receiver link", s.groups["sink"].received_load, 1.0, 0.01);
     assert_close("each sender", s.groups["senders"].accepted_load, 1.0 / 7.0, 0.005);
-    let pfc = s.pfc.as_ref().expect("a PFC run reports pfc");
+    let pfc: snarl_core::observe::PfcSummary = s.section("pfc").expect("a PFC run reports pfc");
     assert!(pfc.pause_frames_sent > 0 && pfc.resume_frames_sent > 0);
     assert!(pfc.pause_frames_received <= pfc.pause_frames_sent);
     assert!(pfc.max_ingress_bytes >= 50 * 4096, "the ingress queues reach xoff");
@@ -116,7 +116,7 @@ rest = true
         xon = xoff - 4096
     );
     let r = run(&text, &[]);
-    let pfc = r.summary.pfc.as_ref().unwrap();
+    let pfc: snarl_core::observe::PfcSummary = r.summary.section("pfc").unwrap();
     assert!(pfc.max_ingress_bytes > xoff, "ingress queues went past xoff into the headroom");
     assert!(pfc.max_ingress_bytes <= share, "{} > share {share}", pfc.max_ingress_bytes);
     assert_eq!(r.summary.counters["packets_dropped"], 0);
@@ -136,7 +136,7 @@ fn without_pfc_a_full_buffer_drops_and_counts() {
     assert!(s.packets.dropped > 1000, "dropped {}", s.packets.dropped);
     assert_eq!(s.counters["packets_dropped"], s.packets.dropped);
     assert_eq!(s.groups["senders"].packets.dropped, s.packets.dropped);
-    assert!(s.pfc.is_none(), "no PFC section without PFC");
+    assert!(s.sections.get("pfc").is_none(), "no PFC section without PFC");
     assert_close("receiver link", s.groups["sink"].received_load, 1.0, 0.01);
 }
 
@@ -156,7 +156,7 @@ fn pfc_pauses_only_the_congested_priority() {
     text = text.replace("xoff = 50\nxon = 45", "xoff = [22, 17]\nxon = [20, 15]");
     text.push_str("[nic]\nqps_per_destination = 2\n");
     let r = run(&incast(&text, 7), &[]);
-    let pfc = r.summary.pfc.as_ref().unwrap();
+    let pfc: snarl_core::observe::PfcSummary = r.summary.section("pfc").unwrap();
     assert!(pfc.pause_frames_sent > 0);
     assert!(pfc.most_paused.iter().any(|l| l.priority == 0) && pfc.most_paused.iter().any(|l| l.priority == 1));
     assert_close("receiver link", r.summary.groups["sink"].received_load, 1.0, 0.01);
@@ -169,7 +169,7 @@ fn queue_probe_reads_the_congested_egress_queue() {
     let mut text = incast(SHARED_SWITCH, 2);
     text.push_str("[observe]\nqueues = [{ switch = 0, port = 0 }, { switch = 0, port = 5 }]\n");
     let r = run(&text, &[]);
-    let q = &r.summary.queues;
+    let q: Vec<snarl_core::observe::QueueSummary> = r.summary.section("queues").unwrap();
     assert_eq!(q.len(), 2);
     let cap = 256 * 1024;
     assert!(q[0].p25_bytes as f64 >= 0.97 * (cap - 4096) as f64, "{:?}", q[0]);

@@ -4,6 +4,7 @@
 //! tmax.
 
 use crate::common::*;
+use snarl_core::observe::ReceiveRate;
 use snarl_core::{ColumnData, Report};
 
 /// A B node (host 0) sends 30% of what it may inject (cap 0.675, load 0.675) to the
@@ -190,7 +191,7 @@ fn moving_hotspots_change_every_lifetime_and_rates_follow_host_time() {
             assert!(!before.contains(&pair[0].0) && !before.contains(&pair[1].0), "lifetime {k} kept a hotspot");
         }
     }
-    let rate = r.summary.receive_rate.as_ref().expect("receive_rate");
+    let rate: ReceiveRate = r.summary.section("receive_rate").expect("receive_rate");
     assert_close("hotspots (Gb/s)", rate.hotspots, 45.0, 0.45);
     assert_close("non-hotspots (Gb/s)", rate.non_hotspots, 3.75, 0.04);
     assert_close("all (Gb/s)", rate.all, 12.0, 0.12);
@@ -199,15 +200,15 @@ fn moving_hotspots_change_every_lifetime_and_rates_follow_host_time() {
     // The groups' received bytes agree: the targets got all of it.
     assert_close("targets' received (Gb/s)", received(&r, "t"), 120.0, 1.2);
     // (d) The total throughput is the sum of the hosts' receive rates.
-    assert_close("total_throughput", r.summary.total_throughput.unwrap(), rate.all * 10.0, 1e-9);
+    assert_close("total_throughput", r.summary.section::<f64>("total_throughput").unwrap(), rate.all * 10.0, 1e-9);
     // Only the V nodes offer traffic to other destinations than the hotspots: 60 Gb/s.
-    assert_close("tmax", r.summary.tmax.unwrap(), 6.0, 1e-9);
+    assert_close("tmax", r.summary.section::<f64>("tmax").unwrap(), 6.0, 1e-9);
     // The moves draw from the traffic stream: a seed gives one answer. (Among the 4
     // targets, 2 hotspots can only alternate with the other 2; among all hosts they
     // wander.)
     let again = run(MOVING, &[]);
     assert_eq!(intervals(&again), rows);
-    assert_eq!(again.summary.receive_rate, r.summary.receive_rate);
+    assert_eq!(again.summary.sections.get("receive_rate"), r.summary.sections.get("receive_rate"));
     let wander = |seed: &str| intervals(&run(MOVING, &[("traffic.hotspots.among", "all"), ("seed", seed)]));
     assert_eq!(wander("1"), wander("1"));
     assert_ne!(wander("1"), wander("2"), "the hotspots ignore the seed");
@@ -221,7 +222,7 @@ fn hotspots_without_lifetime_stay_and_senders_skip_themselves() {
     let rows = intervals(&r);
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(rows.iter().all(|&(_, s, e)| s == 0.0 && e == 5_050_000.0), "{rows:?}");
-    assert!(r.summary.receive_rate.as_ref().unwrap().hotspots > 0.0);
+    assert!(r.summary.section::<ReceiveRate>("receive_rate").unwrap().hotspots > 0.0);
 }
 
 /// The paper's fat-tree: 648 hosts (36-port switches, two levels), 20 Gb/s links, every
@@ -283,7 +284,7 @@ fn tmax_is_the_papers_for_a_v_c_b_mix_and_sweeps_set_the_share() {
         let r = run(FOREST, &[("traffic.groups.0.pattern.parts.0.share", &share)]);
         assert_eq!(r.summary.groups["v"].hosts, 97);
         let want = (97.0 + 162.0 * (1.0 - p)) * 13.5 / 648.0;
-        assert_close(&format!("tmax at p = {p}"), r.summary.tmax.unwrap(), want, 1e-9);
+        assert_close(&format!("tmax at p = {p}"), r.summary.section::<f64>("tmax").unwrap(), want, 1e-9);
     }
     let config =
         snarl_core::load_config(FOREST, &[("traffic.groups.0.pattern.parts.0.share".into(), "0.3".into())], None)
@@ -316,11 +317,11 @@ count = 8
 lifetime = "50us"
 "#;
     let r = run(text, &[]);
-    let rate = r.summary.receive_rate.clone().unwrap();
+    let rate: ReceiveRate = r.summary.section("receive_rate").unwrap();
     assert_close("hotspots / non-hotspots", rate.hotspots / rate.non_hotspots, 1.0, 0.03);
-    assert_close("all / tmax", rate.all / r.summary.tmax.unwrap(), 1.0, 0.02);
-    assert_close("tmax (Gb/s)", r.summary.tmax.unwrap(), 50.0, 1e-9);
-    assert_close("total_throughput", r.summary.total_throughput.unwrap(), rate.all * 128.0, 1e-6);
+    assert_close("all / tmax", rate.all / r.summary.section::<f64>("tmax").unwrap(), 1.0, 0.02);
+    assert_close("tmax (Gb/s)", r.summary.section::<f64>("tmax").unwrap(), 50.0, 1e-9);
+    assert_close("total_throughput", r.summary.section::<f64>("total_throughput").unwrap(), rate.all * 128.0, 1e-6);
     // The receive rates agree with the groups' received loads.
     assert_close("all vs the group", rate.all, r.summary.groups["default"].received_gbps, 1e-6);
 }
@@ -438,7 +439,7 @@ fn deliveries_count_for_what_their_host_is_when_they_arrive() {
     let delay = r.summary.groups["c"].latency.mean; // ns
     assert!((10_000.0..11_000.0).contains(&delay), "D = {delay} ns");
     let moved = delay / 100_000.0;
-    let rate = r.summary.receive_rate.clone().unwrap();
+    let rate: ReceiveRate = r.summary.section("receive_rate").unwrap();
     assert_close("all (Gb/s)", rate.all, 12.0, 0.12);
     assert_close("hotspots (Gb/s)", rate.hotspots, 15.0 + 30.0 * (1.0 - moved), 0.45);
     assert_close("non-hotspots (Gb/s)", rate.non_hotspots, (30.0 + 60.0 * moved) / 8.0, 0.06);

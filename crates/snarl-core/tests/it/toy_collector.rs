@@ -1,0 +1,80 @@
+//! A collector from outside the crate, through the public API only: it counts packet
+//! hops per window and adds a summary section and a table of its own, which reach the
+//! report as the built-in collectors' do.
+
+use crate::common::SINGLE_SWITCH;
+use snarl_core::observe::{Collector, Finish, TraceEvent};
+use snarl_core::report::Section;
+use snarl_core::{load_config, Column, ColumnData, Report, Simulation, Summary, Table};
+
+/// Packet hops per window of `window` ps.
+struct HopsPerWindow {
+    window: u64,
+    hops: Vec<u64>,
+}
+
+impl Collector for HopsPerWindow {
+    fn on(&mut self, now: u64, event: &TraceEvent) {
+        if let TraceEvent::Hop = event {
+            let w = (now / self.window) as usize;
+            if self.hops.len() <= w {
+                self.hops.resize(w + 1, 0);
+            }
+            self.hops[w] += 1;
+        }
+    }
+
+    fn summarise(&mut self, summary: &mut Summary, _finish: &Finish) {
+        let total: u64 = self.hops.iter().sum();
+        let busiest = self.hops.iter().copied().max().unwrap_or(0);
+        let value = serde_json::json!({ "total": total, "busiest_window": busiest });
+        summary.sections.set(Section::new("toy_hops", &value).note(format!("toy: {total} hops")));
+    }
+
+    fn tables(&self, report: &mut Report, finish: &Finish) {
+        let time = (0..self.hops.len()).map(|w| (w as u64 * self.window) as f64 / finish.ps_per_unit).collect();
+        report.add_table(
+            "toy_hops",
+            Table {
+                columns: vec![
+                    Column { name: "time".into(), data: ColumnData::F64(time) },
+                    Column { name: "hops".into(), data: ColumnData::U64(self.hops.clone()) },
+                ],
+            },
+        );
+    }
+}
+
+#[test]
+fn a_collector_from_outside_adds_a_section_and_a_table() {
+    let config = load_config(SINGLE_SWITCH, &[], None).unwrap();
+    let mut simulation = Simulation::new(&config).unwrap();
+    simulation.add_collector(HopsPerWindow { window: 10_000_000, hops: Vec::new() });
+    let report = simulation.run(&mut |_| true).unwrap();
+
+    let json: serde_json::Value = serde_json::from_str(&report.summary_json()).unwrap();
+    let section = &json["toy_hops"];
+    assert_eq!(section["total"], report.summary.packet_hops, "{section}");
+    assert!(section["busiest_window"].as_u64().unwrap() > 0, "{section}");
+    // After the summary's sections and before the core's closing keys.
+    let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+    let at = |k: &str| keys.iter().position(|&x| x == k).unwrap();
+    assert!(at("recovery") < at("toy_hops") && at("toy_hops") < at("sim_time"), "{keys:?}");
+    assert_eq!(
+        report.notes.last().map(String::as_str),
+        Some(format!("toy: {} hops", report.summary.packet_hops).as_str())
+    );
+
+    let table = report.table("toy_hops").expect("the collector's table");
+    assert!(table.rows() >= 20, "200 us in windows of 10 us (and a hop at the end): {}", table.rows());
+    let Some(ColumnData::U64(hops)) = table.column("hops") else { panic!("hops column") };
+    assert_eq!(hops.iter().sum::<u64>(), report.summary.packet_hops);
+    assert!(report.tables.contains_key("timeseries"), "the built-in tables are still there");
+}
+
+#[test]
+fn a_run_without_it_has_neither() {
+    let report = snarl_core::run(&load_config(SINGLE_SWITCH, &[], None).unwrap()).unwrap();
+    assert!(!report.summary_json().contains("toy_hops"));
+    assert!(report.table("toy_hops").is_none());
+}
