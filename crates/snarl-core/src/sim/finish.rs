@@ -80,6 +80,7 @@ impl Simulation {
                 PS_PER_UNIT,
             );
         }
+        self.world.work.summarise(&mut summary, &finish);
         let notes = summary.sections.notes();
         let mut report = Report { summary, notes, ..Report::default() };
         report.add_table("timeseries", stats.series.table(&names, &capacity, PS_PER_UNIT));

@@ -22,7 +22,7 @@ use super::{OpenLoop, WorkloadConfig};
 use crate::config::Config;
 use crate::error::Result;
 use crate::observe::Finish;
-use crate::report::Report;
+use crate::report::{Report, Summary};
 use crate::units::Rate;
 
 /// What a workload may touch in a callback.
@@ -145,6 +145,13 @@ pub trait Workload {
         Vec::new()
     }
 
+    /// Adds the workload's own sections to the summary when the run ends (a job's
+    /// slowdown, a collective's bus bandwidth), as collectors do
+    /// (`summary.sections.set(Section::new(name, &value).note(line))`).
+    fn summarise(&self, summary: &mut Summary, finish: &Finish) {
+        let _ = (summary, finish);
+    }
+
     /// Adds the workload's own tables to the report when the run ends (a job's steps, a
     /// collective's iterations), by name, as collectors do.
     fn tables(&self, report: &mut Report, finish: &Finish) {
@@ -217,6 +224,10 @@ impl Workload for AnyWorkload {
 
     fn declared_hotspots(&self) -> Vec<u32> {
         dispatch!(self, w => w.declared_hotspots())
+    }
+
+    fn summarise(&self, summary: &mut Summary, finish: &Finish) {
+        dispatch!(self, w => w.summarise(summary, finish))
     }
 
     fn tables(&self, report: &mut Report, finish: &Finish) {

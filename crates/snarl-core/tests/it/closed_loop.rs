@@ -5,8 +5,9 @@
 use snarl_core::kernel::Timer;
 use snarl_core::observe::Finish;
 use snarl_core::packet::Tag;
+use snarl_core::report::Section;
 use snarl_core::traffic::{AnyWorkload, Env, GroupView, MessageDone, Workload};
-use snarl_core::{load_config, Column, ColumnData, Report, Simulation, Table, ValidConfig};
+use snarl_core::{load_config, Column, ColumnData, Report, Simulation, Summary, Table, ValidConfig};
 use std::sync::{Arc, Mutex};
 
 /// Pairs of hosts exchange `rounds` request/reply rounds of `size` bytes each. Pair `i`
@@ -79,6 +80,12 @@ impl Workload for PingPong {
         &self.host_group
     }
 
+    /// A summary section of its own: round trips completed.
+    fn summarise(&self, summary: &mut Summary, _finish: &Finish) {
+        let rounds = self.done_per_pair.iter().sum::<u64>() / 2;
+        summary.sections.set(Section::new("ping_pong", &rounds).note(format!("ping-pong: {rounds} round trips")));
+    }
+
     /// A table of its own: messages completed per pair.
     fn tables(&self, report: &mut Report, _finish: &Finish) {
         let pair = Column { name: "pair".into(), data: ColumnData::U64((0..self.pairs.len() as u64).collect()) };
@@ -127,6 +134,9 @@ fn check_rounds(report: &Report, seen: &[MessageDone], pairs: &[(u32, u32)], rou
     // The workload's own table reached the report.
     let table = report.table("ping_pong").expect("the workload's table");
     assert_eq!(table.column("messages"), Some(&ColumnData::U64(vec![2 * rounds as u64; pairs.len()])));
+    // And its section, with the line the printout shows.
+    assert_eq!(report.summary.section::<u64>("ping_pong"), Some(messages / 2));
+    assert!(report.notes.contains(&format!("ping-pong: {} round trips", messages / 2)), "{:?}", report.notes);
     let s = &report.summary;
     assert_eq!(s.counters["messages_generated"], messages);
     assert_eq!(s.counters["messages_delivered"], messages);
