@@ -94,27 +94,6 @@ impl AnyCongestionControl {
     }
 }
 
-impl AnyCongestionControl {
-    /// Whether it is a control made outside the crate.
-    #[inline]
-    pub fn is_custom(&self) -> bool {
-        matches!(self, AnyCongestionControl::Custom(_))
-    }
-
-    /// `next_send` of a built-in control, inlined whole: the flow scheduler's loop over
-    /// its flows calls this unless the control is custom, so that no opaque call makes
-    /// it reload its state at every flow. (A custom control answers 0 here: ask it
-    /// through `next_send`.)
-    #[inline(always)]
-    pub fn next_send_built_in(&self, flow: &FlowKey) -> u64 {
-        match self {
-            AnyCongestionControl::Dcqcn(c) => c.next_send(flow),
-            AnyCongestionControl::Ibcc(c) => c.next_send(flow),
-            AnyCongestionControl::Custom(_) => 0,
-        }
-    }
-}
-
 macro_rules! dispatch {
     ($self:ident, $c:ident => $call:expr) => {
         match $self {

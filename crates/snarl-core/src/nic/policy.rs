@@ -4,6 +4,8 @@
 //! a NIC pays only for what its run has.
 
 use super::Nics;
+use crate::cc::dcqcn::Dcqcn;
+use crate::cc::ibcc::Ibcc;
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 
 /// The class (what PFC pauses) a packet of the flow (host `h` to `dst`, queue pair `qp`,
@@ -32,29 +34,73 @@ impl SendClass for Isolating {
     }
 }
 
-/// How the scheduler asks the congestion control when `flow` may send next.
+/// How the scheduler asks the congestion control when a flow may send next: the control
+/// is looked up once per scheduling decision (`control`), then asked per flow
+/// (`next_send`), so the loop over the flows calls the built-in controls directly.
 pub(super) trait Pacing {
-    fn next_send(cc: &AnyCongestionControl, flow: &FlowKey) -> u64;
+    type Control: ?Sized;
+
+    /// The control to ask, if the NICs have one of this kind.
+    fn control(cc: Option<&AnyCongestionControl>) -> Option<&Self::Control>;
+
+    /// Earliest time `flow` may send its next packet.
+    fn next_send(control: &Self::Control, flow: &FlowKey) -> u64;
 }
 
-/// A built-in control, inlined whole: no opaque call makes the scheduler's loop reload
-/// its state at every flow.
-pub(super) struct BuiltIn;
+/// DCQCN's rate limiters.
+pub(super) struct ByDcqcn;
 
-impl Pacing for BuiltIn {
+impl Pacing for ByDcqcn {
+    type Control = Dcqcn;
+
     #[inline(always)]
-    fn next_send(cc: &AnyCongestionControl, flow: &FlowKey) -> u64 {
-        cc.next_send_built_in(flow)
+    fn control(cc: Option<&AnyCongestionControl>) -> Option<&Dcqcn> {
+        match cc {
+            Some(AnyCongestionControl::Dcqcn(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn next_send(control: &Dcqcn, flow: &FlowKey) -> u64 {
+        control.next_send(flow)
     }
 }
 
-/// A control made outside the crate (`AnyCongestionControl::Custom`), asked through its
-/// trait object.
+/// InfiniBand CC's congestion control table delays.
+pub(super) struct ByIbcc;
+
+impl Pacing for ByIbcc {
+    type Control = Ibcc;
+
+    #[inline(always)]
+    fn control(cc: Option<&AnyCongestionControl>) -> Option<&Ibcc> {
+        match cc {
+            Some(AnyCongestionControl::Ibcc(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn next_send(control: &Ibcc, flow: &FlowKey) -> u64 {
+        control.next_send(flow)
+    }
+}
+
+/// Any other: a control made outside the crate (`AnyCongestionControl::Custom`), asked
+/// through its trait object, or none (round robin without congestion control).
 pub(super) struct Opaque;
 
 impl Pacing for Opaque {
+    type Control = AnyCongestionControl;
+
     #[inline(always)]
-    fn next_send(cc: &AnyCongestionControl, flow: &FlowKey) -> u64 {
-        cc.next_send(flow)
+    fn control(cc: Option<&AnyCongestionControl>) -> Option<&AnyCongestionControl> {
+        cc
+    }
+
+    #[inline(always)]
+    fn next_send(control: &AnyCongestionControl, flow: &FlowKey) -> u64 {
+        control.next_send(flow)
     }
 }

@@ -3,7 +3,7 @@
 //! rate (or window), credits and pauses deciding who may go, and control packets (CNPs,
 //! BECNs, ACKs, NACKs) ahead of data.
 
-use super::policy::{BuiltIn, ByPriority, Isolating, Opaque, Pacing, SendClass};
+use super::policy::{ByDcqcn, ByIbcc, ByPriority, Isolating, Opaque, Pacing, SendClass};
 use super::{Nics, CONTROL_BYTES};
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::Event;
@@ -42,12 +42,22 @@ impl Nics {
     /// allow it.
     pub fn try_inject(&mut self, ctx: &mut Ctx, host: u32) {
         if let Some(mut scheduler) = self.scheduler.take() {
-            let custom = scheduler.cc.as_ref().is_some_and(|cc| cc.is_custom());
-            match (self.isolation.is_some(), custom) {
-                (true, false) => self.try_inject_by_flow::<Isolating, BuiltIn>(ctx, host, &mut scheduler),
-                (false, false) => self.try_inject_by_flow::<ByPriority, BuiltIn>(ctx, host, &mut scheduler),
-                (true, true) => self.try_inject_by_flow::<Isolating, Opaque>(ctx, host, &mut scheduler),
-                (false, true) => self.try_inject_by_flow::<ByPriority, Opaque>(ctx, host, &mut scheduler),
+            let iso = self.isolation.is_some();
+            match (iso, scheduler.cc.as_ref()) {
+                (false, Some(AnyCongestionControl::Dcqcn(_))) => {
+                    self.try_inject_by_flow::<ByPriority, ByDcqcn>(ctx, host, &mut scheduler)
+                }
+                (false, Some(AnyCongestionControl::Ibcc(_))) => {
+                    self.try_inject_by_flow::<ByPriority, ByIbcc>(ctx, host, &mut scheduler)
+                }
+                (false, _) => self.try_inject_by_flow::<ByPriority, Opaque>(ctx, host, &mut scheduler),
+                (true, Some(AnyCongestionControl::Dcqcn(_))) => {
+                    self.try_inject_by_flow::<Isolating, ByDcqcn>(ctx, host, &mut scheduler)
+                }
+                (true, Some(AnyCongestionControl::Ibcc(_))) => {
+                    self.try_inject_by_flow::<Isolating, ByIbcc>(ctx, host, &mut scheduler)
+                }
+                (true, _) => self.try_inject_by_flow::<Isolating, Opaque>(ctx, host, &mut scheduler),
             }
             self.scheduler = Some(scheduler);
             return;
@@ -142,6 +152,7 @@ impl Nics {
         let base = h * capacity;
         let slot = |pos: usize| base + (head + pos) % capacity;
         let start = scheduler.next_position[h] as usize % len;
+        let control = P::control(scheduler.cc.as_ref());
         let mut earliest = u64::MAX;
         let mut chosen = None;
         // With several streams (the parts of a mix), the streams take turns, a packet
@@ -162,7 +173,7 @@ impl Nics {
                     continue;
                 }
                 let flow = FlowKey { src: host, dst: m.dst, qp: m.qp };
-                let at = scheduler.cc.as_ref().map_or(0, |cc| P::next_send(cc, &flow));
+                let at = control.map_or(0, |c| P::next_send(c, &flow));
                 if at > now {
                     earliest = earliest.min(at);
                     continue;

@@ -17,10 +17,10 @@
 //! flow hash, so that the common case (no packet of the bucket in the other queue) costs
 //! one look-up; only a shared bucket makes the switch walk the other queue.
 
+use crate::cc::FlowMap;
 use crate::config::{Isolation, IsolationKeyKind};
 use crate::memory::fallible::{filled, zeroed};
 use crate::packet::Packet;
-use std::collections::HashMap;
 
 /// `Packet::isolation`: it arrived at its current switch in the congested-flow class.
 pub const ARRIVED_ISOLATED: u8 = 8;
@@ -160,8 +160,9 @@ pub struct IsolationState {
     /// Per (ingress port, class): bytes held that arrived in the class, which PFC counts.
     pfc_bytes: Vec<u64>,
     /// Per flow (source, destination, queue pair): the injection time of the last packet
-    /// sent to its host, to count packets out of order.
-    pub delivered: HashMap<(u32, u32, u32), u64>,
+    /// sent to its host, to count packets out of order (looked up per delivery: a cheap
+    /// hasher, not SipHash).
+    pub delivered: FlowMap<u64>,
     /// Per host: whether the scenario declares it a hotspot (false positives).
     pub hotspot: Vec<bool>,
 }
@@ -183,7 +184,7 @@ impl IsolationState {
             sent: filled(ports, [0; 2], what)?,
             order: zeroed(ports * vcs * 4 * BUCKETS, what)?,
             pfc_bytes: zeroed(ports * queues, what)?,
-            delivered: HashMap::new(),
+            delivered: FlowMap::default(),
             hotspot: Vec::new(),
             params,
         })

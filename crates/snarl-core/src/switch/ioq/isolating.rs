@@ -28,6 +28,7 @@
 use super::discipline::Isolating;
 use super::queues::HELD;
 use super::IoqFabric;
+use crate::cc::FlowKey;
 use crate::config::IsolationKeyKind;
 use crate::flow_control::Feedback;
 use crate::kernel::{Event, Peer, Timer, TimerKind};
@@ -571,7 +572,7 @@ impl IoqFabric {
             return;
         }
         let iso = self.isolation.as_deref_mut().expect("isolating");
-        let last = iso.delivered.entry((p.src, p.dst, p.qp)).or_insert(0);
+        let last = iso.delivered.entry(FlowKey { src: p.src, dst: p.dst, qp: p.qp }).or_insert(0);
         if p.injected < *last {
             ctx.trace(TraceEvent::Isolation(IsolationEvent::Reordered));
         } else {
