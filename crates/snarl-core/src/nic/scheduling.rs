@@ -163,12 +163,21 @@ impl Nics {
         let first_stream = scheduler.next_stream.get(h).map_or(0, |&s| s as usize);
         'streams: for turn in 0..streams {
             let stream = (first_stream + turn) % streams;
-            for k in 0..len {
-                let pos = if start + k >= len { start + k - len } else { start + k };
-                if !scheduler.flow_head[slot(pos)] {
+            // Positions from `start` round to `start - 1`, and their slots, stepped
+            // without a division: most are skipped at once, behind their flow's head.
+            let (mut next_pos, mut next_slot) = (start, slot(start));
+            for _ in 0..len {
+                let (pos, at) = (next_pos, next_slot);
+                if pos + 1 == len {
+                    (next_pos, next_slot) = (0, slot(0));
+                } else {
+                    next_pos = pos + 1;
+                    next_slot = if at + 1 == base + capacity { base } else { at + 1 };
+                }
+                if !scheduler.flow_head[at] {
                     continue; // An older message of its flow goes first.
                 }
-                let m = &ctx.messages[self.queue[slot(pos)]];
+                let m = &ctx.messages[self.queue[at]];
                 if streams > 1 && (m.stream as usize).min(streams - 1) != stream {
                     continue;
                 }
