@@ -45,8 +45,9 @@ pub enum TimerKind {
     Workload(u8),
     /// The NICs' congestion control's: DCQCN's alpha and rate timers.
     CongestionControl(u8),
-    /// Congestion isolation's: the release check of an entry (owner: its global index).
-    Isolation,
+    /// The switch fabric's, with its own code for what it means there (congestion
+    /// isolation's release check of an entry: `switch::ioq::isolating::RELEASE_CHECK`).
+    Fabric(u8),
 }
 
 #[cfg(test)]

@@ -79,7 +79,7 @@ impl Model<Stats> for World {
                 self.work.timer(&mut Env { ctx, nics: &mut self.nics, rng: &mut self.traffic_rng }, timer)
             }
             TimerKind::CongestionControl(_) => self.nics.cc_timer(ctx, timer),
-            TimerKind::Isolation => self.fabric.isolation_timer(ctx, timer),
+            TimerKind::Fabric(_) => self.fabric.timer(ctx, timer),
         }
     }
 

@@ -53,6 +53,10 @@ fn control(p: &Packet) -> bool {
     p.kind.is_control() || p.message == NIL
 }
 
+/// The fabric's timer code for the release check of a congested-flow table entry (owner:
+/// the entry's global index).
+pub const RELEASE_CHECK: u8 = 0;
+
 impl IoqFabric {
     /// Isolates congested flows with `state` from now on.
     fn set_isolation(&mut self, state: IsolationState) {
@@ -396,7 +400,7 @@ impl IoqFabric {
         let iso = self.isolation.as_deref_mut().expect("isolating");
         let entry = &mut iso.cft[e];
         entry.timer_at = ctx.now + iso.params.min_residency;
-        let timer = Timer { owner: e as u32, epoch: entry.epoch, kind: TimerKind::Isolation };
+        let timer = Timer { owner: e as u32, epoch: entry.epoch, kind: TimerKind::Fabric(RELEASE_CHECK) };
         ctx.schedule(entry.timer_at, Event::Timer(timer));
     }
 
@@ -465,12 +469,19 @@ impl IoqFabric {
         }
         let at = due;
         iso.cft[e].timer_at = at;
-        let timer = Timer { owner: e as u32, epoch: entry.epoch, kind: TimerKind::Isolation };
+        let timer = Timer { owner: e as u32, epoch: entry.epoch, kind: TimerKind::Fabric(RELEASE_CHECK) };
         ctx.schedule(at, Event::Timer(timer));
     }
 
+    /// One of the fabric's timers fired (`TimerKind::Fabric(code)`).
+    pub fn timer(&mut self, ctx: &mut Ctx, timer: Timer) {
+        if timer.kind == TimerKind::Fabric(RELEASE_CHECK) {
+            self.isolation_timer(ctx, timer);
+        }
+    }
+
     /// A release check of an entry is due.
-    pub fn isolation_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
+    fn isolation_timer(&mut self, ctx: &mut Ctx, timer: Timer) {
         let Some(iso) = self.isolation.as_deref_mut() else { return };
         let e = timer.owner as usize;
         let entry = &mut iso.cft[e];
