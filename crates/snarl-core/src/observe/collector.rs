@@ -4,8 +4,11 @@
 //! files and in the HTML report without any change there.
 
 use super::{FabricSeries, GroupInfo, IbccSeries, IsolationSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use crate::config::Config;
+use crate::error::Result;
 use crate::flow_control::PauseState;
 use crate::report::{Report, Summary};
+use crate::topology::AnyTopology;
 
 /// What a collector may read when the run ends.
 pub struct Finish<'a> {
@@ -21,6 +24,42 @@ pub struct Finish<'a> {
     /// link (the queues beyond them are other classes, e.g. congested-flow queues).
     pub pause_states: &'a [&'a PauseState],
     pub vcs: usize,
+}
+
+/// What a built-in collector reads to decide whether a run gets it, and to build itself
+/// (`for_run` in its own file).
+pub struct Setup<'a> {
+    pub config: &'a Config,
+    pub topology: &'a AnyTopology,
+    /// Queues per switch port (the VCs, and any a mechanism adds beyond them).
+    pub queues_per_port: usize,
+    /// Width of the time series' windows, end of the run and start of the measurement (ps).
+    pub window: u64,
+    pub end: u64,
+    pub measure_from: u64,
+    /// Whether the run reports the congestion-control counters (ECN marking or a
+    /// congestion control that acts).
+    pub congestion_counters: bool,
+}
+
+/// The built-in optional collectors `setup`'s run gets: each decides for itself from the
+/// config (the mechanisms the run has, and what the user asked for). Queue probes, which
+/// the fabric must know of, are added where the fabric is built.
+pub fn for_run(setup: &Setup) -> Result<Vec<AnyCollector>> {
+    let mut found = Vec::new();
+    if let Some(c) = FabricSeries::for_run(setup)? {
+        found.push(AnyCollector::Fabric(c));
+    }
+    if let Some(c) = RateLog::for_run(setup) {
+        found.push(AnyCollector::Rates(c));
+    }
+    if let Some(c) = IbccSeries::for_run(setup)? {
+        found.push(AnyCollector::Ibcc(c));
+    }
+    if let Some(c) = IsolationSeries::for_run(setup)? {
+        found.push(AnyCollector::Isolation(c));
+    }
+    Ok(found)
 }
 
 /// Implemented by the built-in collectors, and by any a user adds to a run

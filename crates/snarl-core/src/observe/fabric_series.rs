@@ -3,7 +3,8 @@
 //! onset of an incast, the marks that follow); recorded only in runs that have any of
 //! these mechanisms, so other runs carry no extra table.
 
-use super::{Collector, Finish, TraceEvent};
+use super::{Collector, Finish, Setup, TraceEvent};
+use crate::config::FlowControlConfig;
 use crate::error::Result;
 use crate::memory::fallible::filled;
 use crate::report::{Column, ColumnData, Report, Table};
@@ -29,6 +30,16 @@ pub struct FabricSeries {
 }
 
 impl FabricSeries {
+    /// Runs with link-level flow control of a lossy or PFC kind, ECN or congestion
+    /// control (credit-based fabrics without them have nothing to count).
+    pub fn for_run(setup: &Setup) -> Result<Option<FabricSeries>> {
+        let link_events = !matches!(setup.config.flow_control, FlowControlConfig::Credit {});
+        if !(setup.congestion_counters || link_events) {
+            return Ok(None);
+        }
+        FabricSeries::new(setup.window, setup.end).map(Some)
+    }
+
     pub fn new(window: u64, duration: u64) -> Result<FabricSeries> {
         let windows = duration.div_ceil(window.max(1)) as usize;
         let counts = filled(windows, [0; KINDS], "the fabric time series")?;

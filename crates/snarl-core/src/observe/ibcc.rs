@@ -10,11 +10,13 @@
 //! the end of the warm-up in the summary, in their window in the table; a BECN counts
 //! when it reaches its source.
 
-use super::{Collector, Finish, TraceEvent};
+use super::{Collector, Finish, Setup, TraceEvent};
+use crate::config::CongestionControlConfig;
 use crate::error::Result;
 use crate::memory::fallible::{filled, zeroed};
 use crate::report::text::{int, num};
 use crate::report::{Column, ColumnData, Report, Section, Summary, Table};
+use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 
 /// Port-VLs the summary lists, most marks first.
@@ -68,6 +70,18 @@ pub struct IbccSeries {
 }
 
 impl IbccSeries {
+    /// Runs with InfiniBand congestion control.
+    pub fn for_run(setup: &Setup) -> Result<Option<IbccSeries>> {
+        let CongestionControlConfig::Ibcc(ibcc) = &setup.config.congestion_control else { return Ok(None) };
+        let topo = setup.topology;
+        let total = (0..topo.num_switches()).map(|s| topo.num_ports(s)).sum();
+        let each = (0..topo.num_switches()).flat_map(|s| (0..topo.num_ports(s)).map(move |p| (s as u32, p as u32)));
+        let ports = crate::memory::fallible::collected(total, each, "the IB CC marks per port")?;
+        let (min, limit) = (ibcc.ccti_min as u16, ibcc.ccti_limit as u16);
+        let (window, end, from) = (setup.window, setup.end, setup.measure_from);
+        IbccSeries::new(window, end, from, min, limit, ports, setup.queues_per_port).map(Some)
+    }
+
     /// `ports`: (switch, port) of each global port, which has `queues` queues;
     /// `ccti_min`, `ccti_limit`: the congestion control's bounds.
     pub fn new(

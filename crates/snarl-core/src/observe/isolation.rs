@@ -2,7 +2,7 @@
 //! `isolation` table. Counts cover the whole run (as the summary's other counters do);
 //! the table occupancy's mean is time-weighted over the measurement interval.
 
-use super::{Collector, Finish, IsolationEvent, TraceEvent};
+use super::{Collector, Finish, IsolationEvent, Setup, TraceEvent};
 use crate::error::Result;
 use crate::flow_control::PauseState;
 use crate::memory::fallible::filled;
@@ -46,6 +46,14 @@ pub struct IsolationSeries {
 }
 
 impl IsolationSeries {
+    /// Runs with congestion isolation (`[isolation]`).
+    pub fn for_run(setup: &Setup) -> Result<Option<IsolationSeries>> {
+        if setup.config.isolation.is_none() {
+            return Ok(None);
+        }
+        IsolationSeries::new(setup.window, setup.end, setup.measure_from).map(Some)
+    }
+
     pub fn new(window: u64, duration: u64, measure_from: u64) -> Result<IsolationSeries> {
         let window = window.max(1);
         let windows = duration.div_ceil(window) as usize;

@@ -22,7 +22,7 @@ mod recovery;
 mod series;
 
 pub use crate::kernel::{IsolationEvent, TraceEvent};
-pub use collector::{AnyCollector, Collector, Collectors, Finish};
+pub use collector::{for_run as collectors_for_run, AnyCollector, Collector, Collectors, Finish, Setup};
 pub use config::{ObserveConfig, QueueProbeConfig};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};

@@ -1,7 +1,8 @@
 //! Every rate change of every flow (congestion control's cuts and increases), as the
 //! `rates` table: recorded when `congestion_control.rate_series` asks for it.
 
-use super::{Collector, Finish, TraceEvent};
+use super::{Collector, Finish, Setup, TraceEvent};
+use crate::config::CongestionControlConfig;
 use crate::report::{Column, ColumnData, Report, Table};
 
 #[derive(Default)]
@@ -11,6 +12,16 @@ pub struct RateLog {
     dst: Vec<u64>,
     qp: Vec<u64>,
     rate_gbps: Vec<f64>,
+}
+
+impl RateLog {
+    /// Runs whose DCQCN asks for the rate series (`congestion_control.rate_series`).
+    pub fn for_run(setup: &Setup) -> Option<RateLog> {
+        match &setup.config.congestion_control {
+            CongestionControlConfig::Dcqcn(dcqcn) if dcqcn.rate_series => Some(RateLog::default()),
+            _ => None,
+        }
+    }
 }
 
 impl Collector for RateLog {

@@ -7,17 +7,14 @@ use super::world::World;
 use super::Simulation;
 use crate::cc::{AnyCongestionControl, AnyMarking};
 use crate::config::{
-    pfc_headroom, Config, CongestionControlConfig, Crossbar, FlowControlConfig, InputQueuing, NicScheduling,
-    SwitchConfig, Thresholds, ValidConfig,
+    pfc_headroom, Config, Crossbar, FlowControlConfig, InputQueuing, NicScheduling, SwitchConfig, Thresholds,
+    ValidConfig,
 };
 use crate::error::{closest, Error, Result};
 use crate::flow_control::{CreditReturns, PfcReceiver};
 use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
 use crate::nic::Nics;
-use crate::observe::{
-    AnyCollector, FabricSeries, HotspotTime, IbccSeries, IdealFct, IsolationSeries, QueueProbes, QueueSeries, RateLog,
-    Stats,
-};
+use crate::observe::{collectors_for_run, AnyCollector, HotspotTime, IdealFct, QueueProbes, QueueSeries, Setup, Stats};
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
@@ -135,27 +132,19 @@ impl Simulation {
             stats.settle_before = 0;
         }
         stats.congestion_counters = marking.is_some() || config.congestion_control_acts();
-        // The optional collectors: those of the mechanisms the run has, and those asked for.
-        let link_events = !matches!(config.flow_control, FlowControlConfig::Credit {});
-        if stats.congestion_counters || link_events {
-            stats.collectors.add(AnyCollector::Fabric(FabricSeries::new(window, end)?));
-        }
-        if let CongestionControlConfig::Dcqcn(dcqcn) = &config.congestion_control {
-            if dcqcn.rate_series {
-                stats.collectors.add(AnyCollector::Rates(RateLog::default()));
-            }
-        }
-        if let CongestionControlConfig::Ibcc(ibcc) = &config.congestion_control {
-            let topo = fabric.topology();
-            let total = (0..topo.num_switches()).map(|s| topo.num_ports(s)).sum();
-            let each = (0..topo.num_switches()).flat_map(|s| (0..topo.num_ports(s)).map(move |p| (s as u32, p as u32)));
-            let ports = crate::memory::fallible::collected(total, each, "the IB CC marks per port")?;
-            let (min, limit) = (ibcc.ccti_min as u16, ibcc.ccti_limit as u16);
-            let series = IbccSeries::new(window, end, sim.warmup.0, min, limit, ports, fabric.queues())?;
-            stats.collectors.add(AnyCollector::Ibcc(series));
-        }
-        if isolation.is_some() {
-            stats.collectors.add(AnyCollector::Isolation(IsolationSeries::new(window, end, sim.warmup.0)?));
+        // The optional collectors: each built-in one decides whether the run has what it
+        // measures (`observe::collectors_for_run`); queue probes are registered with the fabric.
+        let setup = Setup {
+            config,
+            topology: fabric.topology(),
+            queues_per_port: fabric.queues(),
+            window,
+            end,
+            measure_from: sim.warmup.0,
+            congestion_counters: stats.congestion_counters,
+        };
+        for collector in collectors_for_run(&setup)? {
+            stats.collectors.add(collector);
         }
         let mut probes = QueueProbes::new(sim.warmup.0);
         if let Some((kmin, kmax)) = marking.as_ref().and_then(|m| m.red_thresholds()) {
