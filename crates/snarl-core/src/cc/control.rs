@@ -15,6 +15,33 @@ use crate::packet::{Packet, PacketKind};
 /// wakes the flow scheduler.
 pub const BLOCKED: u64 = u64::MAX;
 
+/// What a destination answers a data packet with on the receive path (`on_data`), and
+/// what its source hears (`on_ack`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acknowledgement {
+    Ack,
+    Nack,
+}
+
+impl Acknowledgement {
+    /// The kind of the packet that carries it.
+    pub fn kind(self) -> PacketKind {
+        match self {
+            Acknowledgement::Ack => PacketKind::ACK,
+            Acknowledgement::Nack => PacketKind::NACK,
+        }
+    }
+
+    /// The acknowledgement a control packet of `kind` (ACK or NACK) carries.
+    pub fn of(kind: PacketKind) -> Acknowledgement {
+        if kind == PacketKind::NACK {
+            Acknowledgement::Nack
+        } else {
+            Acknowledgement::Ack
+        }
+    }
+}
+
 /// A NIC-side congestion control. The NIC asks it when a flow may send and tells it
 /// what happens; what it schedules for itself comes back as `TimerKind::CongestionControl`
 /// timers.
@@ -60,16 +87,15 @@ pub trait CongestionControl {
 
     /// Receive path: data packet `packet` of `flow` reached its destination now (after
     /// `on_marked`, if it was marked), just before it is delivered. Returns the
-    /// acknowledgement the destination sends back to the source (`PacketKind::ACK` or
-    /// `PacketKind::NACK`), if any: it leaves from the NIC's control queue, as a CNP
-    /// does, on the flow's VC.
-    fn on_data(&mut self, _ctx: &mut Ctx, _flow: FlowKey, _packet: &Packet) -> Option<PacketKind> {
+    /// acknowledgement the destination sends back to the source, if any: it leaves from
+    /// the NIC's control queue, as a CNP does, on the flow's VC.
+    fn on_data(&mut self, _ctx: &mut Ctx, _flow: FlowKey, _packet: &Packet) -> Option<Acknowledgement> {
         None
     }
 
-    /// An acknowledgement of `kind` (ACK or NACK) for `flow` reached its source now. The
-    /// source's flow scheduler tries to send right after.
-    fn on_ack(&mut self, _ctx: &mut Ctx, _flow: FlowKey, _kind: PacketKind) {}
+    /// An acknowledgement for `flow` reached its source now. The source's flow scheduler
+    /// tries to send right after.
+    fn on_ack(&mut self, _ctx: &mut Ctx, _flow: FlowKey, _ack: Acknowledgement) {}
 }
 
 /// The NIC-side congestion controls, dispatched statically.
@@ -143,12 +169,12 @@ impl CongestionControl for AnyCongestionControl {
         dispatch!(self, c => c.wants_receipts())
     }
 
-    fn on_data(&mut self, ctx: &mut Ctx, flow: FlowKey, packet: &Packet) -> Option<PacketKind> {
+    fn on_data(&mut self, ctx: &mut Ctx, flow: FlowKey, packet: &Packet) -> Option<Acknowledgement> {
         dispatch!(self, c => c.on_data(ctx, flow, packet))
     }
 
-    fn on_ack(&mut self, ctx: &mut Ctx, flow: FlowKey, kind: PacketKind) {
-        dispatch!(self, c => c.on_ack(ctx, flow, kind))
+    fn on_ack(&mut self, ctx: &mut Ctx, flow: FlowKey, ack: Acknowledgement) {
+        dispatch!(self, c => c.on_ack(ctx, flow, ack))
     }
 }
 

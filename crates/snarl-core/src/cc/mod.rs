@@ -24,7 +24,7 @@ mod marking_config;
 pub mod red;
 
 pub use config::CongestionControlConfig;
-pub use control::{AnyCongestionControl, CongestionControl, BLOCKED};
+pub use control::{Acknowledgement, AnyCongestionControl, CongestionControl, BLOCKED};
 pub use dcqcn_config::DcqcnConfig;
 pub use flows::{FlowKey, FlowMap, FlowTable, MixHasher};
 pub use ibcc_config::{

@@ -85,15 +85,7 @@ fn thousands(n: u64) -> String {
     if n == u64::MAX {
         return "more than 10^19".into();
     }
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::report::text::int(n)
 }
 
 #[cfg(test)]

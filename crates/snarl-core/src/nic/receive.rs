@@ -5,11 +5,10 @@
 
 use super::scheduling::ControlRequest;
 use super::Nics;
-use crate::cc::{CongestionControl, FlowKey};
+use crate::cc::{Acknowledgement, CongestionControl, FlowKey};
 use crate::kernel::Timer;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
-use crate::packet::PacketKind;
 
 impl Nics {
     /// The tail of `packet` reached its destination NIC, which decides what its kind
@@ -62,9 +61,8 @@ impl Nics {
         let Some(cc) = scheduler.cc.as_mut() else { return };
         let p = ctx.packets[packet];
         let (src, dst, qp) = (p.src, p.dst, p.qp);
-        let Some(kind) = cc.on_data(ctx, FlowKey { src, dst, qp }, &p) else { return };
-        debug_assert!(kind.is_acknowledgement(), "{kind:?} is not an acknowledgement");
-        let kind = if kind.is_acknowledgement() { kind } else { PacketKind::ACK };
+        let Some(ack) = cc.on_data(ctx, FlowKey { src, dst, qp }, &p) else { return };
+        let kind = ack.kind();
         let vc = ctx.messages[p.message].vc;
         scheduler.control[dst as usize].push_back(ControlRequest { dst: src, qp, vc, kind });
         self.try_inject(ctx, dst);
@@ -88,7 +86,7 @@ impl Nics {
         ctx.trace(TraceEvent::Acknowledgement { group: p.group, delivered: true });
         ctx.packets.release(packet);
         if let Some(cc) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.cc.as_mut()) {
-            cc.on_ack(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, p.kind);
+            cc.on_ack(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, Acknowledgement::of(p.kind));
         }
         self.try_inject(ctx, p.dst);
     }

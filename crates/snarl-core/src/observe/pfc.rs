@@ -1,5 +1,6 @@
 //! Priority flow control as the summary reports it: the `pfc` section (built by the
-//! kernel at the end of a run, from the pause states and the frame counts).
+//! assembly at the end of a run, `sim/finish.rs`, from the pause states and the frame
+//! counts).
 
 use crate::report::text::{int, num};
 use crate::report::Section;

@@ -4,10 +4,10 @@
 //! ACK reaching the sender opens the window again. The toy logs every injection, receipt
 //! and ACK, so the test checks the window from the per-packet events.
 
-use snarl_core::cc::{AnyCongestionControl, CongestionControl, FlowKey, BLOCKED};
+use snarl_core::cc::{Acknowledgement, AnyCongestionControl, CongestionControl, FlowKey, BLOCKED};
 use snarl_core::kernel::Timer;
 use snarl_core::model::Ctx;
-use snarl_core::packet::{Packet, PacketKind};
+use snarl_core::packet::Packet;
 use snarl_core::sim::Components;
 use snarl_core::{load_config, Report, Simulation, ValidConfig};
 use std::collections::HashMap;
@@ -66,16 +66,16 @@ impl CongestionControl for FixedWindow {
         true
     }
 
-    fn on_data(&mut self, ctx: &mut Ctx, flow: FlowKey, packet: &Packet) -> Option<PacketKind> {
+    fn on_data(&mut self, ctx: &mut Ctx, flow: FlowKey, packet: &Packet) -> Option<Acknowledgement> {
         assert!(packet.kind.is_data());
         assert_eq!((packet.src, packet.dst, packet.qp), (flow.src, flow.dst, flow.qp));
         assert!(packet.injected < ctx.now, "received after it left");
         self.log.lock().unwrap().received += 1;
-        Some(PacketKind::ACK)
+        Some(Acknowledgement::Ack)
     }
 
-    fn on_ack(&mut self, _ctx: &mut Ctx, flow: FlowKey, kind: PacketKind) {
-        assert_eq!(kind, PacketKind::ACK);
+    fn on_ack(&mut self, _ctx: &mut Ctx, flow: FlowKey, ack: Acknowledgement) {
+        assert_eq!(ack, Acknowledgement::Ack);
         let mut log = self.log.lock().unwrap();
         log.acks += 1;
         let n = log.unacknowledged.get_mut(&flow).expect("an ACK for a flow that sent");
