@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct IbccConfig {
     /// CCTI added per BECN (0: IB CC is off).
-    #[serde(default = "one")]
+    #[serde(default = "crate::config::one")]
     pub ccti_increase: u32,
     /// Highest CCTI.
     #[serde(default = "default_ccti_limit")]
@@ -183,10 +183,6 @@ impl<'de> Deserialize<'de> for Cct {
         }
         d.deserialize_any(V)
     }
-}
-
-fn one() -> u32 {
-    1
 }
 
 /// Highest CCTI: a linear table's multiplier (the CCTI itself) fits the specification's

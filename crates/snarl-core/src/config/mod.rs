@@ -17,6 +17,12 @@ mod seed;
 mod valid;
 mod validate;
 
+/// serde's default for the counts whose default is one (`#[serde(default =
+/// "crate::config::one")]`), shared by the sections that have them.
+pub(crate) fn one() -> u32 {
+    1
+}
+
 pub use load::{load_config, parse_override};
 pub use schema::*;
 pub use valid::ValidConfig;

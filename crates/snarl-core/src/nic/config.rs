@@ -20,7 +20,7 @@ pub struct NicConfig {
     pub source_queue: u32,
     /// Queue pairs per (source, destination); a message picks one at random. ECMP by QP
     /// hashes this number.
-    #[serde(default = "one")]
+    #[serde(default = "crate::config::one")]
     pub qps_per_destination: u32,
     /// Order in which a host serves its queued messages (default: FIFO, or round robin
     /// by flow under per-flow congestion control, which requires it).
@@ -60,10 +60,6 @@ impl Default for NicConfig {
             receive_cap: None,
         }
     }
-}
-
-fn one() -> u32 {
-    1
 }
 
 impl NicConfig {

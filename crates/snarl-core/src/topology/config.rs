@@ -17,7 +17,7 @@ pub enum TopologyConfig {
         leaves: u32,
         spines: u32,
         hosts_per_leaf: u32,
-        #[serde(default = "one")]
+        #[serde(default = "crate::config::one")]
         links_per_pair: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         oversubscription: Option<String>,
@@ -67,7 +67,7 @@ pub enum TopologyConfig {
     HyperX {
         sides: Vec<u32>,
         hosts_per_switch: u32,
-        #[serde(default = "one")]
+        #[serde(default = "crate::config::one")]
         links_per_pair: u32,
     },
     /// n-dimensional torus: every switch is linked to its two neighbours along each
@@ -76,10 +76,6 @@ pub enum TopologyConfig {
     Torus { sides: Vec<u32>, hosts_per_switch: u32 },
     /// n-dimensional mesh: a torus without the wraparound links.
     Mesh { sides: Vec<u32>, hosts_per_switch: u32 },
-}
-
-fn one() -> u32 {
-    1
 }
 
 /// Which group each global port of a dragonfly-like fabric leads to (Camarero, Vallejo and

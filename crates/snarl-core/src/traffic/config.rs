@@ -95,7 +95,7 @@ pub enum PatternConfig {
     },
     /// All traffic goes to `hotspots` destinations drawn at random from `among`.
     Hotspot {
-        #[serde(default = "one")]
+        #[serde(default = "crate::config::one")]
         hotspots: u32,
         #[serde(default = "all")]
         among: String,
@@ -275,10 +275,6 @@ impl TrafficConfig {
     pub fn streams(&self) -> usize {
         self.patterns().map(PatternConfig::streams).max().unwrap_or(1)
     }
-}
-
-fn one() -> u32 {
-    1
 }
 
 /// Names with a meaning of their own in `among` and phase `group` fields.
