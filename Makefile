@@ -44,8 +44,10 @@ build: setup
 ## test: Rust tests of the core, then the Python tests
 test: setup test-rust test-python
 
-test-rust:
-	$(CARGO) test --release
+# SNARL_PYTHON: the interpreter with the package, through which the Rust tests show
+# that what a mechanism made outside the crate reaches Python's Report.
+test-rust: setup
+	SNARL_PYTHON=$(abspath $(VPY)) $(CARGO) test --release
 
 test-python: setup
 	$(VPY) -m pytest bindings/python/tests $(PYTEST_ARGS)

@@ -9,6 +9,8 @@ pub mod cc;
 pub mod config;
 pub mod error;
 pub mod flow_control;
+pub mod install;
+pub mod isolation;
 pub mod kernel;
 pub mod memory;
 pub mod model;

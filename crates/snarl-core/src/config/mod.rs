@@ -33,13 +33,11 @@ pub use crate::cc::{
     MarkingConfig, RedConfig, VictimMask, CCTI_TIMER_UNIT_PS, MAX_CCTI, MAX_CCT_MULTIPLIER, MAX_CCT_SHIFT,
 };
 pub use crate::flow_control::{pfc_headroom, FlowControlConfig, Threshold, Thresholds, PAUSE_FRAME_BYTES};
+pub use crate::isolation::{CfqOrder, CfqScheduler, Isolation, IsolationConfig, IsolationKeyKind, IsolationKnobs};
 pub use crate::nic::{NicConfig, NicScheduling};
 pub use crate::observe::{ObserveConfig, QueueProbeConfig};
 pub use crate::routing::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, UgalInformation, UpSelect};
-pub use crate::switch::{
-    CfqOrder, CfqScheduler, Crossbar, InputQueuing, Isolation, IsolationConfig, IsolationKeyKind, IsolationKnobs,
-    SwitchConfig,
-};
+pub use crate::switch::{Crossbar, InputQueuing, SwitchConfig};
 pub use crate::topology::{parse_oversubscription, Arrangement, LinkConfig, LinksConfig, TopologyConfig};
 pub use crate::traffic::{
     GroupConfig, HotspotAssign, HotspotsConfig, MixPart, PatternConfig, PhaseConfig, Placement, ProcessKind,

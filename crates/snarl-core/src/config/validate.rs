@@ -54,7 +54,7 @@ impl Config {
             marking.validate(self, &mut p);
         }
         self.congestion_control.validate(self, &mut p);
-        crate::switch::validate_isolation(self, &mut p);
+        crate::isolation::validate_isolation(self, &mut p);
         p.into_result()
     }
 

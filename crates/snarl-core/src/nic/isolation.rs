@@ -6,9 +6,9 @@
 
 use super::Nics;
 use crate::flow_control::PauseState;
+use crate::isolation::state::IsolationKey;
 use crate::memory::fallible::filled;
 use crate::model::Ctx;
-use crate::switch::isolation::IsolationKey;
 
 /// Most keys a NIC isolates at once; a message beyond them replaces the oldest.
 const KEYS: usize = 16;

@@ -3,10 +3,11 @@
 //! to the report, by name: a collector added here appears in Python, in the Parquet
 //! files and in the HTML report without any change there.
 
-use super::{FabricSeries, GroupInfo, IbccSeries, IsolationSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use super::{FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
 use crate::config::Config;
 use crate::error::Result;
 use crate::flow_control::PauseState;
+use crate::isolation::IsolationSeries;
 use crate::report::{Report, Summary};
 use crate::topology::AnyTopology;
 
@@ -24,6 +25,35 @@ pub struct Finish<'a> {
     /// link (the queues beyond them are other classes, e.g. congested-flow queues).
     pub pause_states: &'a [&'a PauseState],
     pub vcs: usize,
+    /// The switches, read-only.
+    pub fabric: &'a dyn FabricView,
+}
+
+/// What the report may read of the switches at the end of a run.
+pub trait FabricView {
+    /// "switch S port P" for a global port id (an index of the switches' pause state).
+    fn port_name(&self, global_port: usize) -> String;
+    /// Highest ingress occupancy any port reached, and what a port's ingress queues hold
+    /// before borrowing from the pool (shared-buffer switches; 0 otherwise).
+    fn max_ingress(&self) -> u64;
+    fn ingress_share(&self) -> u64;
+}
+
+/// A fabric of no ports, for collectors used without a run (their unit tests).
+pub struct NoFabric;
+
+impl FabricView for NoFabric {
+    fn port_name(&self, global_port: usize) -> String {
+        format!("port {global_port}")
+    }
+
+    fn max_ingress(&self) -> u64 {
+        0
+    }
+
+    fn ingress_share(&self) -> u64 {
+        0
+    }
 }
 
 /// What a built-in collector reads to decide whether a run gets it, and to build itself

@@ -12,7 +12,6 @@ mod fabric_series;
 mod fct;
 pub mod hotspots;
 pub mod ibcc;
-pub mod isolation;
 mod latency;
 pub mod pfc;
 mod queue_series;
@@ -22,15 +21,16 @@ mod recovery;
 mod series;
 
 pub use crate::kernel::{IsolationEvent, TraceEvent};
-pub use collector::{for_run as collectors_for_run, AnyCollector, Collector, Collectors, Finish, Setup};
+pub use collector::{
+    for_run as collectors_for_run, AnyCollector, Collector, Collectors, FabricView, Finish, NoFabric, Setup,
+};
 pub use config::{ObserveConfig, QueueProbeConfig};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use hotspots::{HotspotTime, ReceiveRate};
 pub use ibcc::{IbccSeries, IbccSummary, MarkingPort};
-pub use isolation::{IsolationSeries, IsolationSummary, Occupancy};
 pub use latency::Latency;
-pub use pfc::{PausedLink, PfcSummary};
+pub use pfc::{PausedLink, PfcCounters, PfcSummary};
 pub use queue_series::QueueSeries;
 pub use queues::{EcnBand, QueueProbes, QueueSummary};
 pub use rates::RateLog;
@@ -38,7 +38,7 @@ pub use recovery::recovery;
 pub use series::Series;
 
 use crate::error::Result;
-use crate::report::{GroupSummary, PacketCounts, Summary};
+use crate::report::{GroupSummary, PacketCounts, Report, Summary};
 use crate::units::Rate;
 use std::collections::BTreeMap;
 
@@ -73,14 +73,6 @@ pub struct Counters {
     /// Rate cuts at the senders (one per CNP received; under IB CC, one per BECN that
     /// raised a CCTI).
     pub rate_cuts: u64,
-}
-
-/// Priority flow control frames.
-#[derive(Clone, Copy, Default, Debug)]
-pub struct PfcCounters {
-    pub pause_frames_sent: u64,
-    pub resume_frames_sent: u64,
-    pub pause_frames_received: u64,
 }
 
 pub struct Stats {
@@ -373,8 +365,23 @@ impl Stats {
         if let Some(hotspots) = self.hotspots.as_deref_mut() {
             hotspots.summarise(&mut summary, self.received_as, end, &self.is_hotspot);
         }
+        if let Some(section) = self.pfc.section(finish, self.measure_from) {
+            summary.sections.set(section);
+        }
         self.collectors.summarise(&mut summary, finish);
         summary
+    }
+
+    /// The always-on tables (the time series, and hotspot time in runs with shared
+    /// hotspots), then the optional collectors'.
+    pub fn tables(&self, report: &mut Report, finish: &Finish) {
+        let names: Vec<String> = finish.groups.iter().map(|g| g.name.clone()).collect();
+        let capacity: Vec<f64> = finish.groups.iter().map(|g| g.capacity_bps).collect();
+        report.add_table("timeseries", self.series.table(&names, &capacity, finish.ps_per_unit));
+        if let Some(hotspots) = &self.hotspots {
+            report.add_table("hotspots", hotspots.table(finish.ps_per_unit));
+        }
+        self.collectors.tables(report, finish);
     }
 
     pub fn packet_counts(&self) -> PacketCounts {

@@ -119,6 +119,7 @@ impl Collector for QueueSeries {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::NoFabric;
 
     #[test]
     fn windows_hold_the_time_weighted_mean_and_the_maximum() {
@@ -132,7 +133,15 @@ mod tests {
         let mut report = Report::default();
         s.tables(
             &mut report,
-            &Finish { groups: &[], end: 300, ps_per_unit: 1.0, time_unit: "ns", pause_states: &[], vcs: 1 },
+            &Finish {
+                groups: &[],
+                end: 300,
+                ps_per_unit: 1.0,
+                time_unit: "ns",
+                pause_states: &[],
+                vcs: 1,
+                fabric: &NoFabric,
+            },
         );
         let t = report.table("queues").unwrap();
         assert_eq!(t.rows(), 6);

@@ -57,6 +57,7 @@ impl Collector for RateLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::NoFabric;
 
     #[test]
     fn every_change_is_a_row_in_the_reports_unit() {
@@ -67,7 +68,15 @@ mod tests {
         let mut report = Report::default();
         log.tables(
             &mut report,
-            &Finish { groups: &[], end: 5_000, ps_per_unit: 1_000.0, time_unit: "ns", pause_states: &[], vcs: 1 },
+            &Finish {
+                groups: &[],
+                end: 5_000,
+                ps_per_unit: 1_000.0,
+                time_unit: "ns",
+                pause_states: &[],
+                vcs: 1,
+                fabric: &NoFabric,
+            },
         );
         let t = report.table("rates").unwrap();
         assert_eq!(t.column("time"), Some(&ColumnData::F64(vec![2.0, 4.0])));

@@ -7,14 +7,16 @@ use super::world::World;
 use super::Simulation;
 use crate::cc::{AnyCongestionControl, AnyMarking};
 use crate::config::{
-    pfc_headroom, Config, Crossbar, FlowControlConfig, InputQueuing, NicScheduling, SwitchConfig, Thresholds,
-    ValidConfig,
+    Config, Crossbar, FlowControlConfig, InputQueuing, NicScheduling, SwitchConfig, Thresholds, ValidConfig,
 };
 use crate::error::{closest, Error, Result};
 use crate::flow_control::{CreditReturns, PfcReceiver};
+use crate::install::{self, Install};
 use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
 use crate::nic::Nics;
-use crate::observe::{collectors_for_run, AnyCollector, HotspotTime, IdealFct, QueueProbes, QueueSeries, Setup, Stats};
+use crate::observe::{
+    collectors_for_run, AnyCollector, HotspotTime, IdealFct, PfcCounters, QueueProbes, QueueSeries, Setup, Stats,
+};
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::routing::hash::mix64;
 use crate::routing::AnyRouting;
@@ -41,14 +43,15 @@ impl Simulation {
             None => AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?,
         };
         let sim = &config.simulation;
-        let isolation = config.isolation.as_ref().map(|i| i.resolve(config.port_vl_buffer(), config.nic.mtu.0));
-        // Congestion isolation's queues: `cfqs_per_port` per priority.
-        let extra_queues = isolation.as_ref().map_or(extra_queues, |i| vcs * i.cfqs_per_port as usize);
-        let params = IoqParams { extra_queues, ..fabric_params(config, vcs) };
+        // The mechanisms that change the switches and the NICs install themselves, each
+        // at its step below (`install`); the queues they add follow the priorities'.
+        let mechanisms = install::for_run(config);
+        let extra_queues = extra_queues + mechanisms.iter().map(|m| m.extra_queues(vcs)).sum::<usize>();
+        let params = IoqParams { extra_queues, ..fabric_params(config, vcs, &mechanisms) };
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
         let mut fabric = IoqFabric::new(topo, routing, params)?;
-        if let Some(isolation) = &isolation {
-            fabric.isolate(isolation.clone())?;
+        for mechanism in &mechanisms {
+            mechanism.fabric(&mut fabric)?;
         }
         let topo = fabric.topology();
         let hosts = topo.num_hosts();
@@ -72,8 +75,8 @@ impl Simulation {
             let seed = mix64(config.seed ^ 0x0065_636e);
             fabric.set_marking(AnyMarking::build(marking, seed, config.port_vl_buffer()));
         }
-        if let Some(isolation) = &isolation {
-            nics.enable_isolation(isolation.nic_isolation, isolation.cfqs_per_port as usize, sim.warmup.0)?;
+        for mechanism in &mechanisms {
+            mechanism.nics(&mut nics, sim.warmup.0)?;
         }
         // A mix's parts are streams, each with its own bound in the source queue.
         nics.set_streams(config.traffic.streams())?;
@@ -87,8 +90,8 @@ impl Simulation {
             Some(work) => work,
             None => AnyWorkload::build(config, hosts, nics.rate(0), &mut traffic_rng)?,
         };
-        if isolation.is_some() {
-            fabric.set_declared_hotspots(hosts, &work.declared_hotspots())?;
+        for mechanism in &mechanisms {
+            mechanism.workload(&mut fabric, &work)?;
         }
         let host_groups = work.host_groups();
         let groups = work.groups().len();
@@ -108,6 +111,7 @@ impl Simulation {
             switch_latency: config.switch.latency().0,
         };
         let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal, config.nic.mtu.0)?;
+        stats.pfc = PfcCounters::for_run(config);
         stats.set_hosts(crate::memory::fallible::collected(
             host_groups.len(),
             host_groups.iter().copied(),
@@ -191,10 +195,6 @@ impl Simulation {
             seed: config.seed,
             time_unit: sim.time_unit,
             lossless: !matches!(config.flow_control, FlowControlConfig::None {}),
-            pfc_headroom: match config.flow_control {
-                FlowControlConfig::Pfc { .. } => pfc_headroom(&config.links, config.nic.mtu.0),
-                _ => 0,
-            },
         };
         simulation.start();
         Ok(simulation)
@@ -233,8 +233,9 @@ fn default_watchdog(slowest_hop: u64) -> u64 {
     WATCHDOG_HOPS * slowest_hop.max(1)
 }
 
-/// The switch buffers and link-level flow control of `config`.
-fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
+/// The switch buffers and link-level flow control of `config`, with the PFC thresholds
+/// of the queues `mechanisms` add.
+fn fabric_params(config: &Config, vcs: usize, mechanisms: &[Box<dyn Install>]) -> IoqParams {
     let mtu = config.nic.mtu.0;
     let measure_from = config.simulation.warmup.0;
     match &config.switch {
@@ -253,17 +254,19 @@ fn fabric_params(config: &Config, vcs: usize) -> IoqParams {
             measure_from,
         },
         SwitchConfig::SharedBuffer { port_buffer, egress_cap, shared_pool, speedup, latency, .. } => {
-            // With congestion isolation, each priority's congested-flow class (and queue)
-            // ids follow the priorities', with thresholds of their own.
-            let isolation = config.isolation.as_ref().map(|i| i.resolve(egress_cap.0, mtu));
-            let cfqs = isolation.as_ref().map_or(0, |i| i.cfqs_per_port as usize);
-            let threshold = |normal: &Thresholds, cfq: fn(&crate::config::Isolation) -> &Thresholds| -> Vec<u64> {
-                let classes = (0..vcs * cfqs).map(|k| isolation.as_ref().map_or(0, |i| cfq(i).bytes(k / cfqs, mtu)));
-                (0..vcs).map(|v| normal.bytes(v, mtu)).chain(classes).collect()
-            };
+            // The queues (classes) mechanisms add follow the priorities', with
+            // thresholds of their own.
+            let (mut extra_xoff, mut extra_xon) = (Vec::new(), Vec::new());
+            for mechanism in mechanisms {
+                let (xoff, xon) = mechanism.extra_thresholds(vcs, mtu);
+                extra_xoff.extend(xoff);
+                extra_xon.extend(xon);
+            }
+            let threshold =
+                |normal: &Thresholds, extra: Vec<u64>| (0..vcs).map(|v| normal.bytes(v, mtu)).chain(extra).collect();
             let control = match &config.flow_control {
                 FlowControlConfig::Pfc { xoff, xon } => {
-                    LinkControl::Pfc(PfcReceiver::new(threshold(xoff, |i| &i.cfq_xoff), threshold(xon, |i| &i.cfq_xon)))
+                    LinkControl::Pfc(PfcReceiver::new(threshold(xoff, extra_xoff), threshold(xon, extra_xon)))
                 }
                 _ => LinkControl::TailDrop,
             };

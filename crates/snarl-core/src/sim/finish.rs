@@ -3,9 +3,8 @@
 use super::{Simulation, PS_PER_UNIT};
 use crate::config::TimeUnit;
 use crate::error::Result;
-use crate::flow_control::PauseState;
 use crate::kernel::{Event, Stop};
-use crate::observe::{self, Finish, GroupInfo, PausedLink, PfcSummary};
+use crate::observe::{self, Finish, GroupInfo};
 use crate::packet::NIL;
 use crate::report::{Report, StoppedAfter};
 use crate::traffic::Workload;
@@ -48,6 +47,7 @@ impl Simulation {
             time_unit,
             pause_states: &pause_states,
             vcs: self.world.fabric.vcs(),
+            fabric: &self.world.fabric,
         };
         let mut summary = self.kernel.observers.summarise(&finish);
         let stats = &self.kernel.observers;
@@ -60,9 +60,6 @@ impl Simulation {
                 messages: stop.messages,
                 at: stop.reached().map(|at| at as f64 / PS_PER_UNIT),
             });
-        }
-        if self.pfc_headroom > 0 {
-            summary.sections.set(self.pfc_summary().section(time_unit));
         }
         summary.events = self.kernel.events;
         summary.wall_seconds = wall_seconds;
@@ -83,11 +80,7 @@ impl Simulation {
         self.world.work.summarise(&mut summary, &finish);
         let notes = summary.sections.notes();
         let mut report = Report { summary, notes, ..Report::default() };
-        report.add_table("timeseries", stats.series.table(&names, &capacity, PS_PER_UNIT));
-        if let Some(hotspots) = &stats.hotspots {
-            report.add_table("hotspots", hotspots.table(PS_PER_UNIT));
-        }
-        stats.collectors.tables(&mut report, &finish);
+        stats.tables(&mut report, &finish);
         self.world.work.tables(&mut report, &finish);
         Ok(report)
     }
@@ -109,47 +102,6 @@ impl Simulation {
                     stats.arriving_at_end(end, p.group, p.dst, p.size as u64, tail_at);
                 }
             }
-        }
-    }
-
-    fn pfc_summary(&self) -> PfcSummary {
-        let (fabric, nics) = (&self.world.fabric, &self.world.nics);
-        let (end, from) = (self.kernel.end, self.kernel.observers.measure_from);
-        let interval = end.saturating_sub(from).max(1) as f64;
-        let mut links: Vec<PausedLink> = Vec::new();
-        let mut total = 0u64;
-        let mut collect = |state: &PauseState, name: &dyn Fn(usize) -> String| {
-            for link in 0..state.links() {
-                for vc in 0..fabric.vcs() {
-                    let (pauses, time) = (state.pauses(link, vc), state.paused_time(link, vc, end));
-                    total += time;
-                    if pauses > 0 {
-                        links.push(PausedLink {
-                            node: name(link),
-                            priority: vc as u32,
-                            pauses: pauses as u64,
-                            paused_time: time as f64 / PS_PER_UNIT,
-                            paused_fraction: time as f64 / interval,
-                        });
-                    }
-                }
-            }
-        };
-        collect(fabric.pause_state(), &|gp| fabric.port_name(gp));
-        collect(nics.pause_state(), &|h| format!("host {h}"));
-        links.sort_by(|a, b| b.paused_time.total_cmp(&a.paused_time).then_with(|| a.node.cmp(&b.node)));
-        let c = &self.kernel.observers.pfc;
-        PfcSummary {
-            pause_frames_sent: c.pause_frames_sent,
-            resume_frames_sent: c.resume_frames_sent,
-            pause_frames_received: c.pause_frames_received,
-            paused_time: total as f64 / PS_PER_UNIT,
-            paused_links: links.len() as u64,
-            max_paused_fraction: links.iter().map(|l| l.paused_fraction).fold(0.0, f64::max),
-            max_ingress_bytes: fabric.max_ingress(),
-            ingress_share_bytes: fabric.ingress_share(),
-            headroom_bytes: self.pfc_headroom,
-            most_paused: links.into_iter().take(10).collect(),
         }
     }
 }

@@ -31,8 +31,6 @@ pub struct Simulation {
     time_unit: TimeUnit,
     /// Drops are a fault (lossless link-level flow control) rather than a result.
     lossless: bool,
-    /// PFC headroom per priority, for the report (0 without PFC).
-    pfc_headroom: u64,
 }
 
 impl Simulation {

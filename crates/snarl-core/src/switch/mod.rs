@@ -6,8 +6,6 @@
 mod arbiter;
 mod config;
 mod ioq;
-pub mod isolation;
-mod isolation_config;
 mod link_timing;
 mod shared_memory;
 
@@ -15,5 +13,3 @@ pub use arbiter::{Arbiter, RoundRobin};
 pub use config::{Crossbar, InputQueuing, SwitchConfig};
 pub(crate) use ioq::{InputQueue, OutputQueue, Port};
 pub use ioq::{IoqFabric, IoqParams, LinkControl};
-pub(crate) use isolation_config::validate_isolation;
-pub use isolation_config::{CfqOrder, CfqScheduler, Isolation, IsolationConfig, IsolationKeyKind, IsolationKnobs};

@@ -4,7 +4,8 @@
 //! messages that take a frame's time, and NICs that stop only the isolated flows.
 
 use crate::common::*;
-use snarl_core::observe::{IsolationSummary, PfcSummary, QueueSummary};
+use snarl_core::isolation::IsolationSummary;
+use snarl_core::observe::{PfcSummary, QueueSummary};
 use snarl_core::report::Report;
 use snarl_core::{ColumnData, Summary};
 

@@ -102,7 +102,7 @@ fn six(scenario: &str, overrides: &[(&str, &str)]) -> std::collections::BTreeMap
     SIX.iter()
         .map(|m| {
             let report = run(&self::scenario(&format!("{scenario}-{m}")), overrides);
-            if let Some(iso) = report.summary.section::<snarl_core::observe::IsolationSummary>("isolation") {
+            if let Some(iso) = report.summary.section::<snarl_core::isolation::IsolationSummary>("isolation") {
                 assert_eq!(iso.reordered_packets, 0, "{scenario}-{m} reordered packets");
             }
             (*m, report)
@@ -110,7 +110,7 @@ fn six(scenario: &str, overrides: &[(&str, &str)]) -> std::collections::BTreeMap
         .collect()
 }
 
-fn isolation(r: &snarl_core::Report) -> snarl_core::observe::IsolationSummary {
+fn isolation(r: &snarl_core::Report) -> snarl_core::isolation::IsolationSummary {
     r.summary.section("isolation").expect("an isolation run")
 }
 

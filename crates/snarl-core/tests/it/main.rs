@@ -18,6 +18,7 @@ mod lossless_ethernet;
 mod mechanisms;
 mod memory;
 mod pfc;
+mod python;
 mod recovery;
 mod scenarios;
 mod stop_after;

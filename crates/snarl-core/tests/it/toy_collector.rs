@@ -3,6 +3,7 @@
 //! report as the built-in collectors' do.
 
 use crate::common::SINGLE_SWITCH;
+use crate::python::assert_python_sees;
 use snarl_core::observe::{Collector, Finish, TraceEvent};
 use snarl_core::report::Section;
 use snarl_core::{load_config, Column, ColumnData, Report, Simulation, Summary, Table};
@@ -70,6 +71,13 @@ fn a_collector_from_outside_adds_a_section_and_a_table() {
     let Some(ColumnData::U64(hops)) = table.column("hops") else { panic!("hops column") };
     assert_eq!(hops.iter().sum::<u64>(), report.summary.packet_hops);
     assert!(report.tables.contains_key("timeseries"), "the built-in tables are still there");
+
+    // Python's `Report` has the section, its line and the table, by name alone.
+    if let Some(seen) = assert_python_sees(&config, &report) {
+        assert_eq!(seen["summary"]["toy_hops"]["total"], report.summary.packet_hops);
+        assert_eq!(seen["tables"]["toy_hops"]["columns"], serde_json::json!(["time", "hops"]));
+        assert_eq!(seen["tables"]["toy_hops"]["sums"]["hops"], report.summary.packet_hops as f64);
+    }
 }
 
 #[test]

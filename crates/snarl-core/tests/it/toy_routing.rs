@@ -68,7 +68,7 @@ fn a_custom_routing_routes_a_run_to_completion() {
     let sim = Simulation::with_components(&config, Components::default().routing(toy)).unwrap();
     // `run` checks conservation and the invariants at the end.
     let toy: Report = sim.run(&mut |_| true).unwrap();
-    let p = toy.summary.packets;
+    let p = toy.summary.packets.clone();
     assert!(p.delivered > 500, "{p:?}");
     assert_eq!(p.injected, p.delivered + p.in_flight + p.dropped);
     assert_eq!(p.dropped, 0);
@@ -81,4 +81,8 @@ fn a_custom_routing_routes_a_run_to_completion() {
     let control = snarl_core::run(&config).unwrap();
     let (a, b) = (toy.summary.accepted_load, control.summary.accepted_load);
     assert!(a < 0.95 * b, "the toy accepted {a}, up*/down* {b}");
+    // Python's `Report` has the toy's run as Rust made it.
+    if let Some(seen) = crate::python::assert_python_sees(&config, &toy) {
+        assert_eq!(seen["summary"]["accepted_load"], a);
+    }
 }

@@ -130,11 +130,15 @@ fn a_flow_never_has_more_than_its_window_unacknowledged() {
     assert!(log.sent - log.acks <= flows * window as u64, "{log:?}");
     // The run delivers what it sends: every packet counted (data and ACKs) is delivered
     // or still in flight, and every data packet delivered went through the receive path.
-    let p = report.summary.packets;
+    let p = report.summary.packets.clone();
     assert_eq!(p.dropped, 0);
     assert_eq!(p.injected, p.delivered + p.in_flight);
     assert_eq!(p.delivered, log.received + log.acks, "data and ACKs: {p:?} {log:?}");
     assert!(p.in_flight <= log.sent - log.acks, "only unacknowledged packets are in flight: {p:?}");
+    // Python's `Report` has the run, ACKs counted, as Rust made it.
+    if let Some(seen) = crate::python::assert_python_sees(&config(), &report) {
+        assert_eq!(seen["summary"]["packets"]["delivered"], log.received + log.acks);
+    }
 }
 
 #[test]

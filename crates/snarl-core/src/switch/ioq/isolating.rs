@@ -1,5 +1,5 @@
 //! Congestion isolation in the switch pipeline (CI, ICI; the tables are in
-//! `switch::isolation`).
+//! `crate::isolation::state`).
 //!
 //! Queue ids: each priority d has, beside its normal queue d, `cfqs_per_port`
 //! congested-flow queues (CFQs) `vcs + d * N + k` at every egress. On the wire a packet
@@ -31,11 +31,11 @@ use super::IoqFabric;
 use crate::cc::FlowKey;
 use crate::config::IsolationKeyKind;
 use crate::flow_control::Feedback;
+use crate::isolation::state::{bucket, IsolationKey, IsolationState, Side, ARRIVED_ISOLATED};
 use crate::kernel::{Event, Peer, Timer, TimerKind};
 use crate::model::Ctx;
 use crate::observe::{IsolationEvent, TraceEvent};
 use crate::packet::{Packet, NIL};
-use crate::switch::isolation::{bucket, IsolationKey, IsolationState, Side, ARRIVED_ISOLATED};
 
 /// `Packet::isolation`: counted by a mirror at the ingress it waits at.
 pub(crate) const MIRRORED: u8 = 1;

@@ -173,7 +173,7 @@ pub struct IoqFabric {
     /// pushes and pops take the slower path that informs the watchers.
     watched: bool,
     /// Congestion isolation's tables, if configured (see `isolating`).
-    isolation: Option<Box<crate::switch::isolation::IsolationState>>,
+    isolation: Option<Box<crate::isolation::state::IsolationState>>,
 }
 
 impl IoqFabric {
@@ -461,19 +461,22 @@ impl IoqFabric {
         self.vcs
     }
 
-    /// What a port's ingress queues hold before borrowing from the pool (shared-buffer
-    /// fabrics).
-    pub fn ingress_share(&self) -> u64 {
-        self.memory.share()
-    }
-
-    /// Highest ingress occupancy any port reached (shared-buffer fabrics).
-    pub fn max_ingress(&self) -> u64 {
-        self.memory.max_used()
-    }
-
     /// The paused priorities of every output (PFC).
     pub fn pause_state(&self) -> &PauseState {
         self.sender.pause_state()
+    }
+}
+
+impl crate::observe::FabricView for IoqFabric {
+    fn port_name(&self, global_port: usize) -> String {
+        IoqFabric::port_name(self, global_port)
+    }
+
+    fn max_ingress(&self) -> u64 {
+        self.memory.max_used()
+    }
+
+    fn ingress_share(&self) -> u64 {
+        self.memory.share()
     }
 }

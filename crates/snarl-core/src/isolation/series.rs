@@ -2,10 +2,10 @@
 //! `isolation` table. Counts cover the whole run (as the summary's other counters do);
 //! the table occupancy's mean is time-weighted over the measurement interval.
 
-use super::{Collector, Finish, IsolationEvent, Setup, TraceEvent};
 use crate::error::Result;
 use crate::flow_control::PauseState;
 use crate::memory::fallible::filled;
+use crate::observe::{Collector, Finish, IsolationEvent, Setup, TraceEvent};
 use crate::report::text::{int, num};
 use crate::report::{Column, ColumnData, Report, Section, Summary, Table};
 use serde::{Deserialize, Serialize};
