@@ -50,6 +50,7 @@ impl Simulation {
         let params = IoqParams { extra_queues, ..fabric_params(config, vcs, &mechanisms) };
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
         let mut fabric = IoqFabric::new(topo, routing, params)?;
+        let warnings = fabric.warnings(config.nic.mtu.0);
         for mechanism in &mechanisms {
             mechanism.fabric(&mut fabric)?;
         }
@@ -195,6 +196,7 @@ impl Simulation {
             seed: config.seed,
             time_unit: sim.time_unit,
             lossless: !matches!(config.flow_control, FlowControlConfig::None {}),
+            warnings,
         };
         simulation.start();
         Ok(simulation)

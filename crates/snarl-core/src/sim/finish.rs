@@ -78,7 +78,8 @@ impl Simulation {
             );
         }
         self.world.work.summarise(&mut summary, &finish);
-        let notes = summary.sections.notes();
+        let mut notes = std::mem::take(&mut self.warnings);
+        notes.extend(summary.sections.notes());
         let mut report = Report { summary, notes, ..Report::default() };
         stats.tables(&mut report, &finish);
         self.world.work.tables(&mut report, &finish);

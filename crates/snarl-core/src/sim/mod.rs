@@ -31,9 +31,18 @@ pub struct Simulation {
     time_unit: TimeUnit,
     /// Drops are a fault (lossless link-level flow control) rather than a result.
     lossless: bool,
+    /// What the configuration cannot carry that its links promise, one line each: the
+    /// report's first notes.
+    warnings: Vec<String>,
 }
 
 impl Simulation {
+    /// The bottlenecks of the configuration a user may not intend (one line each,
+    /// starting "warning:"), known once the fabric is built.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// Builds the fabric, traffic and observers of a validated config.
     pub fn new(config: &ValidConfig) -> Result<Simulation> {
         Simulation::build(config, Components::default(), 0)

@@ -18,6 +18,9 @@ pub struct LinkTiming {
     pub crossbar: SerialTime,
     /// Propagation latency of the link, ps.
     pub latency: u64,
+    /// The link's rate, bits/s: what the port's crossbar side is shared by, where its
+    /// link is faster than other ports of its switch (`ioq/shares.rs`).
+    pub rate: u64,
     /// A PFC frame's time from decision to effect upstream, link idle, ps.
     pub pause_flight: u64,
 }
@@ -29,6 +32,7 @@ impl LinkTiming {
             serializer,
             crossbar: SerialTime::new(Rate(((link.rate.0 as f64) * speedup).round() as u64)),
             latency: link.latency.0,
+            rate: link.rate.0,
             pause_flight: serializer.time(PAUSE_FRAME_BYTES) + link.latency.0,
         }
     }

@@ -8,6 +8,7 @@ mod dcqcn;
 mod determinism;
 mod docs;
 mod endpoint;
+mod fat_links;
 mod fct;
 mod golden;
 mod ibcc;

@@ -12,7 +12,7 @@
 //! asked again (with the current occupancies) and the request moves if its preferred
 //! route now has room, as a router re-evaluates a waiting head packet's candidates.
 
-use super::discipline::{CrossbarUnit, Fifo, Isolating, Ports, QueueDiscipline, Vcs, Voq};
+use super::discipline::{CrossbarUnit, Fifo, Isolating, Ports, QueueDiscipline, Shared, Vcs, Voq};
 use super::queues::{CHOICES, DETOUR, HELD, SEVERAL};
 use super::IoqFabric;
 use crate::kernel::Event;
@@ -41,15 +41,32 @@ pub(super) enum Arbitration {
     /// shared-buffer switches have no other kind): the only arbitration that reads and
     /// keeps isolation's state, so that the others pay nothing for it.
     Isolating,
+    /// The port-holding kinds above in fabrics with ports faster than others of their
+    /// switch, which run several transfers at once (`shares.rs`).
+    FifoShared,
+    VoqShared,
+    IsolatingShared,
 }
 
 impl Arbitration {
-    pub(super) fn new(per_vc: bool, voq: bool) -> Arbitration {
-        match (per_vc, voq) {
-            (false, false) => Arbitration::FifoPorts,
-            (true, false) => Arbitration::FifoVcs,
-            (false, true) => Arbitration::VoqPorts,
-            (true, true) => Arbitration::VoqVcs,
+    /// With `shared` ports (links faster than others of their switch), transfers that
+    /// hold ports share those ports' bandwidth; per-VC transfers keep their VC paths.
+    pub(super) fn new(per_vc: bool, voq: bool, shared: bool) -> Arbitration {
+        match (per_vc, voq, shared) {
+            (false, false, false) => Arbitration::FifoPorts,
+            (false, false, true) => Arbitration::FifoShared,
+            (true, false, _) => Arbitration::FifoVcs,
+            (false, true, false) => Arbitration::VoqPorts,
+            (false, true, true) => Arbitration::VoqShared,
+            (true, true, _) => Arbitration::VoqVcs,
+        }
+    }
+
+    /// The same crossbar unit under congestion isolation.
+    pub(super) fn isolating(self) -> Arbitration {
+        match self {
+            Arbitration::FifoShared | Arbitration::VoqShared => Arbitration::IsolatingShared,
+            _ => Arbitration::Isolating,
         }
     }
 }
@@ -417,6 +434,9 @@ impl IoqFabric {
             Arbitration::VoqPorts => self.arbitrate::<Ports, Voq>(ctx, out),
             Arbitration::VoqVcs => self.arbitrate::<Vcs, Voq>(ctx, out),
             Arbitration::Isolating => self.arbitrate::<Ports, Isolating>(ctx, out),
+            Arbitration::FifoShared => self.arbitrate::<Shared, Fifo>(ctx, out),
+            Arbitration::VoqShared => self.arbitrate::<Shared, Voq>(ctx, out),
+            Arbitration::IsolatingShared => self.arbitrate::<Shared, Isolating>(ctx, out),
         }
     }
 
@@ -461,7 +481,7 @@ impl IoqFabric {
                         );
                     }
                     let out_queue = request.request_queue as usize;
-                    let free_at = X::path_free_at(self, input, queue, o, out_queue);
+                    let free_at = X::path_free_at(self, input, queue, o, out_queue, now);
                     if free_at > now {
                         paths_free_at = paths_free_at.min(free_at);
                         return false;
@@ -474,9 +494,9 @@ impl IoqFabric {
                 });
             if let Some(bit) = picked {
                 let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
-                self.grant::<D>(ctx, input as u32, queue, out, bit, picked_queue);
-                if X::SEVERAL_AT_ONCE && self.has_requests(o) {
-                    continue; // Another VC of this output may take in a packet too.
+                self.grant::<X, D>(ctx, input as u32, queue, out, bit, picked_queue);
+                if X::may_take_another(self, o) && self.has_requests(o) {
+                    continue; // Another VC (or share) of this output may take in a packet too.
                 }
                 if self.has_requests(o) {
                     // The others wait for this transfer to end.
@@ -532,7 +552,7 @@ impl IoqFabric {
             if choice & (1 << out_queue) == 0 {
                 continue;
             }
-            let free_at = X::path_free_at(self, input, queue, o, out_queue);
+            let free_at = X::path_free_at(self, input, queue, o, out_queue, now);
             if free_at > now {
                 *paths_free_at = (*paths_free_at).min(free_at);
                 continue;
@@ -566,7 +586,7 @@ impl IoqFabric {
     /// output queue for `out`, through the crossbar into the output queue of `out` that
     /// it requested (request mask bit `bit`).
     #[inline(always)]
-    fn grant<D: QueueDiscipline>(
+    fn grant<X: CrossbarUnit, D: QueueDiscipline>(
         &mut self,
         ctx: &mut Ctx,
         input: u32,
@@ -592,14 +612,13 @@ impl IoqFabric {
             ctx.stats.trace(now, TraceEvent::NonMinimal);
         }
         let size = p.size as u64;
-        let out_link = self.timing.of(o);
-        let done = (now + out_link.crossbar.time(size)).max(p.tail_at);
+        let done = (now + X::transfer_time(self, i, o, size, now)).max(p.tail_at);
         // Cut-through: the output may start once the head is through the switch, but must
         // not finish before the tail has crossed the crossbar.
-        let serialise = out_link.serializer.time(size);
+        let serialise = self.timing.of(o).serializer.time(size);
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = if request_vcs_chosen { out_queue as u8 } else { p.out_vc };
-        self.occupy(i, queue, o, out_queue, done);
+        X::occupy(self, i, queue, o, out_queue, done, now);
         // The input buffer frees as the tail leaves it: the receiver's side reacts
         // (credits travel back upstream, or the ingress share is released).
         D::leave_ingress(self, ctx, i, queue, id, o, out_queue, size, done);
@@ -612,7 +631,8 @@ impl IoqFabric {
             self.output[oq].fifo.push(ctx.packets, id);
         }
         // The next packet of this queue (or VoQ) can go once the input is free again.
-        D::next_request(self, ctx, i, queue, out, bit, done);
+        let next_at = X::input_next_at(self, i, done, now);
+        D::next_request(self, ctx, i, queue, out, bit, next_at);
         D::after_grant(self, ctx, input);
         self.try_transmit(ctx, out);
     }

@@ -16,6 +16,7 @@
 //! `consult_marking`).
 
 use super::queues::InputQueue;
+use super::shares::Side;
 use super::IoqFabric;
 use crate::model::Ctx;
 use crate::packet::{Packet, PacketSlab};
@@ -291,6 +292,12 @@ pub(super) trait CrossbarUnit {
     /// Whether an output may take in another packet (on another VC) at once after a grant.
     const SEVERAL_AT_ONCE: bool;
 
+    /// Whether output `o` may take in another packet at once after a grant.
+    #[inline(always)]
+    fn may_take_another(_fabric: &IoqFabric, _o: usize) -> bool {
+        Self::SEVERAL_AT_ONCE
+    }
+
     /// When input port `input` is busy with another transfer until a later time, that
     /// time (transfers holding ports); `None` if it may start one now.
     #[inline(always)]
@@ -299,10 +306,32 @@ pub(super) trait CrossbarUnit {
     }
 
     /// When the path from input queue (input, queue) into output queue (o, out_queue)
-    /// frees (transfers holding VCs; 0 when the port-level check above covers it).
+    /// frees (transfers holding VCs, or sharing a fast port; 0 when the port-level
+    /// checks cover it).
     #[inline(always)]
-    fn path_free_at(_fabric: &IoqFabric, _input: usize, _queue: usize, _o: usize, _out_queue: usize) -> u64 {
+    fn path_free_at(_fabric: &IoqFabric, _input: usize, _queue: usize, _o: usize, _out_queue: usize, _now: u64) -> u64 {
         0
+    }
+
+    /// How long moving `bytes` from input `i` into output `o` takes: at the output's
+    /// crossbar rate (speedup x its link rate).
+    #[inline(always)]
+    fn transfer_time(fabric: &IoqFabric, _i: usize, o: usize, bytes: u64, _now: u64) -> u64 {
+        fabric.timing.of(o).crossbar.time(bytes)
+    }
+
+    /// A transfer from input queue (i, queue) into output queue (o, out_queue) holds
+    /// their paths until `done`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn occupy(fabric: &mut IoqFabric, i: usize, queue: usize, o: usize, out_queue: usize, done: u64, _now: u64) {
+        fabric.occupy(i, queue, o, out_queue, done);
+    }
+
+    /// When input `i`, which started a transfer that ends at `done`, may start its next.
+    #[inline(always)]
+    fn input_next_at(_fabric: &IoqFabric, _i: usize, done: u64, _now: u64) -> u64 {
+        done
     }
 }
 
@@ -326,7 +355,102 @@ impl CrossbarUnit for Vcs {
     const SEVERAL_AT_ONCE: bool = true;
 
     #[inline(always)]
-    fn path_free_at(fabric: &IoqFabric, input: usize, queue: usize, o: usize, out_queue: usize) -> u64 {
+    fn path_free_at(fabric: &IoqFabric, input: usize, queue: usize, o: usize, out_queue: usize, _now: u64) -> u64 {
         fabric.input_free_at(input, queue).max(fabric.output_free_at(o, out_queue))
+    }
+}
+
+/// Transfers hold ports, and ports whose link is faster than others of their switch run
+/// several at once, up to their link rate (`shares.rs`); a transfer runs at the slower
+/// of its two ports' rates, or slower where a port has less left. Fabrics whose switches
+/// have such ports only.
+pub(super) struct Shared;
+
+impl Shared {
+    /// The rate a transfer from `i` to `o` would hold at both ports if it started `now`
+    /// (before speedup), or, if it may not start, when to look again.
+    #[inline(always)]
+    fn admitted(fabric: &IoqFabric, i: usize, o: usize, now: u64) -> Result<u64, u64> {
+        let (shares, timing) = (&fabric.shares, &fabric.timing);
+        let full = timing.of(i).rate.min(timing.of(o).rate);
+        let (mut rate, mut next_end) = (full, u64::MAX);
+        for (side, port) in [(Side::Output, o), (Side::Input, i)] {
+            if shares.shared(port) {
+                let (left, end) = shares.available(side, port, timing.of(port).rate, now);
+                rate = rate.min(left);
+                next_end = next_end.min(end);
+            }
+        }
+        // Less than half its rate left: wait for a transfer to end rather than crawl.
+        if 2 * rate >= full && rate > 0 {
+            Ok(rate)
+        } else {
+            Err(next_end)
+        }
+    }
+}
+
+impl CrossbarUnit for Shared {
+    const SEVERAL_AT_ONCE: bool = true;
+
+    #[inline(always)]
+    fn may_take_another(fabric: &IoqFabric, o: usize) -> bool {
+        fabric.shares.shared(o)
+    }
+
+    #[inline(always)]
+    fn input_busy(fabric: &IoqFabric, input: usize, now: u64) -> Option<u64> {
+        if fabric.shares.shared(input) {
+            return None; // Checked against the transfer's rate in `path_free_at`.
+        }
+        Ports::input_busy(fabric, input, now)
+    }
+
+    #[inline(always)]
+    fn path_free_at(fabric: &IoqFabric, input: usize, _queue: usize, o: usize, _out_queue: usize, now: u64) -> u64 {
+        if !fabric.shares.shared(o) && fabric.ports[o].crossbar_free_at > now {
+            return fabric.ports[o].crossbar_free_at;
+        }
+        Shared::admitted(fabric, input, o, now).map_or_else(|again| again, |_| now)
+    }
+
+    #[inline(always)]
+    fn transfer_time(fabric: &IoqFabric, i: usize, o: usize, bytes: u64, now: u64) -> u64 {
+        let (rate_i, rate_o) = (fabric.timing.of(i).rate, fabric.timing.of(o).rate);
+        let (slower, full) = if rate_i < rate_o { (i, rate_i) } else { (o, rate_o) };
+        let time = fabric.timing.of(slower).crossbar.time(bytes);
+        match Shared::admitted(fabric, i, o, now) {
+            Ok(rate) if rate < full => (time as u128 * full as u128).div_ceil(rate as u128) as u64,
+            _ => time,
+        }
+    }
+
+    #[inline(always)]
+    fn occupy(fabric: &mut IoqFabric, i: usize, _queue: usize, o: usize, _out_queue: usize, done: u64, now: u64) {
+        let full = fabric.timing.of(i).rate.min(fabric.timing.of(o).rate);
+        let rate = Shared::admitted(fabric, i, o, now).unwrap_or(full);
+        if fabric.shares.shared(i) {
+            fabric.shares.take(Side::Input, i, rate, done, now);
+        } else {
+            fabric.ports[i].input_busy_until = done;
+        }
+        if fabric.shares.shared(o) {
+            fabric.shares.take(Side::Output, o, rate, done, now);
+            // When the output may look at a request again (`try_allocate`'s early out):
+            // now while a slot is idle, else when the first transfer ends.
+            let (left, end) = fabric.shares.available(Side::Output, o, fabric.timing.of(o).rate, now);
+            fabric.ports[o].crossbar_free_at = if left > 0 { now } else { end };
+        } else {
+            fabric.ports[o].crossbar_free_at = done;
+        }
+    }
+
+    #[inline(always)]
+    fn input_next_at(fabric: &IoqFabric, i: usize, done: u64, now: u64) -> u64 {
+        if fabric.shares.shared(i) {
+            now
+        } else {
+            done
+        }
     }
 }

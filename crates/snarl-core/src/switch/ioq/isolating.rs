@@ -62,7 +62,7 @@ impl IoqFabric {
     fn set_isolation(&mut self, state: IsolationState) {
         self.isolation = Some(Box::new(state));
         self.watched = true;
-        self.arbitration = super::allocation::Arbitration::Isolating;
+        self.arbitration = self.arbitration.isolating();
     }
 
     /// Isolates congested flows with `params` from now on; congestion isolation needs a

@@ -62,8 +62,10 @@ mod discipline;
 mod egress;
 mod inspect;
 mod isolating;
+mod limits;
 mod ports;
 mod queues;
+mod shares;
 #[cfg(test)]
 mod tests;
 mod voq;
@@ -159,6 +161,8 @@ pub struct IoqFabric {
     bit_queue: Vec<u8>,
     /// The crossbar's per-VC paths, if transfers hold VCs rather than ports.
     paths: VcPaths,
+    /// Ports faster than others of their switch, which run several transfers at once.
+    shares: shares::Shares,
     /// Routings that offer several routes: the ports each input queue's request was
     /// posted to (a bit per port of its switch, `posted_words` words per queue, indexed
     /// like the queues); empty for routings that offer one.
@@ -243,6 +247,9 @@ impl IoqFabric {
             }
         }
         let max_bits = radix.iter().map(|&r| r as usize * queues).max().unwrap_or(0);
+        let rates = collected(total, timings.iter().map(|t: &LinkTiming| t.rate), what)?;
+        let owners = collected(total, port_state.iter().map(|p: &Port| p.owner), what)?;
+        let shares = shares::Shares::new(&rates, &owners, switches)?;
         if let LinkControl::Pfc(receiver) = &mut control {
             receiver.resize(total, queues)?;
         }
@@ -264,7 +271,7 @@ impl IoqFabric {
             memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
             plain_arrival: credit_based && !voq,
             voqs: Voqs::new(voq, n, widest)?,
-            arbitration: Arbitration::new(per_vc_crossbar, voq),
+            arbitration: Arbitration::new(per_vc_crossbar, voq, shares.on()),
             drain: HostDrain::new(receive_cap, hosts)?,
             probe: filled(n, NO_PROBE, what_queues)?,
             timing: LinkTimings::new(total, timings)?,
@@ -281,6 +288,7 @@ impl IoqFabric {
             posted_words,
             reconsidering: false,
             paths: VcPaths::new(per_vc_crossbar, n)?,
+            shares,
             marking: None,
             watched: false,
             isolation: None,
