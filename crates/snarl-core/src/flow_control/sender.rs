@@ -91,7 +91,7 @@ impl Sender {
     /// The receiver of `link` returns `bytes` of `queue`, arriving at `at`: into the
     /// link's return ring if it has room (making room from returns that have arrived by
     /// `now` first).
-    #[inline]
+    #[inline(always)]
     pub fn return_credit(&mut self, link: usize, at: u64, queue: usize, bytes: u64, now: u64) -> Carried {
         if !self.returns.push_collecting(link, at, queue, bytes, now, &mut self.credits) {
             Carried::Full
