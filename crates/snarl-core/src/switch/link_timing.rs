@@ -18,9 +18,6 @@ pub struct LinkTiming {
     pub crossbar: SerialTime,
     /// Propagation latency of the link, ps.
     pub latency: u64,
-    /// The link's rate, bits/s: what the port's crossbar side is shared by, where its
-    /// link is faster than other ports of its switch (`ioq/shares.rs`).
-    pub rate: u64,
     /// A PFC frame's time from decision to effect upstream, link idle, ps.
     pub pause_flight: u64,
 }
@@ -32,7 +29,6 @@ impl LinkTiming {
             serializer,
             crossbar: SerialTime::new(Rate(((link.rate.0 as f64) * speedup).round() as u64)),
             latency: link.latency.0,
-            rate: link.rate.0,
             pause_flight: serializer.time(PAUSE_FRAME_BYTES) + link.latency.0,
         }
     }
@@ -41,28 +37,41 @@ impl LinkTiming {
 /// The distinct link timings of a fabric and the one of each port.
 pub struct LinkTimings {
     classes: Vec<LinkTiming>,
+    /// Each class's link rate, bits/s (apart, so that the timings the per-packet path
+    /// reads stay half a cache line each).
+    rates: Vec<u64>,
     class_of: Vec<u16>,
 }
 
 impl LinkTimings {
-    /// Timings of the `ports` ports, in port order.
-    pub fn new(ports: usize, links: impl IntoIterator<Item = LinkTiming>) -> Result<LinkTimings> {
-        let mut classes: Vec<LinkTiming> = Vec::new();
-        let class_of = links.into_iter().map(|timing| {
-            let class = classes.iter().position(|&c| c == timing).unwrap_or_else(|| {
+    /// Timings of the `ports` links at `speedup`, in port order.
+    pub fn new(ports: usize, links: impl IntoIterator<Item = Link>, speedup: f64) -> Result<LinkTimings> {
+        let (mut classes, mut rates): (Vec<LinkTiming>, Vec<u64>) = (Vec::new(), Vec::new());
+        let class_of = links.into_iter().map(|link| {
+            let timing = LinkTiming::new(link, speedup);
+            let same = |c: usize| classes[c] == timing && rates[c] == link.rate.0;
+            let class = (0..classes.len()).find(|&c| same(c)).unwrap_or_else(|| {
                 classes.push(timing);
+                rates.push(link.rate.0);
                 classes.len() - 1
             });
             // Link classes come from the config (a few per fabric), far below 2^16.
             class as u16
         });
         let class_of = collected(ports, class_of, "the link classes of the ports")?;
-        Ok(LinkTimings { classes, class_of })
+        Ok(LinkTimings { classes, rates, class_of })
     }
 
     #[inline]
     pub fn of(&self, port: usize) -> &LinkTiming {
         &self.classes[self.class_of[port] as usize]
+    }
+
+    /// The rate of `port`'s link, bits/s: what its crossbar side is shared by, where
+    /// its link is faster than other ports of its switch (`ioq/shares.rs`).
+    #[inline]
+    pub fn rate(&self, port: usize) -> u64 {
+        self.rates[self.class_of[port] as usize]
     }
 
     /// The longest serialisation of `bytes` plus latency over the link classes.
@@ -87,12 +96,13 @@ mod tests {
         let host = Link { rate: Rate(100_000_000_000), latency: Time::from_ns(25) };
         let global = Link { rate: Rate(200_000_000_000), latency: Time::from_ns(100) };
         let ports = [host, global, host, host, global];
-        let t = LinkTimings::new(ports.len(), ports.iter().map(|&l| LinkTiming::new(l, 2.0))).unwrap();
+        let t = LinkTimings::new(ports.len(), ports.iter().copied(), 2.0).unwrap();
         assert_eq!(t.classes(), 2);
         assert_eq!(t.of(2), t.of(0));
         assert_eq!(t.of(4).latency, 100_000);
         // 4096 bytes: 327.68 ns at 100 Gb/s, half that through a crossbar twice as fast.
         assert_eq!((t.of(0).serializer.time(4096), t.of(0).crossbar.time(4096)), (327_680, 163_840));
         assert_eq!(t.of(1).pause_flight, t.of(1).serializer.time(PAUSE_FRAME_BYTES) + 100_000);
+        assert_eq!((t.rate(2), t.rate(4)), (100_000_000_000, 200_000_000_000));
     }
 }

@@ -372,11 +372,11 @@ impl Shared {
     #[inline(always)]
     fn admitted(fabric: &IoqFabric, i: usize, o: usize, now: u64) -> Result<u64, u64> {
         let (shares, timing) = (&fabric.shares, &fabric.timing);
-        let full = timing.of(i).rate.min(timing.of(o).rate);
+        let full = timing.rate(i).min(timing.rate(o));
         let (mut rate, mut next_end) = (full, u64::MAX);
         for (side, port) in [(Side::Output, o), (Side::Input, i)] {
             if shares.shared(port) {
-                let (left, end) = shares.available(side, port, timing.of(port).rate, now);
+                let (left, end) = shares.available(side, port, timing.rate(port), now);
                 rate = rate.min(left);
                 next_end = next_end.min(end);
             }
@@ -416,7 +416,7 @@ impl CrossbarUnit for Shared {
 
     #[inline(always)]
     fn transfer_time(fabric: &IoqFabric, i: usize, o: usize, bytes: u64, now: u64) -> u64 {
-        let (rate_i, rate_o) = (fabric.timing.of(i).rate, fabric.timing.of(o).rate);
+        let (rate_i, rate_o) = (fabric.timing.rate(i), fabric.timing.rate(o));
         let (slower, full) = if rate_i < rate_o { (i, rate_i) } else { (o, rate_o) };
         let time = fabric.timing.of(slower).crossbar.time(bytes);
         match Shared::admitted(fabric, i, o, now) {
@@ -427,7 +427,7 @@ impl CrossbarUnit for Shared {
 
     #[inline(always)]
     fn occupy(fabric: &mut IoqFabric, i: usize, _queue: usize, o: usize, _out_queue: usize, done: u64, now: u64) {
-        let full = fabric.timing.of(i).rate.min(fabric.timing.of(o).rate);
+        let full = fabric.timing.rate(i).min(fabric.timing.rate(o));
         let rate = Shared::admitted(fabric, i, o, now).unwrap_or(full);
         if fabric.shares.shared(i) {
             fabric.shares.take(Side::Input, i, rate, done, now);
@@ -438,7 +438,7 @@ impl CrossbarUnit for Shared {
             fabric.shares.take(Side::Output, o, rate, done, now);
             // When the output may look at a request again (`try_allocate`'s early out):
             // now while a slot is idle, else when the first transfer ends.
-            let (left, end) = fabric.shares.available(Side::Output, o, fabric.timing.of(o).rate, now);
+            let (left, end) = fabric.shares.available(Side::Output, o, fabric.timing.rate(o), now);
             fabric.ports[o].crossbar_free_at = if left > 0 { now } else { end };
         } else {
             fabric.ports[o].crossbar_free_at = done;

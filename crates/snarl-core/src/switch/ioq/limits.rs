@@ -20,7 +20,7 @@ impl IoqFabric {
         (0..self.port_base.len())
             .map(|s| {
                 let base = self.port_base[s] as usize;
-                (base..base + self.radix[s] as usize).min_by_key(|&p| self.timing.of(p).rate).unwrap_or(base)
+                (base..base + self.radix[s] as usize).min_by_key(|&p| self.timing.rate(p)).unwrap_or(base)
             })
             .collect()
     }
@@ -37,7 +37,7 @@ impl IoqFabric {
             if port.peer == Peer::NONE {
                 continue;
             }
-            let rate = self.timing.of(o).rate;
+            let rate = self.timing.rate(o);
             let sent_meanwhile =
                 (rate as u128 * self.hold_at(o, slowest[port.owner as usize], mtu) as u128 / 8_000_000_000_000) as u64;
             if self.output_capacity < sent_meanwhile {
@@ -67,7 +67,7 @@ impl IoqFabric {
     /// bytes (see `output_buffer_warnings`).
     fn hold_at(&self, o: usize, feeder: usize, mtu: u64) -> u64 {
         let link = self.timing.of(o);
-        let transfer = if self.timing.of(feeder).rate < link.rate {
+        let transfer = if self.timing.rate(feeder) < self.timing.rate(o) {
             self.timing.of(feeder).crossbar.time(mtu)
         } else {
             link.crossbar.time(mtu)
@@ -84,7 +84,7 @@ impl IoqFabric {
         let slowest = self.slowest_ports();
         let mut short: BTreeMap<(u64, u64), (usize, usize)> = BTreeMap::new();
         for (o, port) in self.ports.iter().enumerate() {
-            let (rate, min) = (self.timing.of(o).rate, self.timing.of(slowest[port.owner as usize]).rate);
+            let (rate, min) = (self.timing.rate(o), self.timing.rate(slowest[port.owner as usize]));
             if port.peer != Peer::NONE && rate > min * self.vcs as u64 {
                 short.entry((rate, min)).and_modify(|e| e.1 += 1).or_insert((o, 1));
             }

@@ -44,7 +44,7 @@
 //! construction, the entry points the kernel calls, and the ingress side (admission,
 //! sending flow-control feedback upstream).
 
-use super::link_timing::{LinkTiming, LinkTimings};
+use super::link_timing::LinkTimings;
 use super::shared_memory::SharedMemory;
 use crate::cc::AnyMarking;
 use crate::flow_control::{Carried, Feedback, PauseState, Sender, UNLIMITED};
@@ -214,7 +214,7 @@ impl IoqFabric {
             total += r;
         }
         let mut port_state = with_capacity(total, what)?;
-        let mut timings = with_capacity(total, what)?;
+        let mut links = with_capacity(total, what)?;
         let mut credit_capacity = with_capacity(total, what)?;
         let mut words_total = 0usize;
         for (s, &ports) in radix.iter().enumerate() {
@@ -235,7 +235,7 @@ impl IoqFabric {
                     Endpoint::Unconnected => (Peer::NONE, 0),
                 };
                 credit_capacity.push(capacity);
-                timings.push(LinkTiming::new(link, speedup));
+                links.push(link);
                 port_state.push(Port {
                     owner: s as u32,
                     peer: far,
@@ -247,7 +247,8 @@ impl IoqFabric {
             }
         }
         let max_bits = radix.iter().map(|&r| r as usize * queues).max().unwrap_or(0);
-        let rates = collected(total, timings.iter().map(|t: &LinkTiming| t.rate), what)?;
+        let timing = LinkTimings::new(total, links, speedup)?;
+        let rates = collected(total, (0..total).map(|p| timing.rate(p)), what)?;
         let owners = collected(total, port_state.iter().map(|p: &Port| p.owner), what)?;
         let shares = shares::Shares::new(&rates, &owners, switches)?;
         if let LinkControl::Pfc(receiver) = &mut control {
@@ -274,7 +275,7 @@ impl IoqFabric {
             arbitration: Arbitration::new(per_vc_crossbar, voq, shares.on()),
             drain: HostDrain::new(receive_cap, hosts)?,
             probe: filled(n, NO_PROBE, what_queues)?,
-            timing: LinkTimings::new(total, timings)?,
+            timing,
             sender: Sender::new(total, credit_capacity, queues, measure_from)?,
             port_base,
             radix,
