@@ -6,6 +6,7 @@ in the summary, its table in ``Report.tables`` (and ``report.<name>``), and its 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -50,13 +51,22 @@ def test_a_mechanisms_section_table_and_note_reach_the_report(write_config, cli)
     # Its table: in `tables`, by `table(name)` and as an attribute.
     assert "ibcc" in report.tables
     assert report.ibcc is report.table("ibcc")
-    assert report.ibcc["fecn_marks"].sum() == report.summary["counters"]["ecn_marks"]
+    # Counted in InfiniBand's own terms, and agreeing: section, counters, both tables.
+    counters = report.summary["counters"]
+    assert report.ibcc["fecn_marks"].sum() == counters["fecn_marks"] == section["fecn_marks"]
+    assert report.ibcc["becns"].sum() == counters["becns_delivered"] == section["becns"]
+    assert report.fabric["fecn_marks"].sum() == counters["fecn_marks"]
+    assert report.fabric["becns"].sum() == counters["becns_sent"]
+    assert not {"ecn_marks", "cnps_sent", "cnps_delivered", "rate_cuts"} & set(counters)
+    assert not {"ecn_marks", "cnps"} & set(report.fabric.columns)
     with pytest.raises(AttributeError):
         report.no_such_table  # noqa: B018
     # Its line, written by the mechanism with its figures, in summary order.
-    line = f"IB CC: {section['fecn_marks']:,} FECN marks, {section['becns']:,} BECNs"
+    line = f"IB CC: {section['fecn_marks']:,} FECN marks, {section['becns']:,} BECNs delivered (whole run)"
     notes = [n for n in report.notes if n.startswith(line)]
-    assert notes == [f"{line}, CCTI mean {section['ccti_mean']:,.1f}, highest {section['ccti_max']:,}"], report.notes
+    assert notes == [f"{line}; CCTI mean {section['ccti_mean']:,.1f}, highest {section['ccti_max']:,}"], report.notes
+    words = {w for n in report.notes for w in re.split(r"[^A-Za-z]+", n)}
+    assert not words & {"CNP", "CNPs", "ECN"}, report.notes
     # The summary JSON is the core's, the section in its place.
     keys = list(json.loads(report.to_json()))
     assert keys.index("recovery") < keys.index("ibcc") < keys.index("sim_time")

@@ -6,14 +6,44 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Latency statistics in the run's time unit (`Summary::time_unit`).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+/// Latency statistics in the run's time unit (`Summary::time_unit`): the mean, minimum
+/// and maximum exact, the quantiles within 0.1% (and never outside the extremes). Without
+/// samples every figure is NaN, which the JSON summary writes as null.
+#[derive(Clone, Debug, Serialize)]
 pub struct LatencyStats {
     pub mean: f64,
+    pub min: f64,
     pub p50: f64,
     pub p95: f64,
     pub p99: f64,
     pub max: f64,
+}
+
+impl Default for LatencyStats {
+    /// No samples: nothing to report.
+    fn default() -> Self {
+        LatencyStats { mean: f64::NAN, min: f64::NAN, p50: f64::NAN, p95: f64::NAN, p99: f64::NAN, max: f64::NAN }
+    }
+}
+
+/// Two reports of no samples are equal (NaN is "nothing", not a value).
+impl PartialEq for LatencyStats {
+    fn eq(&self, other: &Self) -> bool {
+        let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        same(self.mean, other.mean)
+            && same(self.min, other.min)
+            && same(self.p50, other.p50)
+            && same(self.p95, other.p95)
+            && same(self.p99, other.p99)
+            && same(self.max, other.max)
+    }
+}
+
+impl LatencyStats {
+    /// Whether there were samples.
+    pub fn is_empty(&self) -> bool {
+        self.max.is_nan()
+    }
 }
 
 /// Packet conservation counters over the whole run: injected = delivered + in_flight.

@@ -43,6 +43,10 @@ impl Rate {
         let bits_ps = bytes as u128 * 8 * 1_000_000_000_000u128;
         bits_ps.div_ceil(self.0 as u128) as u64
     }
+    /// Bytes this rate carries in `ps` picoseconds, rounded up.
+    pub fn bytes_in(self, ps: u64) -> u64 {
+        (ps as u128 * self.0 as u128).div_ceil(8 * 1_000_000_000_000u128) as u64
+    }
     pub fn as_gbps(self) -> f64 {
         self.0 as f64 / 1e9
     }

@@ -147,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         "--ref", help="column drawn as a dotted reference line per curve, e.g. a bound the summary holds (load-curve)"
     )
     plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
-    plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable; mechanisms: one, default victims)")
+    plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable; mechanisms: one, default victims where every run has it, else all)")
     plot.add_argument("--labels", metavar="A,B,...", help="the legend's names of the runs, in order (mechanisms; default: the directory names less their common prefix)")
     plot.add_argument("--title", help="the figure's title (mechanisms; default: the common prefix of the directory names, or the sweep's name)")
     plot.add_argument(

@@ -154,7 +154,7 @@ def _figures(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tup
             add(
                 "Throughput and flow and congestion control over time",
                 f"Point {point_id}: accepted load per time window and group, and below the pause frames, "
-                "ECN marks, CNPs and drops per window; dashed lines mark the phases.",
+                "marks, congestion notifications and drops per window; dashed lines mark the phases.",
                 lambda p=point_id: plots.plot_directory("fabric", directory, point=p),
             )
             continue

@@ -583,8 +583,23 @@ _FABRIC_EVENTS = {
     "pause_frames": "pause frames",
     "ecn_marks": "ECN marks",
     "cnps": "CNPs",
+    "fecn_marks": "FECN marks",
+    "becns": "BECNs",
     "packets_dropped": "drops",
 }
+
+# The congestion notifications per window, in each family's own terms: the `fabric`
+# table's column and its name (Ethernet's CNPs, InfiniBand's BECNs).
+_NOTIFICATIONS = {"cnps": "CNPs", "becns": "BECNs"}
+
+
+def default_group(timeseries: Mapping[str, pd.DataFrame]) -> str:
+    """The group :func:`mechanisms` plots when none is named: ``victims`` where every
+    run has it (the congestion studies' measured group), else ``all`` (the whole
+    fabric, as the InfiniBand studies measure it)."""
+    if timeseries and all("victims" in set(frame["group"]) for frame in timeseries.values() if "group" in frame):
+        return "victims"
+    return "all"
 
 
 def congestion_over_time(
@@ -597,7 +612,8 @@ def congestion_over_time(
 ) -> Figure:
     """Two panels on one time axis: accepted load per window and group (as
     :func:`throughput_over_time`), and the events per window of :attr:`snarl.Report.fabric`
-    (pause frames, ECN marks, CNPs, drops; those that never happen are left out), with
+    (pause frames, ECN or FECN marks, CNPs or BECNs, drops; those that never happen are
+    left out), with
     the phases marked on both."""
     _require(timeseries, "time", "group", "accepted_load")
     _require(fabric, "time")
@@ -618,7 +634,7 @@ def congestion_over_time(
             bottom.plot(fabric["time"] / scale, fabric[column], linewidth=1.1, label=name)
             drawn += 1
     if drawn == 0:
-        bottom.text(0.5, 0.5, "no pause frame, mark, CNP or drop", transform=bottom.transAxes, ha="center", color="0.4")
+        bottom.text(0.5, 0.5, "no pause frame, mark, notification or drop", transform=bottom.transAxes, ha="center", color="0.4")
     else:
         bottom.legend(frameon=False, fontsize="small")
     bottom.set_ylabel("events per window")
@@ -715,7 +731,7 @@ def mechanisms(
     timeseries: Mapping[str, pd.DataFrame],
     fabric: Mapping[str, pd.DataFrame | None] | None = None,
     summaries: Mapping[str, Mapping[str, Any]] | None = None,
-    group: str = "victims",
+    group: str | None = None,
     y: str | None = None,
     phases: Sequence[Mapping[str, Any]] | Sequence[tuple[float, str]] | None = None,
     unit: str = "ns",
@@ -724,24 +740,29 @@ def mechanisms(
     """Congestion-management mechanisms side by side, one colour per run (the keys of
     ``timeseries``, in order, are the legend's names), in three panels:
 
-    1. the throughput of ``group`` per time window (``y``: by default ``accepted_gbps``
+    1. the throughput of ``group`` (by default :func:`default_group`) per time window
+       (``y``: by default ``accepted_gbps``
        when every run's series has it, see :func:`with_gbps`, else ``accepted_load``),
        with the interval of each phase shaded and labelled;
-    2. the CNPs per window (the ``cnps`` column of each run's :attr:`snarl.Report.fabric`;
-       zero for a run without that table or column, e.g. PFC alone), on a symmetric log
+    2. the congestion notifications per window, in each family's terms (the ``cnps``
+       column of each run's :attr:`snarl.Report.fabric` for Ethernet, ``becns`` for
+       InfiniBand; zero for a run without either, e.g. PFC alone), on a symmetric log
        scale when the counts span more than two decades;
     3. the p50, p95 and p99 flow completion time of ``group`` (``summaries``: each run's
        summary, see :func:`fct_percentiles`; every flow's when the group has none), one
        bar per run in each percentile's group, in µs when ``unit`` is ns.
 
     ``fabric`` and ``summaries`` are keyed like ``timeseries``; a run missing from them
-    has no CNP and no FCT bar. ``phases`` are those of :func:`throughput_over_time`.
+    has no notification and no FCT bar. ``phases`` are those of
+    :func:`throughput_over_time`.
     """
     import numpy as np
 
     runs = list(timeseries)
     if not runs:
         raise PlotError("no run to plot")
+    if group is None:
+        group = default_group(timeseries)
     fabric = dict(fabric or {})
     summaries = dict(summaries or {})
     for name in runs:
@@ -775,24 +796,27 @@ def mechanisms(
     load_ax.set_ylim(bottom=0)
     load_ax.set_title(f"throughput of {group}", fontsize="medium")
 
-    # 2. CNPs per window.
-    peaks = []
+    # 2. Congestion notifications per window, in each run's own terms.
+    peaks, kinds = [], set()
     for name in runs:
         events = fabric.get(name)
-        if events is not None and "cnps" in events.columns and "time" in events.columns and len(events):
+        column = next((c for c in _NOTIFICATIONS if events is not None and c in events.columns), None)
+        if column is not None and "time" in events.columns and len(events):
+            kinds.add(_NOTIFICATIONS[column])
             events = events.sort_values("time")
-            times, counts = events["time"].to_numpy(dtype=float), events["cnps"].to_numpy(dtype=float)
+            times, counts = events["time"].to_numpy(dtype=float), events[column].to_numpy(dtype=float)
         else:
             times, counts = series[name]["time"].to_numpy(dtype=float), np.zeros(len(series[name]))
         cnp_ax.plot(times / scale, counts, linewidth=1.3, color=colours[name], label=name)
         peaks.extend(counts[counts > 0].tolist())
     window = _window(series[runs[0]]["time"])
     per = f"per {_duration_text(window, unit)} window" if window else "per window"
-    cnp_ax.set_ylabel(f"CNPs {per}")
+    notifications = " and ".join(sorted(kinds)) or "CNPs"
+    cnp_ax.set_ylabel(f"{notifications} {per}")
     if peaks and max(peaks) / min(peaks) > 100:
         cnp_ax.set_yscale("symlog", linthresh=1.0)
-    # No floor at zero: the line of a run without CNPs would hide in the axis.
-    cnp_ax.set_title("CNPs sent", fontsize="medium")
+    # No floor at zero: the line of a run without notifications would hide in the axis.
+    cnp_ax.set_title(f"{notifications} sent", fontsize="medium")
 
     for ax in (load_ax, cnp_ax):
         ax.set_xlabel(f"time ({shown})")
@@ -1272,7 +1296,7 @@ def plot_mechanisms(
     else by its swept values that differ, titled by the sweep's name.
 
     ``labels`` (``"a,b,c"`` or a list) names the runs instead, in order; ``group`` is the
-    group plotted (default ``victims``). Tables other than ``timeseries`` and ``fabric``
+    group plotted (default: :func:`default_group`). Tables other than ``timeseries`` and ``fabric``
     are not read."""
     paths = [Path(d) for d in directories]
     if not paths:
@@ -1297,7 +1321,7 @@ def plot_mechanisms(
         {name: with_gbps(run[1], run[0]) for name, run in zip(names, runs)},
         {name: run[2] for name, run in zip(names, runs)},
         summaries,
-        group=group or "victims",
+        group=group,
         phases=phases,
         unit=str(first.get("time_unit", "ns")),
         title=(default_title if title is None else title) or None,

@@ -210,8 +210,9 @@ class Report:
     def fabric(self) -> pd.DataFrame:
         """Flow- and congestion-control events per time window: ``time``,
         ``pause_frames``, ``resume_frames``, ``ecn_marks``, ``cnps``, ``rate_cuts``,
-        ``packets_dropped``; empty in runs without pause frames, tail drop, ECN or
-        congestion control (``table("fabric")``)."""
+        ``packets_dropped`` (the marks, notifications and rate cuts named in the run's
+        congestion-control family's own terms: ``docs/config.md``); empty in runs without pause frames,
+        tail drop, ECN or congestion control (``table("fabric")``)."""
         return self._known("fabric", FABRIC_COLUMNS)
 
     def fabric_arrow(self) -> pa.Table:

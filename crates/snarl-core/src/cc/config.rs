@@ -79,6 +79,19 @@ impl Config {
         self.effective_marking().filter(|m| m.marks() && !self.ibcc_inert())
     }
 
+    /// The names of the run's congestion counters, in its mechanism's own terms (FECN
+    /// marks and BECNs for InfiniBand, ECN marks and CNPs for Ethernet); `None` in runs
+    /// that neither mark nor control congestion, which report no such counters.
+    pub fn congestion_terms(&self) -> Option<CongestionTerms> {
+        let marking = self.marking_in_force();
+        if marking.is_none() && !self.congestion_control_acts() {
+            return None;
+        }
+        let infiniband = matches!(marking, Some(MarkingConfig::Fecn(_)))
+            || matches!(self.congestion_control, CongestionControlConfig::Ibcc(_));
+        Some(if infiniband { CongestionTerms::INFINIBAND } else { CongestionTerms::ETHERNET })
+    }
+
     /// Whether the NICs' congestion control can act (configured, and not inert IB CC).
     pub fn congestion_control_acts(&self) -> bool {
         !self.congestion_control.is_none() && !self.ibcc_inert()
@@ -93,4 +106,39 @@ impl Config {
             SwitchConfig::SharedBuffer { egress_cap, .. } => egress_cap.0,
         }
     }
+}
+
+/// What a congestion-control family calls its marks, notifications and rate cuts: the
+/// keys of the summary's counters and the columns of the `fabric` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CongestionTerms {
+    /// Packets a switch marked.
+    pub marks: &'static str,
+    /// Notifications sent by receivers, and delivered to senders.
+    pub notifications_sent: &'static str,
+    pub notifications_delivered: &'static str,
+    /// The `fabric` table's column of notifications sent per window.
+    pub notifications: &'static str,
+    /// Rate cuts at the senders.
+    pub cuts: &'static str,
+}
+
+impl CongestionTerms {
+    /// ECN and CNPs (DCQCN, or ECN marking alone).
+    pub const ETHERNET: CongestionTerms = CongestionTerms {
+        marks: "ecn_marks",
+        notifications_sent: "cnps_sent",
+        notifications_delivered: "cnps_delivered",
+        notifications: "cnps",
+        cuts: "rate_cuts",
+    };
+    /// FECN and BECNs (InfiniBand congestion control); a rate cut is a BECN that
+    /// raised a CCTI.
+    pub const INFINIBAND: CongestionTerms = CongestionTerms {
+        marks: "fecn_marks",
+        notifications_sent: "becns_sent",
+        notifications_delivered: "becns_delivered",
+        notifications: "becns",
+        cuts: "ccti_increases",
+    };
 }

@@ -23,7 +23,7 @@ mod marking;
 mod marking_config;
 pub mod red;
 
-pub use config::CongestionControlConfig;
+pub use config::{CongestionControlConfig, CongestionTerms};
 pub use control::{Acknowledgement, AnyCongestionControl, CongestionControl, BLOCKED};
 pub use dcqcn_config::DcqcnConfig;
 pub use flows::{FlowKey, FlowMap, FlowTable, MixHasher};

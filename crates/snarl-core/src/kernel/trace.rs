@@ -11,7 +11,7 @@
 pub enum TraceEvent {
     /// A source of `group` produced a message of `bytes`; `accepted`: its source queue had
     /// room (otherwise the message is dropped at the source).
-    Generated { group: u16, bytes: u64, accepted: bool },
+    Generated { group: u16, host: u32, bytes: u64, accepted: bool },
     /// A data packet of `group` left its NIC.
     Injected { group: u16 },
     /// A packet started crossing a link (a NIC's or a switch output's).

@@ -285,7 +285,7 @@ impl Nics {
             }
         }
         let group = ctx.stats.host_group[h];
-        ctx.trace(TraceEvent::Generated { group, bytes: size, accepted });
+        ctx.trace(TraceEvent::Generated { group, host, bytes: size, accepted });
         self.try_inject(ctx, host);
         accepted
     }

@@ -4,6 +4,7 @@
 //! files and in the HTML report without any change there.
 
 use super::{FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use crate::cc::CongestionTerms;
 use crate::config::Config;
 use crate::error::Result;
 use crate::flow_control::PauseState;
@@ -67,9 +68,9 @@ pub struct Setup<'a> {
     pub window: u64,
     pub end: u64,
     pub measure_from: u64,
-    /// Whether the run reports the congestion-control counters (ECN marking or a
-    /// congestion control that acts).
-    pub congestion_counters: bool,
+    /// The names of the congestion-control counters, in runs that report them (ECN or
+    /// FECN marking, or a congestion control that acts).
+    pub congestion_counters: Option<CongestionTerms>,
 }
 
 /// The built-in optional collectors `setup`'s run gets: each decides for itself from the

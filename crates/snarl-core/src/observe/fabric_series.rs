@@ -4,6 +4,7 @@
 //! these mechanisms, so other runs carry no extra table.
 
 use super::{Collector, Finish, Setup, TraceEvent};
+use crate::cc::CongestionTerms;
 use crate::config::FlowControlConfig;
 use crate::error::Result;
 use crate::memory::fallible::filled;
@@ -21,12 +22,13 @@ enum FabricEvent {
 }
 
 const KINDS: usize = 6;
-const NAMES: [&str; KINDS] = ["pause_frames", "resume_frames", "ecn_marks", "cnps", "rate_cuts", "packets_dropped"];
 
 pub struct FabricSeries {
     window: u64,
     windows: usize,
     counts: Vec<[u32; KINDS]>,
+    /// The columns' names: the congestion counters' in the run's terms.
+    names: [&'static str; KINDS],
 }
 
 impl FabricSeries {
@@ -34,16 +36,18 @@ impl FabricSeries {
     /// control (credit-based fabrics without them have nothing to count).
     pub fn for_run(setup: &Setup) -> Result<Option<FabricSeries>> {
         let link_events = !matches!(setup.config.flow_control, FlowControlConfig::Credit {});
-        if !(setup.congestion_counters || link_events) {
+        if !(setup.congestion_counters.is_some() || link_events) {
             return Ok(None);
         }
-        FabricSeries::new(setup.window, setup.end).map(Some)
+        let terms = setup.congestion_counters.unwrap_or(CongestionTerms::ETHERNET);
+        FabricSeries::new(setup.window, setup.end, terms).map(Some)
     }
 
-    pub fn new(window: u64, duration: u64) -> Result<FabricSeries> {
+    pub fn new(window: u64, duration: u64, terms: CongestionTerms) -> Result<FabricSeries> {
         let windows = duration.div_ceil(window.max(1)) as usize;
         let counts = filled(windows, [0; KINDS], "the fabric time series")?;
-        Ok(FabricSeries { window: window.max(1), windows, counts })
+        let names = ["pause_frames", "resume_frames", terms.marks, terms.notifications, terms.cuts, "packets_dropped"];
+        Ok(FabricSeries { window: window.max(1), windows, counts, names })
     }
 
     #[inline]
@@ -59,7 +63,7 @@ impl FabricSeries {
         let windows = (end.div_ceil(self.window) as usize).min(self.windows);
         let time = (0..windows).map(|w| (w as u64 * self.window) as f64 / ps_per_unit).collect();
         let mut columns = vec![Column { name: "time".into(), data: ColumnData::F64(time) }];
-        for (k, name) in NAMES.iter().enumerate() {
+        for (k, name) in self.names.iter().enumerate() {
             let counts = self.counts[..windows].iter().map(|c| c[k] as u64).collect();
             columns.push(Column { name: name.to_string(), data: ColumnData::U64(counts) });
         }
@@ -94,7 +98,7 @@ mod tests {
 
     #[test]
     fn events_land_in_their_window() {
-        let mut s = FabricSeries::new(100, 250).unwrap();
+        let mut s = FabricSeries::new(100, 250, CongestionTerms::ETHERNET).unwrap();
         let pause = TraceEvent::PauseSent { port: 0, queue: 0, on: true };
         s.on(0, &pause);
         s.on(99, &pause);
@@ -112,5 +116,15 @@ mod tests {
         let t = s.table(150, 1.0);
         assert_eq!(t.column("time"), Some(&ColumnData::F64(vec![0.0, 100.0])));
         assert_eq!(t.column("ecn_marks"), Some(&ColumnData::U64(vec![0, 1])));
+    }
+
+    #[test]
+    fn infiniband_runs_count_in_their_own_terms() {
+        let mut s = FabricSeries::new(100, 200, CongestionTerms::INFINIBAND).unwrap();
+        s.on(10, &TraceEvent::EcnMarked { port: 3, queue: 0, isolated: false });
+        let t = s.table(200, 1.0);
+        assert_eq!(t.column("fecn_marks"), Some(&ColumnData::U64(vec![1, 0])));
+        assert!(t.column("becns").is_some() && t.column("ccti_increases").is_some());
+        assert!(t.column("ecn_marks").is_none() && t.column("cnps").is_none());
     }
 }

@@ -51,7 +51,7 @@ pub struct IbccSeries {
     throttled: Vec<Throttled>,
     /// Over the measurement interval.
     fecn_marks: u64,
-    becns_measured: u64,
+    becns_delivered: u64,
     measured: Throttled,
     ccti_max: u16,
     /// Flows above `ccti_min`: how many, the sum of their CCTIs, and how many at each
@@ -105,7 +105,7 @@ impl IbccSeries {
             becns: zeroed(windows, what)?,
             throttled: filled(windows, Throttled::default(), what)?,
             fecn_marks: 0,
-            becns_measured: 0,
+            becns_delivered: 0,
             measured: Throttled::default(),
             ccti_max: ccti_min,
             above: 0,
@@ -177,7 +177,7 @@ impl IbccSeries {
             .collect();
         IbccSummary {
             fecn_marks: self.fecn_marks,
-            becns: self.becns_measured,
+            becns: self.becns_delivered,
             ccti_mean: measured.mean(self.min),
             ccti_max: ccti_max as u64,
             marking_ports,
@@ -210,18 +210,16 @@ impl Collector for IbccSeries {
                 if let Some(cell) = self.marks.get_mut((now / self.window) as usize) {
                     *cell += 1;
                 }
-                if now >= self.measure_from {
-                    self.fecn_marks += 1;
-                    if let Some(count) = self.port_marks.get_mut(port as usize * self.queues + queue as usize) {
-                        *count += 1;
-                    }
+                self.fecn_marks += 1;
+                if let Some(count) = self.port_marks.get_mut(port as usize * self.queues + queue as usize) {
+                    *count += 1;
                 }
             }
             TraceEvent::CnpDelivered { .. } => {
                 if let Some(cell) = self.becns.get_mut((now / self.window) as usize) {
                     *cell += 1;
                 }
-                self.becns_measured += (now >= self.measure_from) as u64;
+                self.becns_delivered += 1;
             }
             TraceEvent::CctiChanged { from, to } => {
                 let (mut windows, mut measured) = (std::mem::take(&mut self.throttled), self.measured);
@@ -260,13 +258,15 @@ impl Collector for IbccSeries {
 pub const SECTION: &str = "ibcc";
 pub const POSITION: u32 = 400;
 
-/// What InfiniBand congestion control did (runs with `congestion_control.type = "ibcc"`),
-/// over the measurement interval.
+/// What InfiniBand congestion control did (runs with `congestion_control.type = "ibcc"`):
+/// marks and BECNs over the whole run, as the summary's counters (`fecn_marks`,
+/// `becns_delivered`) and the `ibcc` table count them; the CCTIs over the measurement
+/// interval.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct IbccSummary {
     /// Packets the switches marked with FECN.
     pub fecn_marks: u64,
-    /// BECNs that reached their source.
+    /// BECNs that reached their source (the counters' `becns_delivered`).
     pub becns: u64,
     /// Time-weighted mean of the mean CCTI of the flows above `ccti_min`, over the time
     /// any was (`ccti_min` if none ever was).
@@ -290,7 +290,7 @@ impl IbccSummary {
     /// Its line in the printout of a run.
     pub fn note(&self) -> String {
         format!(
-            "IB CC: {} FECN marks, {} BECNs, CCTI mean {}, highest {}",
+            "IB CC: {} FECN marks, {} BECNs delivered (whole run); CCTI mean {}, highest {}",
             int(self.fecn_marks),
             int(self.becns),
             num(self.ccti_mean, 1),
@@ -327,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn the_measurement_interval_bounds_the_summary_not_the_table() {
+    fn marks_and_becns_count_the_whole_run_and_cctis_the_measurement_interval() {
         let mut s = series(200);
         change(&mut s, 0, 0, 9);
         change(&mut s, 10, 9, 5);
@@ -339,12 +339,12 @@ mod tests {
         s.on(230, &TraceEvent::CnpDelivered { group: 0 });
         change(&mut s, 300, 5, 4);
         let summary = s.summary(400);
-        assert_eq!((summary.fecn_marks, summary.becns), (3, 1));
+        assert_eq!((summary.fecn_marks, summary.becns), (4, 2), "as the counters and the table count them");
         assert_eq!(summary.ccti_max, 5, "the CCTI in force at the start of the interval counts, 9 before it does not");
         assert_eq!(summary.ccti_mean, 4.5);
         let ports: Vec<(u32, u32, u32, u64)> =
             summary.marking_ports.iter().map(|p| (p.switch, p.port, p.vl, p.fecn_marks)).collect();
-        assert_eq!(ports, vec![(1, 0, 0, 2), (0, 0, 1, 1)], "most marks first; (switch, port, VL)");
+        assert_eq!(ports, vec![(1, 0, 0, 2), (0, 0, 1, 1), (0, 1, 1, 1)], "most marks first; (switch, port, VL)");
         let t = s.table(400, 1.0);
         assert_eq!(t.column("fecn_marks"), Some(&ColumnData::U64(vec![1, 0, 3, 0])));
         assert_eq!(t.column("becns"), Some(&ColumnData::U64(vec![1, 0, 1, 0])));

@@ -37,9 +37,10 @@ pub use rates::RateLog;
 pub use recovery::recovery;
 pub use series::Series;
 
+use crate::cc::CongestionTerms;
 use crate::error::Result;
 use crate::report::{GroupSummary, PacketCounts, Report, Summary};
-use crate::units::Rate;
+use crate::units::{Rate, SerialTime};
 use std::collections::BTreeMap;
 
 /// What one group did during the measurement interval (packet counts: whole run).
@@ -65,9 +66,11 @@ pub struct Counters {
     pub packets_dropped: u64,
     /// Packets sent on a non-minimal route (Valiant, or UGAL choosing Valiant).
     pub nonminimal_packets: u64,
-    /// Packets a switch marked (ECN congestion experienced).
+    /// Packets a switch marked (ECN congestion experienced; under IB CC, FECN).
+    /// Reported under the names of the run's `CongestionTerms`.
     pub ecn_marks: u64,
-    /// Congestion notification packets sent by receivers, and delivered to senders.
+    /// Congestion notifications sent by receivers, and delivered to senders (CNPs;
+    /// under IB CC, BECNs).
     pub cnps_sent: u64,
     pub cnps_delivered: u64,
     /// Rate cuts at the senders (one per CNP received; under IB CC, one per BECN that
@@ -100,8 +103,9 @@ pub struct Stats {
     /// The measurement start plus `longest_arrival`: deliveries from then on count
     /// whole, without a division.
     whole_from: u64,
-    /// Report the congestion-control counters (runs with ECN or congestion control).
-    pub congestion_counters: bool,
+    /// Report the congestion-control counters, named so (runs with ECN or congestion
+    /// control).
+    pub congestion_counters: Option<CongestionTerms>,
     /// Group of each host, as the workload reports it (index into `groups`): the group
     /// a host's sending and receiving count for.
     pub host_group: Vec<u16>,
@@ -114,6 +118,11 @@ pub struct Stats {
     pub settle_before: u64,
     /// Per host: whether it is a shared hotspot now (always false in runs without).
     pub is_hotspot: Vec<bool>,
+    /// Per host: when its offering of the messages it generated ends (see `on_generate`).
+    offered_until: Vec<u64>,
+    /// Serialisation on a host link, and the end of the run as sized.
+    host_serial: SerialTime,
+    duration: u64,
     /// Data bytes received inside the measurement interval by hosts that were not (0) or
     /// were (1) hotspots when the bytes arrived.
     received_as: [u64; 2],
@@ -147,10 +156,13 @@ impl Stats {
             delivered: 0,
             packet_hops: 0,
             last_moved: 0,
-            congestion_counters: false,
+            congestion_counters: None,
             host_group: Vec::new(),
             settle_before: duration,
             is_hotspot: Vec::new(),
+            offered_until: Vec::new(),
+            host_serial: SerialTime::new(ideal.host_rate),
+            duration,
             received_as: [0; 2],
             hotspots: None,
         })
@@ -167,16 +179,36 @@ impl Stats {
         }
     }
 
+    /// Host `host` of `group` generated a message of `bytes` (accepted by its source
+    /// queue or refused). A source offers what its link can carry: the message is offered
+    /// over its serialisation on the host link, from its generation or from the end of
+    /// the host's previous offering, whichever is later; the loads count the part of each
+    /// offering inside the measurement interval, so offered load never exceeds 1.
     #[inline]
-    fn on_generate(&mut self, now: u64, group: u16, bytes: u64, accepted: bool) {
-        self.series.add_generated(now, group, bytes);
+    fn on_generate(&mut self, now: u64, group: u16, host: u32, bytes: u64, accepted: bool) {
         if accepted {
             self.counters.messages_generated += 1;
         } else {
             self.counters.source_queue_full += 1;
         }
-        if now >= self.measure_from {
-            self.groups[group as usize].generated_bytes += bytes;
+        let until = &mut self.offered_until[host as usize];
+        let start = now.max(*until);
+        let end = start + self.host_serial.time(bytes);
+        *until = end;
+        self.series.add_offered(start, end, group, bytes);
+        self.groups[group as usize].generated_bytes += part_in(bytes, start, end, self.measure_from, self.duration);
+    }
+
+    /// The run ended at `end`, before its duration (`simulation.stop_after`): the parts
+    /// of the offerings after it, counted when they were generated, are taken back.
+    pub fn end_offerings_at(&mut self, end: u64) {
+        let (from, to) = (self.measure_from.max(end), self.duration);
+        for (h, &until) in self.offered_until.iter().enumerate() {
+            if until > from {
+                let beyond = self.host_rate.bytes_in(until.min(to) - from);
+                let g = &mut self.groups[self.host_group[h] as usize];
+                g.generated_bytes = g.generated_bytes.saturating_sub(beyond);
+            }
         }
     }
 
@@ -213,6 +245,7 @@ impl Stats {
     /// Sets the group of each host (and so the number of hosts).
     pub fn set_hosts(&mut self, host_group: Vec<u16>) -> Result<()> {
         self.is_hotspot = crate::memory::fallible::filled(host_group.len(), false, "the traffic tables")?;
+        self.offered_until = crate::memory::fallible::zeroed(host_group.len(), "the traffic tables")?;
         self.host_group = host_group;
         Ok(())
     }
@@ -231,7 +264,8 @@ impl Stats {
         injected: u64,
     ) {
         self.delivered += 1;
-        self.series.add_delivered(now, src_group, bytes, now - created);
+        let arrival = self.host_serial.time(bytes);
+        self.series.add_delivered(now.saturating_sub(arrival), now, src_group, bytes, now - created);
         self.groups[src_group as usize].delivered_packets += 1;
         if now >= self.measure_from {
             let inside = if now >= self.whole_from { bytes } else { self.arrived_inside(bytes, now, now) };
@@ -334,13 +368,14 @@ impl Stats {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        if self.congestion_counters {
-            // Only in runs that mark or control congestion: other summaries keep their keys.
+        if let Some(terms) = self.congestion_counters {
+            // Only in runs that mark or control congestion (other summaries keep their
+            // keys), named in the mechanism's own terms.
             for (k, v) in [
-                ("ecn_marks", c.ecn_marks),
-                ("cnps_sent", c.cnps_sent),
-                ("cnps_delivered", c.cnps_delivered),
-                ("rate_cuts", c.rate_cuts),
+                (terms.marks, c.ecn_marks),
+                (terms.notifications_sent, c.cnps_sent),
+                (terms.notifications_delivered, c.cnps_delivered),
+                (terms.cuts, c.rate_cuts),
             ] {
                 counters.insert(k.to_string(), v);
             }
@@ -417,7 +452,9 @@ impl Collector for Stats {
     #[inline(always)]
     fn on(&mut self, now: u64, event: &TraceEvent) {
         match *event {
-            TraceEvent::Generated { group, bytes, accepted } => self.on_generate(now, group, bytes, accepted),
+            TraceEvent::Generated { group, host, bytes, accepted } => {
+                self.on_generate(now, group, host, bytes, accepted)
+            }
             TraceEvent::Injected { group } => self.on_inject(group),
             TraceEvent::Hop => {
                 self.packet_hops += 1;
@@ -453,6 +490,22 @@ impl Collector for Stats {
             TraceEvent::QueueLength { .. } => {}
             TraceEvent::Hotspot { host, on } => self.on_hotspot(now, host, on),
         }
+    }
+}
+
+/// The whole bytes of `bytes`, offered evenly over [start, end), that fall inside
+/// [from, to) (rounded down, so that no interval counts more than was offered in it).
+#[inline]
+fn part_in(bytes: u64, start: u64, end: u64, from: u64, to: u64) -> u64 {
+    let (a, b) = (start.max(from), end.min(to));
+    if b <= a {
+        0
+    } else if a == start && b == end {
+        bytes
+    } else if let Some(product) = bytes.checked_mul(b - a) {
+        product / (end - start)
+    } else {
+        (bytes as u128 * (b - a) as u128 / (end - start) as u128) as u64
     }
 }
 

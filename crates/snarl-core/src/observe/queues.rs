@@ -1,7 +1,9 @@
 //! Queue probes: the time-weighted occupancy of chosen egress queues. Each change of a
 //! probed queue closes the interval during which it held its previous value; the
 //! interval's length is that value's weight in an HDR histogram, so quantiles are
-//! fractions of time ("the queue held at most p95 bytes 95% of the time").
+//! fractions of time ("the queue held at most p95 bytes 95% of the time"), within 0.1%
+//! and never outside the least and greatest occupancy held, which are kept exactly, as
+//! is the time-weighted mean.
 
 use super::{Collector, Finish, TraceEvent};
 use crate::report::text::int;
@@ -17,6 +19,12 @@ pub struct QueueProbe {
     since: u64,
     /// Weight: picoseconds spent at each occupancy (bytes), from the measurement start.
     time_at: Histogram<u64>,
+    /// Exact: bytes times picoseconds, picoseconds, and the least and greatest occupancy
+    /// held for some time, from the measurement start.
+    weighted: u128,
+    held: u64,
+    least: u64,
+    most: u64,
 }
 
 pub struct QueueProbes {
@@ -49,7 +57,19 @@ impl QueueProbes {
     /// Adds a probe; returns its index.
     pub fn add(&mut self, switch: u32, port: u32, priority: u32) -> u16 {
         let time_at = occupancy_histogram();
-        self.probes.push(QueueProbe { switch, port, priority, bytes: 0, since: 0, time_at });
+        let probe = QueueProbe {
+            switch,
+            port,
+            priority,
+            bytes: 0,
+            since: 0,
+            time_at,
+            weighted: 0,
+            held: 0,
+            least: u64::MAX,
+            most: 0,
+        };
+        self.probes.push(probe);
         (self.probes.len() - 1) as u16
     }
 
@@ -71,19 +91,20 @@ impl QueueProbes {
                 close(p, from, end);
                 p.since = end;
                 let h = &p.time_at;
-                let q = |x: f64| if h.is_empty() { 0 } else { h.value_at_quantile(x) };
+                let (least, most) = (p.least.min(p.most), p.most);
+                let q = |x: f64| if h.is_empty() { 0 } else { h.value_at_quantile(x).clamp(least, most) };
                 QueueSummary {
                     switch: p.switch,
                     port: p.port,
                     priority: p.priority,
-                    mean_bytes: if h.is_empty() { 0.0 } else { h.mean() },
+                    mean_bytes: if p.held == 0 { 0.0 } else { p.weighted as f64 / p.held as f64 },
                     p5_bytes: q(0.05),
                     p25_bytes: q(0.25),
                     p50_bytes: q(0.50),
                     p75_bytes: q(0.75),
                     p95_bytes: q(0.95),
                     p99_bytes: q(0.99),
-                    max_bytes: h.max(),
+                    max_bytes: most,
                     ecn_band: ecn.filter(|_| !h.is_empty()).map(|(kmin, kmax)| {
                         let total = h.len() as f64;
                         let below = h.count_between(0, kmin) as f64 / total;
@@ -101,8 +122,12 @@ impl QueueProbes {
 fn close(p: &mut QueueProbe, from: u64, now: u64) {
     let start = p.since.max(from);
     if now > start {
-        // Zero bytes is recorded as the histogram's lowest value, 1 byte.
-        p.time_at.saturating_record_n(p.bytes.max(1), now - start);
+        let time = now - start;
+        p.time_at.saturating_record_n(p.bytes, time);
+        p.weighted += p.bytes as u128 * time as u128;
+        p.held += time;
+        p.least = p.least.min(p.bytes);
+        p.most = p.most.max(p.bytes);
     }
 }
 
@@ -188,11 +213,22 @@ mod tests {
         // 100 ps at 8000 B, 900 ps at 1000 B, 100 ps at 0 B.
         assert_eq!((s.switch, s.port, s.priority), (3, 4, 0));
         assert!((s.p50_bytes as f64 - 1000.0).abs() <= 1.0);
-        assert!((s.max_bytes as f64 - 8000.0).abs() <= 8.0);
-        assert!(s.p5_bytes <= 1, "the empty queue is 1/11 of the time");
-        let mean = (100.0 * 8000.0 + 900.0 * 1000.0 + 100.0) / 1100.0;
-        assert!((s.mean_bytes - mean).abs() / mean < 0.01, "mean {} vs {mean}", s.mean_bytes);
+        assert_eq!(s.max_bytes, 8000, "exact");
+        assert_eq!(s.p5_bytes, 0, "the empty queue is 1/11 of the time");
+        let mean = (100.0 * 8000.0 + 900.0 * 1000.0) / 1100.0;
+        assert!((s.mean_bytes - mean).abs() < 1e-9, "mean {} vs {mean}, exact", s.mean_bytes);
         assert!(s.ecn_band.is_none(), "no thresholds, no band");
+    }
+
+    #[test]
+    fn an_empty_queue_reports_zero_and_a_capped_one_its_cap() {
+        let mut probes = QueueProbes::new(0);
+        let (empty, full) = (probes.add(0, 0, 0), probes.add(0, 1, 0));
+        probes.record(full, 100, 262_144);
+        let s = probes.summaries(1_000);
+        let _ = empty;
+        assert_eq!((s[0].mean_bytes, s[0].p50_bytes, s[0].p99_bytes, s[0].max_bytes), (0.0, 0, 0, 0));
+        assert_eq!((s[1].p99_bytes, s[1].max_bytes), (262_144, 262_144), "quantiles within the cap");
     }
 
     #[test]

@@ -45,19 +45,79 @@ impl Series {
         (w < self.windows).then(|| w * self.groups + group as usize)
     }
 
+    /// `group` offered `bytes` evenly over [from, to): each window counts its part.
     #[inline]
-    pub fn add_generated(&mut self, now: u64, group: u16, bytes: u64) {
-        if let Some(c) = self.cell(now, group) {
-            self.generated[c] += bytes;
+    pub fn add_offered(&mut self, from: u64, to: u64, group: u16, bytes: u64) {
+        match self.within_one(from, to, group) {
+            Some(c) => self.generated[c] += bytes,
+            None => Series::spread(&mut self.generated, self.window, self.windows, self.groups, from, to, group, bytes),
         }
     }
 
+    /// A packet of `bytes` of `group` arrived over [from, to) (its serialisation on the
+    /// host link), its tail at `to` after `latency`: each window counts the part of its
+    /// bytes that arrived in it, so no window counts more than its link carried; its
+    /// latency counts in the window of its tail.
     #[inline]
-    pub fn add_delivered(&mut self, now: u64, group: u16, bytes: u64, latency: u64) {
-        if let Some(c) = self.cell(now, group) {
+    pub fn add_delivered(&mut self, from: u64, to: u64, group: u16, bytes: u64, latency: u64) {
+        if let Some(c) = self.within_one(from, to, group) {
             self.delivered[c] += bytes;
             self.latency_sum[c] += latency;
             self.latency_count[c] += 1;
+            return;
+        }
+        if let Some(c) = self.cell(to.saturating_sub(1), group) {
+            self.latency_sum[c] += latency;
+            self.latency_count[c] += 1;
+        }
+        Series::spread(&mut self.delivered, self.window, self.windows, self.groups, from, to, group, bytes);
+    }
+
+    /// The cell of `group` in the window [from, to) lies in, if it lies in one.
+    #[inline]
+    fn within_one(&self, from: u64, to: u64, group: u16) -> Option<usize> {
+        let last = to.saturating_sub(1).max(from);
+        let w = last / self.per_window;
+        (w < self.windows as u64 && from >= w * self.window).then(|| w as usize * self.groups + group as usize)
+    }
+
+    /// Adds `bytes` spread evenly over [from, to) to the cells of `group` (whole bytes:
+    /// each window its share rounded down, the last what is left).
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn spread(
+        cells: &mut [u64],
+        window: u64,
+        windows: usize,
+        groups: usize,
+        from: u64,
+        to: u64,
+        group: u16,
+        bytes: u64,
+    ) {
+        let cell = |w: u64| (w < windows as u64).then(|| w as usize * groups + group as usize);
+        if to <= from + 1 || from / window == (to - 1) / window {
+            if let Some(c) = cell(from / window) {
+                cells[c] += bytes;
+            }
+            return;
+        }
+        let span = (to - from) as u128;
+        let (mut left, mut at) = (bytes, from);
+        for w in from / window..=(to - 1) / window {
+            let until = ((w + 1) * window).min(to);
+            let part = if until == to {
+                left
+            } else if let Some(product) = bytes.checked_mul(until - at) {
+                product / (to - from) // the common case, without a 128-bit division
+            } else {
+                (bytes as u128 * (until - at) as u128 / span) as u64
+            };
+            left -= part;
+            if let Some(c) = cell(w) {
+                cells[c] += part;
+            }
+            at = until;
         }
     }
 
@@ -171,8 +231,8 @@ mod tests {
     fn a_series_cut_short_ends_with_the_part_of_its_last_window() {
         // Windows of 1 us; the run stops 0.5 us into the third.
         let mut s = Series::new(1, 1_000_000, 10_000_000).unwrap();
-        s.add_delivered(500_000, 0, 125, 1);
-        s.add_delivered(2_400_000, 0, 125, 1);
+        s.add_delivered(499_000, 500_000, 0, 125, 1);
+        s.add_delivered(2_399_000, 2_400_000, 0, 125, 1);
         s.end_at(2_500_000);
         let t = s.table(&["a".into()], &[1e9], 1.0);
         assert_eq!(t.rows(), 6);
@@ -186,5 +246,20 @@ mod tests {
         let mut whole = Series::new(1, 1_000_000, 10_000_000).unwrap();
         whole.end_at(10_000_000);
         assert_eq!(whole.table(&["a".into()], &[1e9], 1.0).rows(), 20);
+    }
+
+    #[test]
+    fn bytes_spread_over_the_windows_their_arrival_spans() {
+        // Windows of 100 ps; 1000 bytes arriving over [50, 350): 50, 100, 100, 50 ps.
+        let mut s = Series::new(1, 100, 1_000).unwrap();
+        s.add_delivered(50, 350, 0, 1000, 7);
+        s.add_offered(950, 1_150, 0, 400); // half of it after the end: dropped
+        let t = s.table(&["a".into()], &[8e12], 1.0);
+        let Some(ColumnData::F64(accepted)) = t.column("accepted_load") else { panic!("no accepted_load") };
+        // At 8e12 b/s a 100 ps window carries 100 bytes: loads are bytes / 100.
+        let got: Vec<f64> = (0..5).map(|w| accepted[2 * w]).collect();
+        assert_eq!(got, vec![1.66, 3.33, 3.33, 1.68, 0.0], "each window its share, rounded down, the last the rest");
+        let Some(ColumnData::F64(offered)) = t.column("offered_load") else { panic!("no offered_load") };
+        assert!((offered[18] * 100.0 - 100.0).abs() < 1e-6, "the last window's part: {offered:?}");
     }
 }

@@ -136,7 +136,7 @@ impl Simulation {
             // hears of every data packet.
             stats.settle_before = 0;
         }
-        stats.congestion_counters = marking.is_some() || config.congestion_control_acts();
+        stats.congestion_counters = config.congestion_terms();
         // The optional collectors: each built-in one decides whether the run has what it
         // measures (`observe::collectors_for_run`); queue probes are registered with the fabric.
         let setup = Setup {

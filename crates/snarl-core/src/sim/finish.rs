@@ -19,8 +19,9 @@ impl Simulation {
         self.count_arrivals_at_end();
         let end = self.kernel.end;
         if self.kernel.stop.as_ref().and_then(Stop::reached).is_some() {
-            // The time series end at the stop, as everything else does.
+            // The time series and the offerings end at the stop, as everything else does.
             self.kernel.observers.series.end_at(end);
+            self.kernel.observers.end_offerings_at(end);
         }
         let infos: Vec<GroupInfo> = self
             .world

@@ -11,6 +11,7 @@ mod endpoint;
 mod fat_links;
 mod fct;
 mod golden;
+mod honest_numbers;
 mod ibcc;
 mod infiniband;
 mod isolation;
