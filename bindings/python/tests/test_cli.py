@@ -12,6 +12,7 @@ import time
 import tomllib
 from pathlib import Path
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
@@ -427,3 +428,15 @@ def test_plot_mechanisms_bad_input_is_one_line_exit_2(cli, mechanism_runs, tmp_p
     done = cli("plot", *(a.format(**names) for a in args), "-o", tmp_path / "never.png")
     assert_refused(done, [e.format(**names) for e in expected])
     assert not (tmp_path / "never.png").exists()
+
+
+def test_a_sweep_json_that_is_not_an_object_is_one_line_and_exit_2(cli, tmp_path):
+    sweep = tmp_path / "odd"
+    sweep.mkdir()
+    pd.DataFrame({"point_id": ["a"], "status": ["ok"], "accepted_load": [0.5]}).to_parquet(sweep / "points.parquet")
+    (sweep / "sweep.json").write_text("[1, 2]", encoding="utf-8")
+    for args in (("report", str(sweep), "-o", str(tmp_path / "r.html")), ("plot", "load-curve", str(sweep))):
+        done = cli(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "sweep.json" in lines[0] and "JSON object" in lines[0], done.stderr

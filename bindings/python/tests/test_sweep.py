@@ -317,6 +317,24 @@ def test_out_must_be_a_sweep_directory(tmp_path):
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
 
 
+def test_another_sweep_into_a_sweep_directory_is_refused_unless_forced(tmp_path):
+    first = write_sweep(tmp_path, "[axes]\nseed = [1, 2]\n", name="first.toml")
+    second = write_sweep(tmp_path, "[axes]\nseed = [3]\n", name="second.toml")
+    out = tmp_path / "out"
+    assert run_snarl("sweep", first, "--out", out).returncode == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"}
+    done = run_snarl("sweep", second, "--out", out)
+    assert done.returncode == 2, done.stderr
+    assert "2 point(s) of another sweep" in done.stderr and "--force" in done.stderr
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"} == before
+    # The same sweep again resumes (nothing to run); one that extends it keeps its points.
+    assert run_snarl("sweep", first, "--out", out).returncode == 0
+    # --force replaces the other sweep's points: the table and the records are the new
+    # sweep's alone.
+    assert run_snarl("sweep", second, "--out", out, "--force").returncode == 0
+    check_sweep_dir(out, 1)
+
+
 def test_sweep_api_from_a_dict_with_progress_callback(tmp_path, monkeypatch):
     (tmp_path / "base.toml").write_text(SMALL)
     monkeypatch.chdir(tmp_path)

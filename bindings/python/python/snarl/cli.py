@@ -123,6 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:8786)")
     where.add_argument("--processes", type=_positive, metavar="N", help="local worker processes (default: one per CPU)")
     sweep.add_argument("--retry-failed", action="store_true", help="run again the points recorded as failed")
+    sweep.add_argument("--force", action="store_true", help="replace the points of another sweep that DIR holds")
     sweep.set_defaults(handler=_sweep)
 
     from snarl.plots import KINDS
@@ -344,7 +345,7 @@ def _sweep(args: argparse.Namespace) -> int:
     from snarl.sweep import SweepError, execute, plan
 
     try:
-        checked = plan(args.file, args.out, retry_failed=args.retry_failed)
+        checked = plan(args.file, args.out, retry_failed=args.retry_failed, force=args.force)
 
         def announce(runner: str | None) -> None:
             # Once the runner is up and the directory ours: the sweep's readiness line.

@@ -298,9 +298,9 @@ def _section(directory: Path, anchor: str, nested: bool) -> tuple[str, str, list
     except plots.PlotError as e:
         raise ReportError(str(e)) from None
     try:
-        info = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        info = {}
+        info = plots._sweep_info(directory)
+    except plots.PlotError as e:
+        raise ReportError(str(e)) from None
     keys = [k for k in info.get("keys", []) if k in points.columns]
     name = info.get("name") or directory.name
     total = len(info.get("points", [])) or len(points)

@@ -917,10 +917,15 @@ def _read_json(path: Path) -> Any:
 
 
 def _sweep_info(directory: Path) -> dict[str, Any]:
+    """The sweep's ``sweep.json`` (``{}`` if there is none or it cannot be read);
+    :class:`PlotError` if it is JSON but not an object."""
     try:
-        return json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
+        info = json.loads((directory / "sweep.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    if not isinstance(info, dict):
+        raise PlotError(f"{directory / 'sweep.json'}: expected a JSON object (the sweep's spec), found {type(info).__name__}")
+    return info
 
 
 def swept_keys(directory: Path, points: pd.DataFrame) -> list[str]:

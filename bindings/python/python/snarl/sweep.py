@@ -713,6 +713,9 @@ class Plan:
     done: dict[str, dict[str, Any]] = field(default_factory=dict)
     retry_failed: bool = False
     """Whether points recorded as failed run again."""
+    replaced: list[str] = field(default_factory=list)
+    """Points of another sweep recorded in the output directory, removed before this one
+    runs (``force``)."""
 
     @property
     def todo(self) -> list[Point]:
@@ -728,13 +731,23 @@ class Plan:
         self.done = done
 
 
-def plan(spec: SpecLike, out: str | os.PathLike[str], retry_failed: bool = False) -> Plan:
+def plan(spec: SpecLike, out: str | os.PathLike[str], retry_failed: bool = False, force: bool = False) -> Plan:
     """Checks a sweep completely (spec, every point, the output directory) without
-    writing anything. Raises :class:`SweepError`."""
+    writing anything. An output directory holding points of another sweep (records whose
+    point is not one of this sweep's) is refused, unless ``force``: then they are removed
+    when the sweep starts. Raises :class:`SweepError`."""
     parsed = load_spec(spec)
     out = Path(out)
     _check_out(out)
     checked = Plan(parsed, resolve_points(parsed), out, retry_failed=retry_failed)
+    ids = {p.id for p in checked.points}
+    foreign = sorted(k for k in read_records(out) if k not in ids) if out.is_dir() else []
+    if foreign and not force:
+        raise SweepError(
+            f"--out {out}: holds {len(foreign)} point(s) of another sweep (e.g. {foreign[0]}); "
+            "give a new directory, or --force to replace them"
+        )
+    checked.replaced = foreign
     checked.refresh()
     return checked
 
@@ -775,6 +788,7 @@ def execute(
         lock = _lock(out)
         plan.refresh()  # another sweep may have finished points before the lock was ours
         _prepare_out(out)
+        _remove_points(out, plan.replaced)
         _write_sweep_json(plan, runner)
         described = True
         if on_start is not None:
@@ -830,6 +844,14 @@ def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[i
                 report.update(len(done), failed)
     finally:
         report.close()
+
+
+def _remove_points(out: Path, ids: list[str]) -> None:
+    """Removes the records and tables of the points ``ids`` (another sweep's)."""
+    for point in ids:
+        (out / RECORDS / f"{point}.json").unlink(missing_ok=True)
+        for name in table_folders(out):
+            (out / name / f"{point}.parquet").unlink(missing_ok=True)
 
 
 def _prepare_out(out: Path) -> None:
@@ -996,6 +1018,7 @@ def sweep(
     progress: bool | Callable[[int, int, int], object] = False,
     processes: int | None = None,
     retry_failed: bool = False,
+    force: bool = False,
 ) -> pd.DataFrame:
     """Runs a sweep into ``out`` and returns its table (as ``points.parquet``).
 
@@ -1012,6 +1035,8 @@ def sweep(
         processes: local worker processes when neither ``workers`` nor ``scheduler``
             is given (default: one per CPU).
         retry_failed: run again the points recorded as failed.
+        force: replace the points of another sweep that ``out`` holds (refused
+            otherwise: the table would mix two sweeps).
 
     Numbers and lists in a dict spec may be numpy scalars and arrays (an axis of
     ``np.linspace(0.1, 1.0, 10)``): they are taken as the Python values they hold.
@@ -1028,7 +1053,7 @@ def sweep(
             recorded before are kept, and the sweep resumes when run again.
         KeyboardInterrupt: the sweep was interrupted (Ctrl-C); likewise resumable.
     """
-    return execute(plan(spec_or_path, out, retry_failed), workers, scheduler, processes, progress)
+    return execute(plan(spec_or_path, out, retry_failed, force), workers, scheduler, processes, progress)
 
 
 def load(out: str | os.PathLike[str]) -> pd.DataFrame:

@@ -4,6 +4,7 @@ use super::{InputQueue, OutputQueue, Port};
 use crate::config::{Config, FlowControlConfig, Problems};
 use crate::flow_control::{validate_pfc, Ring};
 use crate::memory::{bytes_of, mul, sum};
+use crate::nic::CONTROL_BYTES;
 use crate::topology::FabricSize;
 use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
@@ -172,6 +173,15 @@ impl SwitchConfig {
                 for (key, size) in [("switch.input_buffer", input_buffer), ("switch.output_buffer", output_buffer)] {
                     if size.0 < config.nic.mtu.0 {
                         p.add(key, format!("must hold at least one MTU ({}), found {size}", config.nic.mtu));
+                    } else if size.0 < CONTROL_BYTES && config.congestion_control_acts() {
+                        // Notifications could never be sent: the control would silently do nothing.
+                        p.add(
+                            key,
+                            format!(
+                                "must hold a {CONTROL_BYTES} B congestion notification (a CNP or BECN) when \
+                                 `congestion_control` is set, found {size}"
+                            ),
+                        );
                     }
                 }
                 if !matches!(config.flow_control, FlowControlConfig::Credit {}) {
@@ -184,6 +194,14 @@ impl SwitchConfig {
                     p.add(
                         "switch.egress_cap",
                         format!("must hold at least one MTU ({}), found {egress_cap}", config.nic.mtu),
+                    );
+                } else if egress_cap.0 < CONTROL_BYTES && config.congestion_control_acts() {
+                    p.add(
+                        "switch.egress_cap",
+                        format!(
+                            "must hold a {CONTROL_BYTES} B congestion notification (a CNP or BECN) when \
+                             `congestion_control` is set, found {egress_cap}"
+                        ),
                     );
                 }
                 if port_buffer.0 < egress_cap.0 + config.nic.mtu.0 {

@@ -298,6 +298,14 @@ impl TrafficConfig {
             let at = format!("traffic.groups.{i}");
             if g.name.is_empty() || RESERVED_GROUPS.contains(&g.name.as_str()) {
                 p.add(format!("{at}.name"), format!("`{}` is not a valid group name (reserved: all, default)", g.name));
+            } else if g.name.chars().any(char::is_control) {
+                // Names reach file names, tables, plots and the HTML report.
+                p.add(format!("{at}.name"), format!("{:?} has a control character; use printable text", g.name));
+            }
+            if let Some(hosts) = &g.hosts {
+                if let Some(k) = (1..hosts.len()).find(|&k| hosts[..k].contains(&hosts[k])) {
+                    p.add(format!("{at}.hosts.{k}"), format!("host {} is listed twice", hosts[k]));
+                }
             }
             if names[..i].contains(&g.name.as_str()) {
                 p.add(format!("{at}.name"), format!("group name `{}` is used twice", g.name));

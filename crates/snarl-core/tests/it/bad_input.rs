@@ -218,3 +218,38 @@ fn a_receive_cap_without_credits_or_switches_or_rate_is_refused_at_its_key() {
         other => panic!("expected a config error, got {other:?}"),
     }
 }
+
+/// A congestion control whose notifications (64 B) cannot fit a switch buffer would
+/// never send one: it is refused at the buffer's key, not run as if it acted.
+#[test]
+fn congestion_control_with_buffers_smaller_than_a_notification_is_refused() {
+    let tiny = [("nic.mtu", "32B"), ("switch.input_buffer", "32B"), ("switch.output_buffer", "32B")];
+    for cc in ["ibcc", "dcqcn"] {
+        let mut o = tiny.to_vec();
+        o.push(("congestion_control.type", cc));
+        let (path, message) = config_error(&o);
+        assert_eq!(path, "switch.input_buffer", "{cc}: {message}");
+        assert!(message.contains("64 B congestion notification"), "{message}");
+    }
+    // Without congestion control the same buffers are fine.
+    let o: Vec<(String, String)> = tiny.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    assert!(load_config(SINGLE_SWITCH, &o, None).is_ok());
+}
+
+/// A group listing a host twice, or named with a control character, is refused at the
+/// key (both were accepted: `[0, 0, 1]` as two hosts, a NUL reaching the HTML raw).
+#[test]
+fn groups_with_repeated_hosts_or_unprintable_names_are_refused() {
+    let group =
+        |name: &str, hosts: &str| format!("{SINGLE_SWITCH}\n[[traffic.groups]]\nname = \"{name}\"\nhosts = {hosts}\n");
+    let error = |text: String| match load_config(&text, &[], None) {
+        Err(Error::Config { path, message }) => (path, message),
+        other => panic!("expected a config error, got {other:?}"),
+    };
+    let (path, message) = error(group("pair", "[0, 0, 1]"));
+    assert_eq!(path, "traffic.groups.0.hosts.1");
+    assert!(message.contains("host 0 is listed twice"), "{message}");
+    let (path, _) = error(group("a\\u0000b", "[0, 1]"));
+    assert_eq!(path, "traffic.groups.0.name");
+    assert!(load_config(&group("pair", "[0, 1]"), &[], None).is_ok());
+}
