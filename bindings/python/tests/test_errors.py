@@ -154,3 +154,26 @@ def test_the_largest_seed_runs_from_the_command_line(cli, small_config):
     done = cli("run", small_config, "--json", "--seed", str(2**64 - 1))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["seed"] == 2**64 - 1
+
+
+MISLEADING = {
+    # A value of a key inside a section chosen by its type: named at the key.
+    "switch.crossbar": '[switch]\ncrossbar = "per_VC"\n',
+    "switch.input_queuing": '[switch]\ninput_queuing = "VOQ"\n',
+    # A host listed twice: named at its second place.
+    "traffic.groups.0.hosts.1": '[[traffic.groups]]\nname = "pair"\nhosts = [0, 0]\n',
+    # Congestion control whose notifications cannot fit a buffer.
+    "switch.input_buffer": '[nic]\nmtu = "32B"\n[switch]\ninput_buffer = "32B"\noutput_buffer = "32B"\n'
+    '[congestion_control]\ntype = "ibcc"\n',
+}
+
+
+@pytest.mark.parametrize("path", sorted(MISLEADING))
+def test_misleading_settings_are_refused_at_their_key(path, cli, write_config):
+    text = SMALL + "\n" + MISLEADING[path]
+    with pytest.raises(snarl.ConfigError) as caught:
+        snarl.resolve_config(text)
+    assert caught.value.path == path, caught.value
+    done = cli("run", write_config(text))
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert f"`{path}`" in done.stderr, done.stderr

@@ -1,6 +1,6 @@
 //! From TOML text (plus `--set` overrides and a seed) to a validated [`Config`].
 
-use super::{Config, DcqcnConfig, FecnConfig, IbccConfig, RedConfig, ValidConfig};
+use super::{Config, DcqcnConfig, FecnConfig, IbccConfig, IsolationKnobs, RedConfig, ValidConfig};
 use crate::error::{closest, Error, Result};
 
 /// Parses `text`, applies each `(dotted.key, value)` override, sets the seed if given,
@@ -217,9 +217,26 @@ fn within_variant(doc: &toml::Table, path: &str, error: Error) -> Error {
         ("marking", "fecn") => read::<FecnConfig>(path, fields),
         ("congestion_control", "dcqcn") => read::<DcqcnConfig>(path, fields),
         ("congestion_control", "ibcc") => read::<IbccConfig>(path, fields),
+        ("isolation", "ci" | "ici") => read::<IsolationKnobs>(path, fields),
         _ => None,
     };
-    refined.unwrap_or(error)
+    refined.unwrap_or_else(|| named_value(section, path, &kind, error))
+}
+
+/// An unknown value of a key inside a section chosen by its `type` (`switch.crossbar =
+/// "per_VC"`) is reported by serde as an unknown type of the section: when the section's
+/// `type` is valid and another key holds the value, name that key.
+fn named_value(section: &toml::Table, path: &str, kind: &str, error: Error) -> Error {
+    let Error::Config { path: at, message } = &error else { return error };
+    let Some(found) = message.strip_prefix("unknown type ").and_then(between_backticks) else { return error };
+    if *at != format!("{path}.type") || found == kind {
+        return error;
+    }
+    let holder = section.iter().find(|(key, value)| *key != "type" && value.as_str() == Some(found.as_str()));
+    match holder {
+        Some((key, _)) => Error::config(format!("{path}.{key}"), message.replacen("unknown type", "unknown value", 1)),
+        None => error,
+    }
 }
 
 /// Turns serde's "unknown field `lod`, expected one of `load`, ..." into an error naming
@@ -271,7 +288,30 @@ fn explain_serde_error(doc: &toml::Table, path: &str, message: &str) -> Error {
     }
     // toml appends where the value was ("\nin `key`\n"): the path says it already.
     let message = message.split_once("\nin `").map_or(message, |(text, _)| text).trim_end();
-    Error::config(if path.is_empty() { "<root>".to_string() } else { path }, message.to_string())
+    Error::config(if path.is_empty() { "<root>".to_string() } else { path }, in_words(message))
+}
+
+/// serde names the Rust type it expected ("expected u32"): say what a user writes.
+fn in_words(message: &str) -> String {
+    let mut text = message.to_string();
+    for (rust, words) in [
+        ("expected u8", "expected a whole number from 0 to 255"),
+        ("expected u16", "expected a whole number from 0 to 65,535"),
+        ("expected u32", "expected a whole number of 0 or more"),
+        ("expected u64", "expected a whole number of 0 or more"),
+        ("expected usize", "expected a whole number of 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+    ] {
+        if let Some(at) = text.find(rust) {
+            // Only the whole word: "expected u32", not a prefix of a longer name.
+            let end = at + rust.len();
+            if !text[end..].starts_with(|c: char| c.is_alphanumeric()) {
+                text.replace_range(at..end, words);
+            }
+        }
+    }
+    text
 }
 
 fn between_backticks(text: &str) -> Option<String> {
@@ -293,6 +333,34 @@ mod tests {
         [traffic]
         load = 0.5
     "#;
+
+    #[test]
+    fn values_inside_a_typed_section_are_named_at_their_key_in_words() {
+        let ioq = [("switch.crossbar", "per_VC"), ("switch.input_queuing", "VOQ")];
+        for (key, value) in ioq {
+            let (path, message) = err(MINIMAL, &[(key, value)]);
+            assert_eq!(path, key, "{message}");
+            assert!(message.starts_with(&format!("unknown value `{value}`")), "{message}");
+        }
+        let (path, message) = err(MINIMAL, &[("routing.type", "updown"), ("routing.select", "adaptve")]);
+        assert_eq!((path.as_str(), message.contains("`adaptive`")), ("routing.select", true), "{message}");
+        let isolation = [
+            ("switch.type", "shared_buffer"),
+            ("flow_control.type", "pfc"),
+            ("flow_control.xoff", "50"),
+            ("flow_control.xon", "45"),
+            ("isolation.type", "ci"),
+        ];
+        let with = |extra: (&'static str, &'static str)| isolation.iter().copied().chain([extra]).collect::<Vec<_>>();
+        let (path, message) = err(MINIMAL, &with(("isolation.key", "flw")));
+        assert_eq!((path.as_str(), message.contains("`flow`")), ("isolation.key", true), "{message}");
+        let (path, message) = err(MINIMAL, &with(("isolation.cft_entries", "-1")));
+        assert_eq!(path, "isolation.cft_entries", "{message}");
+        assert!(message.contains("a whole number of 0 or more") && !message.contains("u32"), "{message}");
+        // The section's own type stays reported as a type.
+        let (path, message) = err(MINIMAL, &[("switch.type", "ioqq")]);
+        assert_eq!((path.as_str(), message.starts_with("unknown type `ioqq`")), ("switch.type", true), "{message}");
+    }
 
     fn err(text: &str, overrides: &[(&str, &str)]) -> (String, String) {
         let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
