@@ -219,6 +219,17 @@ pub(crate) fn validate_isolation(config: &Config, p: &mut Problems) {
     }
     if k.detect == Some(0) {
         p.add("isolation.detect", "must be positive, found 0");
+    } else if iso.detect_bytes > egress_cap.0 {
+        // No egress queue ever reaches it: isolation would never detect anything.
+        p.add(
+            "isolation.detect",
+            format!(
+                "{} B ({} packets) is more than an egress queue holds (switch.egress_cap, {egress_cap}): \
+                 nothing would ever be detected",
+                iso.detect_bytes,
+                iso.detect_bytes / mtu.max(1)
+            ),
+        );
     }
     if iso.cfq_egress_cap < mtu || iso.cfq_egress_cap > egress_cap.0 {
         p.add(

@@ -243,6 +243,15 @@ impl SwitchConfig {
         if !(speedup.is_finite() && (1.0..=64.0).contains(&speedup)) {
             p.add("switch.speedup", format!("must be between 1 and 64, found {speedup}"));
         }
+        let redraw = matches!(config.routing, crate::config::RoutingConfig::Ugal { redraw: true, .. });
+        if redraw && self.input_queuing() == InputQueuing::Voq {
+            // A VoQ switch routes a packet once, as it arrives, and never reconsiders it.
+            p.add(
+                "routing.redraw",
+                "has no effect with `switch.input_queuing = \"voq\"`: a VoQ switch keeps the route it \
+                 chose at arrival, so there is nothing to draw again; leave it out, or use FIFO input queues",
+            );
+        }
     }
 }
 

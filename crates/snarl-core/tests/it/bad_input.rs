@@ -253,3 +253,34 @@ fn groups_with_repeated_hosts_or_unprintable_names_are_refused() {
     assert_eq!(path, "traffic.groups.0.name");
     assert!(load_config(&group("pair", "[0, 1]"), &[], None).is_ok());
 }
+
+/// Settings that could have no effect are refused rather than run as if they acted.
+#[test]
+fn settings_that_could_never_act_are_refused() {
+    // UGAL's redraw reconsiders waiting packets' routes; a VoQ switch never does.
+    let text =
+        SINGLE_SWITCH.replace("type = \"single_switch\"\nhosts = 8", "type = \"dragonfly\"\nhosts_per_switch = 2\nswitches_per_group = 4\nglobal_links_per_switch = 2");
+    let o: Vec<(String, String)> =
+        [("routing.type", "ugal"), ("routing.redraw", "true"), ("switch.input_queuing", "voq")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    match load_config(&text, &o, None) {
+        Err(Error::Config { path, .. }) => assert_eq!(path, "routing.redraw"),
+        other => panic!("expected a config error, got {other:?}"),
+    }
+    // Congestion isolation that no egress queue could ever trigger.
+    let isolation = [
+        ("switch.type", "shared_buffer"),
+        ("switch.egress_cap", "64KiB"),
+        ("switch.port_buffer", "512KiB"),
+        ("flow_control.type", "pfc"),
+        ("flow_control.xoff", "50"),
+        ("flow_control.xon", "45"),
+        ("isolation.type", "ci"),
+        ("isolation.detect", "32"),
+    ];
+    let (path, message) = config_error(&isolation);
+    assert_eq!(path, "isolation.detect", "{message}");
+    assert!(message.contains("nothing would ever be detected"), "{message}");
+}
