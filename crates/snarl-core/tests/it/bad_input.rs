@@ -258,8 +258,10 @@ fn groups_with_repeated_hosts_or_unprintable_names_are_refused() {
 #[test]
 fn settings_that_could_never_act_are_refused() {
     // UGAL's redraw reconsiders waiting packets' routes; a VoQ switch never does.
-    let text =
-        SINGLE_SWITCH.replace("type = \"single_switch\"\nhosts = 8", "type = \"dragonfly\"\nhosts_per_switch = 2\nswitches_per_group = 4\nglobal_links_per_switch = 2");
+    let text = SINGLE_SWITCH.replace(
+        "type = \"single_switch\"\nhosts = 8",
+        "type = \"dragonfly\"\nhosts_per_switch = 2\nswitches_per_group = 4\nglobal_links_per_switch = 2",
+    );
     let o: Vec<(String, String)> =
         [("routing.type", "ugal"), ("routing.redraw", "true"), ("switch.input_queuing", "voq")]
             .iter()

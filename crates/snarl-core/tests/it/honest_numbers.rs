@@ -196,3 +196,19 @@ fn infiniband_runs_count_in_infiniband_terms_and_agree() {
     let report = run(SWITCH, &[("congestion_control.type", "dcqcn"), o[1], o[2]]);
     assert!(report.summary.counters["ecn_marks"] > 0 && report.summary.counters.contains_key("cnps_sent"));
 }
+
+/// An output buffer of one MTU cannot keep its link busy while the next packet crosses
+/// the switch: a contention-free permutation gets 327.7 / (327.7 + 100) ns of the links.
+/// The run says so first, with that figure, and two MTUs restore the links.
+#[test]
+fn a_one_packet_output_buffer_is_named_with_what_it_costs() {
+    let text = SWITCH.replace("output_buffer = \"64KiB\"", "output_buffer = \"4KiB\"");
+    let o = [("traffic.pattern", "{ type = \"shift\", offset = 1 }"), ("switch.latency", "100ns")];
+    let report = run(&text, &o);
+    let first = report.notes.first().expect("a warning");
+    assert!(first.starts_with("warning: switch.output_buffer") && first.contains("76.6%"), "{first}");
+    crate::common::assert_close("accepted", report.summary.accepted_load, 327.68 / 427.68, 0.005);
+    let two = run(&text.replace("output_buffer = \"4KiB\"", "output_buffer = \"8KiB\""), &o);
+    assert!(two.notes.iter().all(|n| !n.starts_with("warning")), "{:?}", two.notes);
+    crate::common::assert_close("accepted with two packets", two.summary.accepted_load, 1.0, 0.005);
+}
