@@ -66,17 +66,19 @@ pub fn as_python_sees_it(config: &ValidConfig, report: &Report) -> Option<serde_
         "notes": report.notes,
         "headlines": report.headlines(),
     });
-    let dir = std::env::temp_dir().join(format!("snarl-python-view-{}", std::process::id()));
+    // A folder per report, so that tests running at once never share one.
+    let name = format!("snarl-python-view-{}-{:x}", std::process::id(), fnv(report.summary_json().as_bytes()));
+    let dir = std::env::temp_dir().join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{:x}.json", fnv(report.summary_json().as_bytes())));
+    let file = dir.join("parts.json");
     std::fs::write(&file, parts.to_string()).unwrap();
     let out = Command::new(&python).arg("-c").arg(SCRIPT).arg(&file).output().expect("SNARL_PYTHON runs");
-    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success(), "python failed:\n{}", String::from_utf8_lossy(&out.stderr));
     Some(serde_json::from_slice(&out.stdout).expect("the script prints JSON"))
 }
 
-/// A file name per report, so tests running at once do not share one.
+/// A name per report.
 fn fnv(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
