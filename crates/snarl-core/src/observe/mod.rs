@@ -502,10 +502,8 @@ fn part_in(bytes: u64, start: u64, end: u64, from: u64, to: u64) -> u64 {
         0
     } else if a == start && b == end {
         bytes
-    } else if let Some(product) = bytes.checked_mul(b - a) {
-        product / (end - start)
     } else {
-        (bytes as u128 * (b - a) as u128 / (end - start) as u128) as u64
+        series::share(bytes, b - a, end - start)
     }
 }
 

@@ -102,17 +102,10 @@ impl Series {
             }
             return;
         }
-        let span = (to - from) as u128;
         let (mut left, mut at) = (bytes, from);
         for w in from / window..=(to - 1) / window {
             let until = ((w + 1) * window).min(to);
-            let part = if until == to {
-                left
-            } else if let Some(product) = bytes.checked_mul(until - at) {
-                product / (to - from) // the common case, without a 128-bit division
-            } else {
-                (bytes as u128 * (until - at) as u128 / span) as u64
-            };
+            let part = if until == to { left } else { share(bytes, until - at, to - from) };
             left -= part;
             if let Some(c) = cell(w) {
                 cells[c] += part;
@@ -212,6 +205,16 @@ fn mean(sum: u64, count: u64, ps_per_unit: f64) -> f64 {
         f64::NAN
     } else {
         sum as f64 / count as f64 / ps_per_unit
+    }
+}
+
+/// The whole bytes of `bytes`, spread evenly over `span`, that fall in `part` of it
+/// (rounded down: no part counts more than was spread over it).
+#[inline]
+pub(super) fn share(bytes: u64, part: u64, span: u64) -> u64 {
+    match bytes.checked_mul(part) {
+        Some(product) => product / span, // the common case, without a 128-bit division
+        None => (bytes as u128 * part as u128 / span as u128) as u64,
     }
 }
 
