@@ -1,4 +1,4 @@
-# snarl: make demo | make test | make bench | make lint
+# snarl: make demo | make test | make validate | make bench | make lint
 #
 # Needs only cargo, python3 (>= 3.10) and pip. The Python environment lives in .venv;
 # stamp files there keep repeated runs from reinstalling or rebuilding what is current.
@@ -16,7 +16,7 @@ RUST_SOURCES := $(shell find crates bindings/python/src -name '*.rs' 2>/dev/null
 	Cargo.toml Cargo.lock crates/snarl-core/Cargo.toml \
 	bindings/python/Cargo.toml bindings/python/pyproject.toml
 
-.PHONY: all setup build test test-rust test-python demo bench lint clean
+.PHONY: all setup build test test-rust test-python validate demo bench lint clean
 
 all: build
 
@@ -51,6 +51,14 @@ test-rust: setup
 
 test-python: setup
 	$(VPY) -m pytest bindings/python/tests $(PYTEST_ARGS)
+
+## validate: the papers' experiments at full length (about half an hour on 2 cores), each
+## figure printed beside the paper's and written to out/validate/figures.md, which
+## docs/validation.md quotes. Runs are cached: an interrupted validation resumes.
+## VALIDATE_ARGS: e.g. --only endpoint, --quick (shortened, to check the machinery).
+VALIDATE_ARGS ?=
+validate: setup
+	$(VPY) -m validation $(VALIDATE_ARGS)
 
 ## demo: the flagship sweeps (endpoint congestion on a fat-tree and a Dragonfly) on every
 ## core, then one HTML report of them in $(DEMO_OUT)/report.html. DEMO: sweep files (each
