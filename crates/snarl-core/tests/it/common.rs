@@ -28,6 +28,15 @@ pub fn scenario_file(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// Fails unless README.md says `phrase` (line breaks and runs of spaces aside): the
+/// README's figures are those of the test runs that call this, so they cannot drift.
+pub fn readme_says(phrase: &str) {
+    let path = format!("{}/../../README.md", env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(squash(&readme).contains(&squash(phrase)), "README.md should say \"{phrase}\", as this run measures");
+}
+
 /// `|got - want| <= tol`, with a readable failure.
 pub fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
     assert!((got - want).abs() <= tol, "{what}: got {got:.4}, want {want:.4} ± {tol}");

@@ -20,7 +20,7 @@ fn pauses(s: &Summary) -> (u64, f64) {
 
 /// One tree: with DCQCN the victims get at least twice their throughput under PFC alone
 /// (measured: 0.49 vs 0.14 of their links, of 0.50 offered), pause frames fall at least
-/// by half (691 vs 3,092) and the paused time by five (7 vs 91 link-ms).
+/// to a quarter (691 vs 3,092) and the paused time by five (7 vs 91 link-ms).
 #[test]
 fn dcqcn_protects_the_victims_of_one_congestion_tree() {
     let (none, dcqcn) = (summary("one-tree-none"), summary("one-tree-dcqcn"));
@@ -28,9 +28,16 @@ fn dcqcn_protects_the_victims_of_one_congestion_tree() {
     assert!(victims(&none) < 0.5 * none.groups["victims"].offered_load, "PFC alone: {}", victims(&none));
     assert!(victims(&dcqcn) >= 2.0 * victims(&none), "dcqcn {} vs none {}", victims(&dcqcn), victims(&none));
     let ((frames_none, time_none), (frames_dcqcn, time_dcqcn)) = (pauses(&none), pauses(&dcqcn));
-    assert!(frames_dcqcn * 2 <= frames_none, "pause frames: dcqcn {frames_dcqcn} vs none {frames_none}");
+    assert!(frames_dcqcn * 4 <= frames_none, "pause frames: dcqcn {frames_dcqcn} vs none {frames_none}");
     assert!(time_dcqcn * 5.0 <= time_none, "paused time: dcqcn {time_dcqcn} vs none {time_none}");
     assert!(dcqcn.counters["cnps_sent"] > 0 && dcqcn.counters["rate_cuts"] > 0);
+    readme_says(&format!(
+        "keep {:.2} of their links under PFC alone and {:.2} of the {:.2} they offer with DCQCN, with less than a \
+         quarter of the pause frames",
+        victims(&none),
+        victims(&dcqcn),
+        dcqcn.groups["victims"].offered_load
+    ));
 }
 
 /// Four trees: DCQCN leaves (nearly) nothing for PFC to do (measured: 0 pause frames vs
@@ -143,6 +150,7 @@ fn ici_plus_leaves_one_tree_to_isolation() {
     assert_eq!(iso.marks_victims, 0, "ICI+ never marks a flow isolation does not point at");
     assert!(plus.counters["ecn_marks"] * 50 <= marks, "ICI+ marks {} vs DCQCN {marks}", plus.counters["ecn_marks"]);
     assert!(plus.counters["cnps_sent"] * 50 <= cnps, "ICI+ CNPs {} vs DCQCN {cnps}", plus.counters["cnps_sent"]);
+    readme_says(&format!("CI keeps {:.2} with no end-to-end control", victims(&runs["ci"]).accepted_load));
     let p99 = |m: &str| victims(&runs[m]).latency.p99;
     for m in ["ci", "ici", "ici-plus"] {
         assert!(p99(m) < p99("none"), "{m}: victims' p99 {} vs PFC alone {}", p99(m), p99("none"));
@@ -167,6 +175,11 @@ fn ici_plus_keeps_four_trees_victims_with_few_notifications() {
     }
     let (plus, dcqcn) = (peak_cnps(&runs["ici-plus"]), peak_cnps(&runs["dcqcn"]));
     assert!(plus * 8 <= dcqcn, "peak CNPs per window: ICI+ {plus} vs DCQCN {dcqcn}");
+    readme_says(&format!(
+        "ICI+ keeps the victims' throughput ({:.3}, offered {:.3}) with a peak of {plus} CNPs per 10 us where DCQCN sends {dcqcn}",
+        load("ici-plus"),
+        victims(&runs["ici-plus"]).offered_load
+    ));
     assert_eq!(isolation(&runs["ici-plus"]).peak_cnps_per_window, plus, "the summary's peak is the table's");
 }
 

@@ -105,11 +105,13 @@ fn hotspot_bursts_and_recovery_follow_figures_2_and_3() {
         ((0.77, 0.05), Ok(10_000.0), 0.211),
     ];
     let mut troughs = Vec::new();
+    let mut steady_states = Vec::new();
     for ((fabric, [steady, short, long]), ((value, tolerance), short_burst, long_end)) in
         fabrics.iter().zip(&runs).zip(expected)
     {
         let stationary = mean(steady, 30_000.0, 60_000.0);
         assert_close(&format!("{fabric} throttled steady state"), stationary, value, tolerance);
+        steady_states.push(stationary);
         let (trough, back) = recovery(short, 100, stationary);
         troughs.push(trough);
         match short_burst {
@@ -124,6 +126,8 @@ fn hotspot_bursts_and_recovery_follow_figures_2_and_3() {
         }
         assert_close(&format!("{fabric} after a 1,000-cycle burst"), mean(long, 51_000.0, 61_000.0), long_end, 0.05);
     }
+    let [fat_tree, hyperx, megafly, dragonfly] = steady_states[..] else { unreachable!() };
+    readme_says(&format!("the fabric keeps {hyperx:.2}, {fat_tree:.2}, {megafly:.2} and {dragonfly:.2}"));
     let [fat_tree, _, megafly, dragonfly] = troughs[..] else { unreachable!() };
     assert!(dragonfly > fat_tree.max(megafly), "troughs: {troughs:?}");
     assert!(mean(&runs[0][2], 51_000.0, 61_000.0) < 0.2, "the fat-tree after a 1,000-cycle burst");
