@@ -21,6 +21,7 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
     // Errors in a section written as `[ecn]` name it as written.
     let as_written = |e: Error| if from_ecn { e.renamed_section("marking", "ecn") } else { e };
     fill_default_types(&mut doc);
+    silent_traffic_beside_jobs(&mut doc);
     ioq_only_keys(&doc)?;
     if let Some(seed) = seed {
         doc.insert("seed".into(), super::seed::to_toml(seed));
@@ -72,6 +73,17 @@ fn fill_default_types(doc: &mut toml::Table) {
         if let Some(toml::Value::Table(table)) = doc.get_mut(section) {
             table.entry("type").or_insert_with(|| toml::Value::String(default.to_string()));
         }
+    }
+}
+
+/// A run of jobs needs no `[traffic]`: without one, no open-loop traffic runs beside them
+/// (`load = 0`); with one, it is their background.
+fn silent_traffic_beside_jobs(doc: &mut toml::Table) {
+    let jobs = doc.get("workload").and_then(|w| w.get("type")).is_some_and(|t| t.as_str() == Some("jobs"));
+    if jobs && !doc.contains_key("traffic") {
+        let mut silent = toml::Table::new();
+        silent.insert("load".into(), toml::Value::Float(0.0));
+        doc.insert("traffic".into(), toml::Value::Table(silent));
     }
 }
 

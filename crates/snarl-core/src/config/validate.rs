@@ -50,6 +50,7 @@ impl Config {
         self.switch.validate(self, &mut p);
         self.nic.validate(self, &mut p);
         self.traffic.validate(self, &mut p);
+        self.workload.validate(self, &mut p);
         if let Some(marking) = &self.marking {
             marking.validate(self, &mut p);
         }

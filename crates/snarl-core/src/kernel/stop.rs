@@ -33,6 +33,21 @@ impl Stop {
         true
     }
 
+    /// A stop only the workload reaches (`end`), counting no messages.
+    pub fn workload() -> Stop {
+        Stop { group: u16::MAX, messages: 0, left: 0, at: None }
+    }
+
+    /// Whether it ends the run at a number of messages (`simulation.stop_after`).
+    pub fn counts_messages(&self) -> bool {
+        self.messages > 0
+    }
+
+    /// The workload ended the run at `at` (the first end wins).
+    pub fn end(&mut self, at: u64) {
+        self.at.get_or_insert(at);
+    }
+
     /// When the run stopped, if it did.
     pub fn reached(&self) -> Option<u64> {
         self.at

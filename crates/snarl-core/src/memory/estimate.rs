@@ -85,7 +85,7 @@ pub fn estimate(config: &Config) -> Estimate {
     let switch_ports = config.switch.port_memory(&size);
     let switch_queues = config.switch.queue_memory(&size);
     let nics = sum(&[config.nic.memory(config, h, v, q), config.congestion_control.nic_memory(h, v, p, q)]);
-    let traffic = t.memory(h, config.simulation.duration);
+    let traffic = sum(&[t.memory(h, config.simulation.duration), config.workload.memory(h)]);
     let histograms = config.observe.histogram_memory(groups);
 
     let duration = config.simulation.duration.0;

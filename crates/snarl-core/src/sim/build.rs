@@ -63,7 +63,8 @@ impl Simulation {
             vcs,
             host_credits,
             config.nic.mtu.0,
-            config.nic.source_queue as usize,
+            // A job posts a step's sends at once: the queue holds them all.
+            (config.nic.source_queue as usize).max(config.workload.posts_at_once(hosts)),
             sim.warmup.0,
         )?;
         let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
@@ -81,7 +82,9 @@ impl Simulation {
         }
         // A mix's parts are streams, each with its own bound in the source queue.
         nics.set_streams(config.traffic.streams())?;
-        if config.nic.scheduling == Some(NicScheduling::RoundRobin) {
+        // Jobs post many messages at once; a NIC serves them as its queue pairs, in turn.
+        let jobs = matches!(config.workload, crate::traffic::WorkloadConfig::Jobs(_));
+        if config.nic.scheduling == Some(NicScheduling::RoundRobin) || (jobs && config.nic.scheduling.is_none()) {
             nics.enable_flow_scheduling()?;
         }
         if let Some(cc) = parts.congestion_control.or_else(|| AnyCongestionControl::build(config)) {
@@ -128,7 +131,7 @@ impl Simulation {
         let want_completions = work.wants_completions();
         let stop = match &sim.stop_after {
             Some(s) => Some(Stop::new(stop_group(&work, &s.group)?, s.messages)),
-            None => None,
+            None => work.ends_run().then(Stop::workload),
         };
         if stop.is_some() || nics.receipts() {
             // Every delivery arrives as an event at its time, so the run can end exactly at

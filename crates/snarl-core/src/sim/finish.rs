@@ -55,7 +55,7 @@ impl Simulation {
         summary.sim_time = end as f64 / PS_PER_UNIT;
         summary.measure_from = stats.measure_from as f64 / PS_PER_UNIT;
         summary.seed = self.seed;
-        if let Some(stop) = &self.kernel.stop {
+        if let Some(stop) = self.kernel.stop.as_ref().filter(|s| s.counts_messages()) {
             summary.stopped_after = Some(StoppedAfter {
                 group: names[stop.group as usize].clone(),
                 messages: stop.messages,

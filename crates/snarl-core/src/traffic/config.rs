@@ -15,6 +15,9 @@ pub enum WorkloadConfig {
     /// Open-loop sources: the groups, patterns, injection processes, phases and hotspots
     /// of `[traffic]`.
     OpenLoop {},
+    /// Jobs running collectives on sets of nodes (`[[workload.jobs]]`): victims measured
+    /// against aggressors.
+    Jobs(super::jobs::JobsConfig),
 }
 
 impl Default for WorkloadConfig {
@@ -34,6 +37,29 @@ impl WorkloadConfig {
     pub fn name(&self) -> &'static str {
         match self {
             WorkloadConfig::OpenLoop {} => "open_loop",
+            WorkloadConfig::Jobs(_) => "jobs",
+        }
+    }
+
+    pub(crate) fn validate(&self, config: &Config, p: &mut Problems) {
+        if let WorkloadConfig::Jobs(jobs) = self {
+            jobs.validate(config, p);
+        }
+    }
+
+    /// The most messages a host posts at once (its source queue must hold them).
+    pub fn posts_at_once(&self, hosts: usize) -> usize {
+        match self {
+            WorkloadConfig::OpenLoop {} => 0,
+            WorkloadConfig::Jobs(jobs) => jobs.posts_at_once(hosts),
+        }
+    }
+
+    /// The workload's own tables (the open loop's are `TrafficConfig::memory`).
+    pub fn memory(&self, hosts: u64) -> u64 {
+        match self {
+            WorkloadConfig::OpenLoop {} => 0,
+            WorkloadConfig::Jobs(jobs) => jobs.memory(hosts),
         }
     }
 }

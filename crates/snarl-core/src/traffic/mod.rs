@@ -1,5 +1,6 @@
 //! Traffic: the [`Workload`] trait the kernel drives (`workload.rs`), the `[workload]`
 //! section that chooses one (`config.rs`), and the built-in
+//! jobs running collectives (`jobs/`), and the built-in
 //! open-loop workload (`open_loop.rs`): node groups with their own pattern (possibly a
 //! mix of independent streams), load and cap, an injection process, phases that change
 //! them along the timeline, and shared hotspots that may move (`hotspots.rs`). Everything is
@@ -8,6 +9,7 @@
 mod config;
 mod flow_size;
 mod hotspots;
+pub mod jobs;
 mod open_loop;
 mod pattern;
 mod placement;

@@ -18,6 +18,7 @@ use crate::nic::Nics;
 use crate::packet::Tag;
 use rand_pcg::Pcg64Mcg;
 
+use super::jobs::Jobs;
 use super::{OpenLoop, WorkloadConfig};
 use crate::config::Config;
 use crate::error::Result;
@@ -59,6 +60,16 @@ impl Env<'_, '_> {
     pub fn set_boundary(&mut self, at: u64) {
         if self.ctx.stop.is_none() && !self.nics.receipts() {
             self.ctx.stats.settle_before = at.min(self.ctx.end);
+        }
+    }
+
+    /// Ends the run now (a workload that [`Workload::ends_run`]): nothing at or after
+    /// this instant happens, and the report measures up to it.
+    pub fn end_run(&mut self) {
+        let now = self.ctx.now;
+        if let Some(stop) = self.ctx.stop.as_deref_mut() {
+            stop.end(now);
+            self.ctx.end = self.ctx.end.min(now);
         }
     }
 
@@ -120,6 +131,12 @@ pub trait Workload {
         let _ = (env, done);
     }
 
+    /// Whether the workload may end the run before its duration ([`Env::end_run`]): every
+    /// delivery is then an event at its time, as with `simulation.stop_after`.
+    fn ends_run(&self) -> bool {
+        false
+    }
+
     /// The groups the report shows (at least one), with their hosts.
     fn groups(&self) -> Vec<GroupView<'_>>;
 
@@ -164,6 +181,8 @@ pub trait Workload {
 pub enum AnyWorkload {
     /// Groups, patterns, injection processes and phases from `[traffic]`.
     OpenLoop(OpenLoop),
+    /// Jobs running collectives (`[workload] type = "jobs"`).
+    Jobs(Jobs),
     /// A workload made outside this crate.
     Custom(Box<dyn Workload + Send>),
 }
@@ -174,6 +193,7 @@ impl AnyWorkload {
     pub fn build(config: &Config, hosts: usize, host_rate: Rate, rng: &mut Pcg64Mcg) -> Result<AnyWorkload> {
         Ok(match &config.workload {
             WorkloadConfig::OpenLoop {} => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, host_rate, rng)?),
+            WorkloadConfig::Jobs(jobs) => AnyWorkload::Jobs(Jobs::build(jobs, hosts, rng)),
         })
     }
 }
@@ -182,6 +202,7 @@ macro_rules! dispatch {
     ($self:ident, $w:ident => $call:expr) => {
         match $self {
             AnyWorkload::OpenLoop($w) => $call,
+            AnyWorkload::Jobs($w) => $call,
             AnyWorkload::Custom($w) => $call,
         }
     };
@@ -204,6 +225,10 @@ impl Workload for AnyWorkload {
     #[inline]
     fn message_done(&mut self, env: &mut Env, done: MessageDone) {
         dispatch!(self, w => w.message_done(env, done))
+    }
+
+    fn ends_run(&self) -> bool {
+        dispatch!(self, w => w.ends_run())
     }
 
     fn groups(&self) -> Vec<GroupView<'_>> {

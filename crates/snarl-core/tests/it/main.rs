@@ -3,6 +3,7 @@
 mod analytic;
 mod bad_input;
 mod closed_loop;
+mod collectives;
 mod common;
 mod dcqcn;
 mod determinism;

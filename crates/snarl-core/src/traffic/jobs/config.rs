@@ -1,0 +1,279 @@
+//! `[workload]` of type `jobs`: jobs that run collectives on sets of nodes, as victims
+//! (a number of iterations, each after a barrier) or aggressors (repeating until the
+//! victims are done, steadily or in bursts).
+
+use super::collective::{Collective, PeerOrder};
+use crate::config::{Config, Problems};
+use crate::units::{Bytes, Time};
+use serde::{Deserialize, Serialize};
+
+/// The most jobs a run can have (each is a tag of its messages and a group).
+pub const MAX_JOBS: usize = 1024;
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobsConfig {
+    /// The nodes the jobs share (absent: every host, in order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation: Option<Allocation>,
+    pub jobs: Vec<JobConfig>,
+    /// How many measured iterations of each job record every rank's steps (the
+    /// `steps` table): the first ones after the warm-up.
+    #[serde(default = "one")]
+    pub timeline: u32,
+}
+
+/// Which hosts the jobs share: `nodes` of them, chosen by `policy`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Allocation {
+    pub nodes: u32,
+    #[serde(default)]
+    pub policy: AllocationPolicy,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AllocationPolicy {
+    /// The first hosts in index order (neighbours under the same switches).
+    #[default]
+    Contiguous,
+    /// Hosts drawn at random from the traffic stream: a placement per seed, as a batch
+    /// scheduler on a busy machine gives.
+    Random,
+    /// Hosts spread evenly over the fabric (host i x hosts / nodes).
+    Scatter,
+}
+
+/// A job's nodes: positions in the allocation (host ids without one).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(untagged, expecting = "\"all\", \"interleaved\", a list of node positions, or { first, count }")]
+pub enum Nodes {
+    Named(NamedNodes),
+    List(Vec<u32>),
+    Slice { first: u32, count: u32 },
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum NamedNodes {
+    /// The whole allocation.
+    All,
+    /// The allocation's nodes not listed by another job, dealt in turn to the jobs that
+    /// say `interleaved`, in job order: the first to the first such job, the second to
+    /// the second, ... (the study's victim/aggressor split).
+    Interleaved,
+}
+
+/// Whether a job is measured or makes congestion.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Runs `iterations` collectives, each after a barrier; the run ends when every
+    /// victim is done.
+    #[default]
+    Victim,
+    /// Repeats its collective until the victims are done (or the run ends), without
+    /// barriers, steadily or in bursts.
+    Aggressor,
+}
+
+/// An aggressor's bursts: collectives back to back until `length` has passed since the
+/// burst began (at least one whole collective), then `pause` of silence.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    pub length: Time,
+    pub pause: Time,
+}
+
+/// Compute between steps: `time`, plus up to `jitter` drawn per rank and step.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Gap {
+    pub time: Time,
+    #[serde(default)]
+    pub jitter: Time,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct JobConfig {
+    pub name: String,
+    pub collective: Collective,
+    /// The total vector of an AllGather, ReduceScatter, AllReduce or Broadcast; what each
+    /// rank sends to each peer in an AlltoAll, and each sender in an Incast.
+    pub size: Bytes,
+    pub nodes: Nodes,
+    #[serde(default)]
+    pub role: Role,
+    /// A victim's iterations, the warm-up included.
+    #[serde(default = "default_iterations")]
+    pub iterations: u32,
+    /// The first iterations, left out of the figures.
+    #[serde(default = "default_warmup")]
+    pub warmup: u32,
+    /// When the job starts.
+    #[serde(default)]
+    pub start: Time,
+    /// The order of a linear AlltoAll's sends.
+    #[serde(default)]
+    pub order: PeerOrder,
+    /// Connections (queue pairs) per rank pair: each message is split over them.
+    #[serde(default = "one")]
+    pub qps: u32,
+    /// A barrier before every iteration (default: victims yes, aggressors no).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub barrier: Option<bool>,
+    /// An aggressor's bursts (absent: steady).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<Burst>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<Gap>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_iterations() -> u32 {
+    20
+}
+fn default_warmup() -> u32 {
+    5
+}
+
+impl JobConfig {
+    pub fn barrier(&self) -> bool {
+        self.barrier.unwrap_or(self.role == Role::Victim)
+    }
+}
+
+impl JobsConfig {
+    pub(crate) fn validate(&self, config: &Config, p: &mut Problems) {
+        let hosts = crate::topology::fabric_size(&config.topology).hosts;
+        let nodes = match &self.allocation {
+            Some(a) => {
+                p.positive("workload.allocation.nodes", a.nodes as u64);
+                if a.nodes as u64 > hosts {
+                    p.add(
+                        "workload.allocation.nodes",
+                        format!("asks for {} nodes; the fabric has {hosts} hosts", a.nodes),
+                    );
+                }
+                a.nodes as u64
+            }
+            None => hosts,
+        };
+        if self.jobs.is_empty() || self.jobs.len() > MAX_JOBS {
+            p.add("workload.jobs", format!("needs 1 to {MAX_JOBS} jobs, found {}", self.jobs.len()));
+        }
+        let mut taken = vec![false; nodes.min(1 << 24) as usize];
+        for (i, job) in self.jobs.iter().enumerate() {
+            let at = format!("workload.jobs.{i}");
+            if job.name.is_empty() || ["all", "default", "idle"].contains(&job.name.as_str()) {
+                p.add(
+                    format!("{at}.name"),
+                    format!("`{}` is not a valid job name (reserved: all, default, idle)", job.name),
+                );
+            } else if job.name.chars().any(char::is_control) {
+                p.add(format!("{at}.name"), format!("{:?} has a control character; use printable text", job.name));
+            }
+            if self.jobs[..i].iter().any(|other| other.name == job.name) {
+                p.add(format!("{at}.name"), format!("job name `{}` is used twice", job.name));
+            }
+            p.positive(&format!("{at}.qps"), job.qps as u64);
+            if job.role == Role::Victim {
+                p.positive(&format!("{at}.iterations"), job.iterations as u64);
+                if job.warmup >= job.iterations {
+                    p.add(
+                        format!("{at}.warmup"),
+                        format!("leaves no measured iteration: {} of {} iterations", job.warmup, job.iterations),
+                    );
+                }
+                if job.burst.is_some() {
+                    p.add(format!("{at}.burst"), "only an aggressor (`role = \"aggressor\"`) runs in bursts");
+                }
+            }
+            if let Some(burst) = &job.burst {
+                p.positive(&format!("{at}.burst.length"), burst.length.0);
+            }
+            let listed: Vec<u32> = match &job.nodes {
+                Nodes::List(list) => list.clone(),
+                Nodes::Slice { first, count } => (*first..first.saturating_add(*count)).collect(),
+                Nodes::Named(_) => Vec::new(),
+            };
+            for (k, &node) in listed.iter().enumerate() {
+                if node as u64 >= nodes {
+                    p.add(format!("{at}.nodes"), format!("node {node} is beyond the {nodes} nodes of the allocation"));
+                    break;
+                }
+                if std::mem::replace(&mut taken[node as usize], true) {
+                    p.add(
+                        format!("{at}.nodes"),
+                        format!("node {node} is given to another job (or listed twice, at {k})"),
+                    );
+                    break;
+                }
+            }
+            if job.nodes == Nodes::Named(NamedNodes::All) && self.jobs.len() > 1 {
+                let others = self.jobs.iter().filter(|o| o.nodes == Nodes::Named(NamedNodes::All)).count();
+                if others > 1 || self.jobs.iter().any(|o| !matches!(o.nodes, Nodes::Named(NamedNodes::All))) {
+                    p.add(
+                        format!("{at}.nodes"),
+                        "`all` takes every node of the allocation: no other job can have nodes",
+                    );
+                }
+            }
+        }
+        let positions = super::placement::positions(self, nodes as usize);
+        for (i, (job, mine)) in self.jobs.iter().zip(&positions).enumerate() {
+            if let Some(why) = job.collective.refuses(mine.len()) {
+                p.add(format!("workload.jobs.{i}.nodes"), why);
+            }
+        }
+    }
+}
+
+impl JobsConfig {
+    /// Each job's rank count on a fabric of `hosts` hosts.
+    fn rank_counts(&self, hosts: usize) -> Vec<usize> {
+        let nodes = self.allocation.as_ref().map_or(hosts, |a| (a.nodes as usize).min(hosts));
+        super::placement::positions(self, nodes).iter().map(Vec::len).collect()
+    }
+
+    /// The most messages a rank posts at once: a linear AlltoAll's n-1, two for the
+    /// bidirectional ring, one otherwise; times the queue pairs.
+    pub fn posts_at_once(&self, hosts: usize) -> usize {
+        let widest = |job: &JobConfig, n: usize| match job.collective {
+            Collective::AllToAll => n.saturating_sub(1),
+            Collective::AllReduceBidirectional => 2,
+            _ => 1,
+        };
+        self.jobs
+            .iter()
+            .zip(self.rank_counts(hosts))
+            .map(|(job, n)| widest(job, n) * job.qps as usize)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The schedules, the per-step counts and the arrival rings of every job.
+    pub fn memory(&self, hosts: u64) -> u64 {
+        use crate::memory::{mul, sum};
+        let parts = self.jobs.iter().zip(self.rank_counts(hosts as usize)).map(|(job, n)| {
+            let n = n as u64;
+            let steps = match job.collective {
+                Collective::AllToAll | Collective::Incast => 1,
+                Collective::Broadcast | Collective::Barrier | Collective::AllReduceHalvingDoubling => 2 * 64,
+                _ => mul(&[2, n]),
+            } + 64;
+            let sends = match job.collective {
+                Collective::AllToAll => mul(&[n, n]),
+                _ => mul(&[2, n, steps]),
+            };
+            // A step (24 bytes), its count and two ring slots (4 each); a send (16).
+            sum(&[mul(&[n, steps, 36]), mul(&[sends, 16])])
+        });
+        parts.fold(0, |total, part| sum(&[total, part]))
+    }
+}
