@@ -27,6 +27,15 @@ pub fn resolve_config(
     Ok(load(py, text, &overrides, seed)?.to_toml())
 }
 
+/// The baseline a victim/aggressor config is measured against (its victims alone), as
+/// resolved TOML; None for any other config. A sweep runs each distinct one once.
+#[pyfunction]
+pub fn baseline_config(py: Python<'_>, text: &str) -> PyResult<Option<String>> {
+    let config = load(py, text, &[], None)?;
+    let baseline = snarl_core::traffic::jobs::Baseline::config_for(&config).map_err(|e| to_py(py, e))?;
+    Ok(baseline.map(|b| b.to_toml()))
+}
+
 /// Converts a JSON object to TOML text.
 fn json_to_toml(py: Python<'_>, text: &str) -> PyResult<String> {
     let value: serde_json::Value =

@@ -16,6 +16,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(config::resolve_config, m)?)?;
+    m.add_function(wrap_pyfunction!(config::baseline_config, m)?)?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     Ok(())
 }

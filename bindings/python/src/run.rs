@@ -28,17 +28,26 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(150);
 /// report (`Report::tables`: those the run has), by name; each maps its column names to
 /// numpy arrays (numbers) or lists of str. `notes` are the lines of the summary's sections
 /// (`Report::notes`), `headlines` their headline figures (`Report::headlines`). Ctrl-C (or an exception raised by `progress`)
-/// stops the run and is raised here.
+/// stops the run and is raised here. `baseline`: the victims' times alone as JSON (an
+/// object of job name to time), for a victim/aggressor run whose baseline a sweep ran
+/// once for many points; without it such a run computes its own first.
 #[pyfunction]
-#[pyo3(signature = (text, overrides = Vec::new(), seed = None, progress = None))]
+#[pyo3(signature = (text, overrides = Vec::new(), seed = None, progress = None, baseline = None))]
 pub fn run<'py>(
     py: Python<'py>,
     text: &str,
     overrides: Vec<(String, String)>,
     seed: Option<u64>,
     progress: Option<PyObject>,
+    baseline: Option<&str>,
 ) -> PyResult<RunOutput<'py>> {
     let config = config::load(py, text, &overrides, seed)?;
+    let baseline: Option<snarl_core::traffic::jobs::Baseline> = match baseline {
+        Some(json) => Some(serde_json::from_str(json).map_err(|e| {
+            crate::errors::config_error(py, "baseline", &format!("not the victims' times as JSON: {e}"))
+        })?),
+        None => None,
+    };
     let resolved = config.to_toml();
     // A Ctrl-C while the config loaded stops here, before the run.
     py.check_signals()?;
@@ -72,7 +81,10 @@ pub fn run<'py>(
                 }
             })
         };
-        let result = snarl_core::run_with_progress(&config, &mut visit);
+        let result = match baseline {
+            Some(baseline) => snarl_core::run_against(&config, baseline, &mut visit),
+            None => snarl_core::run_with_progress(&config, &mut visit),
+        };
         (result, python_error)
     });
 

@@ -51,8 +51,32 @@ pub fn run(config: &ValidConfig) -> Result<Report> {
 
 /// Simulates `config`, calling `progress(fraction_done)` now and then (at most a few
 /// times per wall second); returning `false` stops the run with [`Error::Interrupted`].
+/// A victim/aggressor run first runs its baseline (the victims alone: its first half of
+/// the progress) and reports each victim's perf ratio against it.
 pub fn run_with_progress(config: &ValidConfig, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
-    sim::Simulation::new(config)?.run(progress)
+    let baseline = match traffic::jobs::Baseline::config_for(config)? {
+        Some(quiet) => {
+            let report = sim::Simulation::new(&quiet)?.run(&mut |f| progress(f / 2.0))?;
+            Some(traffic::jobs::Baseline::of(&report))
+        }
+        None => None,
+    };
+    match baseline {
+        Some(baseline) => run_against(config, baseline, &mut |f| progress(0.5 + f / 2.0)),
+        None => sim::Simulation::new(config)?.run(progress),
+    }
+}
+
+/// Simulates `config` with its victims measured against `baseline` (their times alone,
+/// as a sweep that shares one baseline among its points hands it over).
+pub fn run_against(
+    config: &ValidConfig,
+    baseline: traffic::jobs::Baseline,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> Result<Report> {
+    let mut simulation = sim::Simulation::new(config)?;
+    simulation.measure_against(baseline);
+    simulation.run(progress)
 }
 
 impl Config {

@@ -46,6 +46,7 @@ def run(
     overrides: list[tuple[str, str]] = ...,
     seed: int | None = None,
     progress: Callable[[float], object] | None = None,
+    baseline: str | None = None,
 ) -> tuple[
     str,
     str,
@@ -63,3 +64,6 @@ def run(
     The GIL is released during the run. ``progress(fraction)`` is called at most every
     ~150 ms and once with 1.0 at the end; Ctrl-C stops the run with ``KeyboardInterrupt``.
     """
+
+def baseline_config(text: str) -> str | None:
+    """The victims-alone baseline of a victim/aggressor config (resolved TOML), or None."""

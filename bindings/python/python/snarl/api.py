@@ -35,6 +35,8 @@ def run(
     set: Mapping[str, Any] | None = None,  # noqa: A002 - mirrors the command's --set
     seed: int | None = None,
     progress: ProgressLike = False,
+    *,
+    baseline: str | None = None,
 ) -> Report:
     """Simulates an experiment and returns its :class:`~snarl.Report`.
 
@@ -47,6 +49,10 @@ def run(
         seed: replaces the config's seed.
         progress: ``True`` draws a progress bar on stderr; a callable receives the
             fraction done (0..1) a few times per second.
+        baseline: for a run of victim and aggressor jobs, the victims' mean times alone
+            as JSON (``{"victim": 1234.5}``, in the run's time unit), as a sweep hands
+            the one baseline it ran to the points that share it; without it such a run
+            first runs its victims alone itself.
 
     Numbers and lists may be numpy scalars and arrays (``np.float64(0.5)``,
     ``np.linspace(...)``), here and in ``config``: they are taken as the Python values
@@ -67,10 +73,10 @@ def run(
         from snarl.progress import progress_bar
 
         with progress_bar() as update:
-            summary_json, resolved, tables, notes, headlines = _core.run(text, overrides, seed, update)
+            summary_json, resolved, tables, notes, headlines = _core.run(text, overrides, seed, update, baseline)
     else:
         callback = progress if callable(progress) else None
-        summary_json, resolved, tables, notes, headlines = _core.run(text, overrides, seed, callback)
+        summary_json, resolved, tables, notes, headlines = _core.run(text, overrides, seed, callback, baseline)
     return Report(summary_json, resolved, tables, notes, headlines)
 
 

@@ -77,6 +77,9 @@ SPEC_KEYS = ("name", "base", "axes", "zip", "set", "description")
 ID_LENGTH = 16
 SWEEP_FILE = "sweep.json"
 RECORDS = "points"
+BASELINES = "baselines"
+"""The victims' times alone of the sweep's victim/aggressor points, one file per distinct
+baseline (``<baseline id>.json``)."""
 TIMESERIES = "timeseries"
 TABLE = "points.parquet"
 LOCK = ".lock"
@@ -278,11 +281,12 @@ def _describe(values: Mapping[str, Any]) -> str:
 # ----------------------------------------------------------------------------- running
 
 
-def run_point(config: str) -> dict[str, Any]:
+def run_point(config: str, baseline: str | None = None) -> dict[str, Any]:
     """Runs one point from its resolved config (in a worker process) and returns what
     the client writes: ``status``, ``error``, ``summary`` (JSON text), ``tables`` (each
     table of the run as Parquet bytes, by name), ``headlines`` (the summary's headline
-    figures, ``section.key`` -> title) and ``wall_seconds``.
+    figures, ``section.key`` -> title) and ``wall_seconds``. ``baseline``: the victims'
+    times alone (JSON), for a victim/aggressor point whose baseline the sweep ran.
 
     Errors of the run are returned, not raised, so a failing point is recorded like any
     other.
@@ -291,7 +295,7 @@ def run_point(config: str) -> dict[str, Any]:
 
     started = time.perf_counter()
     try:
-        report = snarl.run(config)
+        report = snarl.run(config, baseline=baseline)
         return {
             "status": "ok",
             "error": None,
@@ -310,11 +314,12 @@ def run_point(config: str) -> dict[str, Any]:
 
 
 class _Runner:
-    """Where points run: ``submit(config) -> future``, ``as_completed(futures)``, ``close()``."""
+    """Where points run: ``submit(config, baseline) -> future``, ``as_completed(futures)``,
+    ``close()``."""
 
     description = "runner"
 
-    def submit(self, config: str) -> Any:
+    def submit(self, config: str, baseline: str | None = None) -> Any:
         raise NotImplementedError
 
     def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
@@ -343,7 +348,9 @@ class _ProcessRunner(_Runner):
         # Started by the first worker otherwise, multiprocessing's resource tracker would
         # unblock the signals _start blocks, as it starts.
         resource_tracker.ensure_running()
-        self.queue: collections.deque[tuple[concurrent.futures.Future[Any], str]] = collections.deque()
+        self.queue: collections.deque[tuple[concurrent.futures.Future[Any], tuple[str, str | None]]] = (
+            collections.deque()
+        )
         self.workers = [self._start() for _ in range(processes)]
 
     def _start(self) -> _Worker:
@@ -360,9 +367,9 @@ class _ProcessRunner(_Runner):
         there.close()
         return _Worker(process, here)
 
-    def submit(self, config: str) -> Any:
+    def submit(self, config: str, baseline: str | None = None) -> Any:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self.queue.append((future, config))
+        self.queue.append((future, (config, baseline)))
         return future
 
     def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
@@ -449,10 +456,10 @@ def _serve(connection: Any, parent: int) -> None:
     _end_with_parent(parent)
     while True:
         try:
-            config = connection.recv()
+            config, baseline = connection.recv()
         except EOFError:
             return
-        connection.send(run_point(config))
+        connection.send(run_point(config, baseline))
 
 
 def _end_with_parent(parent: int) -> None:
@@ -522,8 +529,8 @@ class _DaskRunner(_Runner):
             self.client = Client(self.cluster, set_as_default=False)
             self.description = f"a Dask LocalCluster of {workers} worker{'s' if workers != 1 else ''}"
 
-    def submit(self, config: str) -> Any:
-        return self.client.submit(run_point, config, pure=False)
+    def submit(self, config: str, baseline: str | None = None) -> Any:
+        return self.client.submit(run_point, config, baseline, pure=False)
 
     def as_completed(self, futures: Iterable[Any]) -> Iterable[Any]:
         from dask.distributed import as_completed
@@ -714,6 +721,8 @@ class Plan:
     retry_failed: bool = False
     """Whether points recorded as failed run again."""
     replaced: list[str] = field(default_factory=list)
+    baselines_run: int = 0
+    """Baselines (victims alone) this sweep ran; the points sharing one reuse it."""
     """Points of another sweep recorded in the output directory, removed before this one
     runs (``force``)."""
 
@@ -828,15 +837,25 @@ def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[i
     report = _progress_reporter(progress, total, len(done), failed, runner)
     try:
         if runner is not None:
+            baselines = _run_baselines(plan, runner)
             futures = {}
             for point in plan.todo:
-                futures[runner.submit(point.config)] = point
+                baseline = baselines.get(point.id)
+                if isinstance(baseline, dict):  # its baseline failed: so does the point
+                    record = _write_point(out, point, baseline)
+                    done[point.id] = record
+                    failed += 1
+                    report.update(len(done), failed)
+                    continue
+                futures[runner.submit(point.config, baseline[1] if baseline else None)] = point
             for future in runner.as_completed(futures):
                 point = futures[future]
                 try:
                     result = future.result()
                 except Exception as e:  # noqa: BLE001 - a lost worker, a cancelled task
                     result = {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None}
+                if point.id in baselines:
+                    result = {**result, "baseline": baselines[point.id][0]}
                 record = _write_point(out, point, result)
                 done[point.id] = record
                 if record["status"] != "ok":
@@ -844,6 +863,48 @@ def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[i
                 report.update(len(done), failed)
     finally:
         report.close()
+
+
+def _run_baselines(plan: Plan, runner: _Runner) -> dict[str, tuple[str, str] | dict[str, Any]]:
+    """Runs, once each, the distinct baselines of the points to run (their victims alone:
+    same nodes, seed and fabric, aggressors silent), keeping each in
+    ``baselines/<id>.json`` for later sweeps of the same directory. Returns, for each
+    point with a baseline, (baseline id, the victims' times as JSON), or the failed result
+    of its baseline. ``plan.baselines_run`` counts the baselines run now."""
+    from snarl._core import baseline_config
+
+    wanted: dict[str, tuple[str, list[str]]] = {}
+    for point in plan.todo:
+        config = baseline_config(point.config)
+        if config is not None:
+            wanted.setdefault(point_hash(config), (config, []))[1].append(point.id)
+    folder = plan.out / BASELINES
+    found: dict[str, tuple[str, str] | dict[str, Any]] = {}
+    futures = {}
+    for baseline, (config, _) in wanted.items():
+        path = folder / f"{baseline}.json"
+        if path.is_file():
+            found[baseline] = (baseline, path.read_text(encoding="utf-8"))
+        else:
+            futures[runner.submit(config)] = baseline
+    for future in runner.as_completed(futures):
+        baseline = futures[future]
+        try:
+            result = future.result()
+        except Exception as e:  # noqa: BLE001 - a lost worker, a cancelled task
+            result = {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None}
+        if result["status"] != "ok":
+            error = f"its baseline (the victims alone) failed: {result['error']}"
+            found[baseline] = {"status": "failed", "error": error, "summary": None, "baseline": baseline}
+            continue
+        jobs = json.loads(result["summary"]).get("jobs", {})
+        victims = {name: job["time"] for name, job in jobs.items() if job.get("role") == "victim" and job.get("time") is not None}
+        text = json.dumps(victims, sort_keys=True)
+        folder.mkdir(exist_ok=True)
+        _write_atomic(folder / f"{baseline}.json", text.encode("utf-8"))
+        found[baseline] = (baseline, text)
+    plan.baselines_run = len(futures)
+    return {point: found[baseline] for baseline, (_, points) in wanted.items() for point in points}
 
 
 def _remove_points(out: Path, ids: list[str]) -> None:
@@ -872,7 +933,9 @@ def table_folders(out: str | os.PathLike[str]) -> list[str]:
     if not out.is_dir():
         return []
     return sorted(
-        p.name for p in out.iterdir() if p.name != RECORDS and TABLE_NAME.match(p.name) and p.is_dir()
+        p.name
+        for p in out.iterdir()
+        if p.name not in (RECORDS, BASELINES) and TABLE_NAME.match(p.name) and p.is_dir()
     )
 
 
@@ -911,7 +974,7 @@ def _write_point(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str
 
     summary = json.loads(result["summary"]) if result.get("summary") else None
     for name, data in (result.get("tables") or {}).items():
-        if not TABLE_NAME.match(name) or name == RECORDS:
+        if not TABLE_NAME.match(name) or name in (RECORDS, BASELINES):
             raise ValueError(f"point {point.id}: table name {name!r} cannot name a folder of the sweep")
         (out / name).mkdir(exist_ok=True)
         _write_atomic(out / name / f"{point.id}.parquet", data)
@@ -927,6 +990,8 @@ def _write_point(out: Path, point: Point, result: Mapping[str, Any]) -> dict[str
         "headlines": result.get("headlines") or {},
         "config": point.config,
     }
+    if result.get("baseline"):
+        record["baseline"] = result["baseline"]
     text = json.dumps(record, indent=1, allow_nan=True) + "\n"
     _write_atomic(out / RECORDS / f"{point.id}.json", text.encode("utf-8"))
     return record

@@ -230,6 +230,7 @@ fn within_variant(doc: &toml::Table, path: &str, error: Error) -> Error {
         ("congestion_control", "dcqcn") => read::<DcqcnConfig>(path, fields),
         ("congestion_control", "ibcc") => read::<IbccConfig>(path, fields),
         ("isolation", "ci" | "ici") => read::<IsolationKnobs>(path, fields),
+        ("workload", "jobs") => read::<crate::traffic::jobs::JobsConfig>(path, fields),
         _ => None,
     };
     refined.unwrap_or_else(|| named_value(section, path, &kind, error))

@@ -73,6 +73,11 @@ impl Simulation {
         self.kernel.observers.collectors.add(AnyCollector::Custom(Box::new(collector)));
     }
 
+    /// Reports the victims' perf ratios against `baseline` (their times alone).
+    pub fn measure_against(&mut self, baseline: crate::traffic::jobs::Baseline) {
+        self.world.work.measure_against(baseline);
+    }
+
     /// Runs to the configured duration, or until the config's `stop_after` is reached.
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
         let started = Instant::now();

@@ -188,6 +188,14 @@ pub enum AnyWorkload {
 }
 
 impl AnyWorkload {
+    /// Jobs report their victims' perf ratios against `baseline`; other workloads have
+    /// no victims.
+    pub fn measure_against(&mut self, baseline: super::jobs::Baseline) {
+        if let AnyWorkload::Jobs(jobs) = self {
+            jobs.measure_against(baseline);
+        }
+    }
+
     /// The workload `config.workload` chooses, for a fabric of `hosts` hosts whose links
     /// run at `host_rate`, drawing from the traffic stream `rng`.
     pub fn build(config: &Config, hosts: usize, host_rate: Rate, rng: &mut Pcg64Mcg) -> Result<AnyWorkload> {

@@ -21,6 +21,13 @@ pub struct JobsConfig {
     /// `steps` table): the first ones after the warm-up.
     #[serde(default = "one")]
     pub timeline: u32,
+    /// Run the victims alone first (aggressors silent) and report each victim's
+    /// `perf_ratio` against that baseline.
+    #[serde(default = "yes")]
+    pub baseline: bool,
+    /// The aggressors stay silent: the baseline itself.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quiet: bool,
 }
 
 /// Which hosts the jobs share: `nodes` of them, chosen by `policy`.
@@ -135,6 +142,9 @@ pub struct JobConfig {
 fn one() -> u32 {
     1
 }
+fn yes() -> bool {
+    true
+}
 fn default_iterations() -> u32 {
     20
 }
@@ -143,6 +153,25 @@ fn default_warmup() -> u32 {
 }
 
 impl JobConfig {
+    /// A job with every default (an AllGather of nothing on every node), to fill in.
+    pub fn template() -> JobConfig {
+        JobConfig {
+            name: String::new(),
+            collective: Collective::AllGather,
+            size: Bytes(0),
+            nodes: Nodes::Named(NamedNodes::All),
+            role: Role::default(),
+            iterations: default_iterations(),
+            warmup: default_warmup(),
+            start: Time(0),
+            order: PeerOrder::default(),
+            qps: 1,
+            barrier: None,
+            burst: None,
+            gap: None,
+        }
+    }
+
     pub fn barrier(&self) -> bool {
         self.barrier.unwrap_or(self.role == Role::Victim)
     }

@@ -11,11 +11,13 @@
 //! by step. No rank gets two iterations ahead of a peer it receives from, so the ring
 //! holds two iterations.
 
+mod baseline;
 pub mod collective;
 mod config;
 mod placement;
 mod results;
 
+pub use baseline::Baseline;
 pub use collective::{Collective, PeerOrder, Schedule};
 pub use config::{Allocation, AllocationPolicy, Burst, Gap, JobConfig, JobsConfig, NamedNodes, Nodes, Role, MAX_JOBS};
 pub use results::JobSummary;
@@ -46,6 +48,10 @@ pub struct Jobs {
     victims_left: usize,
     /// Every victim is done: aggressors start nothing new.
     victims_done: bool,
+    /// The aggressors stay silent (the baseline run).
+    quiet: bool,
+    /// The victims' times alone, if known: their perf ratios are reported.
+    baseline: Option<Baseline>,
 }
 
 struct Job {
@@ -144,7 +150,22 @@ impl Jobs {
             groups.push(("idle".to_string(), idle));
         }
         let victims_left = jobs.iter().filter(|j| j.config.role == Role::Victim).count();
-        Jobs { jobs, ranks, rank_of, groups, host_group, victims_left, victims_done: false }
+        Jobs {
+            jobs,
+            ranks,
+            rank_of,
+            groups,
+            host_group,
+            victims_left,
+            victims_done: false,
+            quiet: config.quiet,
+            baseline: None,
+        }
+    }
+
+    /// Reports each victim's perf ratio against `baseline`.
+    pub fn measure_against(&mut self, baseline: Baseline) {
+        self.baseline = Some(baseline);
     }
 
     /// Rank `r` begins an iteration now.
@@ -342,7 +363,9 @@ fn expected_messages(barrier: Option<&Schedule>, schedule: &Schedule, qps: u32) 
 impl Workload for Jobs {
     fn start(&mut self, env: &mut Env) {
         for (j, job) in self.jobs.iter().enumerate() {
-            env.set_timer(job.config.start.0, j as u32, 0, START);
+            if !(self.quiet && job.config.role == Role::Aggressor) {
+                env.set_timer(job.config.start.0, j as u32, 0, START);
+            }
         }
     }
 
@@ -398,7 +421,7 @@ impl Workload for Jobs {
     }
 
     fn summarise(&self, summary: &mut Summary, finish: &Finish) {
-        results::summarise(self.jobs.iter().map(|j| &j.record), summary, finish);
+        results::summarise(self.jobs.iter().map(|j| &j.record), self.baseline.as_ref(), summary, finish);
     }
 
     fn tables(&self, report: &mut Report, finish: &Finish) {

@@ -4,6 +4,7 @@
 //! The summary's `jobs` section holds a [`JobSummary`] per job; the `iterations` and
 //! `steps` tables hold the rows.
 
+use super::baseline::Baseline;
 use super::collective::Collective;
 use super::config::{JobConfig, Role};
 use crate::observe::Finish;
@@ -102,9 +103,22 @@ pub struct JobSummary {
     /// Algorithm and bus bandwidth of the mean time (GB/s; null for a barrier).
     pub algbw: Option<f64>,
     pub busbw: Option<f64>,
+    /// A victim beside aggressors: its mean time alone (the baseline run), that over its
+    /// time here (`perf_ratio`: 1 unharmed, 0.2 five times slower) and the inverse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_time: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perf_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
 }
 
-pub fn summarise<'a>(records: impl Iterator<Item = &'a JobRecord>, summary: &mut Summary, finish: &Finish) {
+pub fn summarise<'a>(
+    records: impl Iterator<Item = &'a JobRecord>,
+    baseline: Option<&Baseline>,
+    summary: &mut Summary,
+    finish: &Finish,
+) {
     let unit = finish.ps_per_unit;
     let mut jobs = BTreeMap::new();
     let mut notes = Vec::new();
@@ -128,7 +142,14 @@ pub fn summarise<'a>(records: impl Iterator<Item = &'a JobRecord>, summary: &mut
             time_max: extreme(f64::max),
             algbw,
             busbw,
+            ..JobSummary::default()
         };
+        let mut job = job;
+        if let (Some(alone), Some(here)) = (baseline.and_then(|b| b.victims.get(&record.name)), job.time) {
+            job.baseline_time = Some(*alone);
+            job.perf_ratio = Some(alone / here);
+            job.slowdown = Some(here / alone);
+        }
         notes.push(match (job.time, job.busbw) {
             (Some(t), Some(bw)) => format!(
                 "job {} ({}, {} ranks): {} iterations, mean {} {}, busbw {} GB/s",
@@ -153,6 +174,16 @@ pub fn summarise<'a>(records: impl Iterator<Item = &'a JobRecord>, summary: &mut
                 format!("job {} ({}, {} ranks): no measured iteration finished", record.name, job.collective, job.ranks)
             }
         });
+        if let Some(ratio) = job.perf_ratio {
+            notes.push(format!(
+                "job {}: perf_ratio {} against {} {} alone (slowdown {}x)",
+                record.name,
+                num(ratio, 3),
+                num(job.baseline_time.unwrap_or(f64::NAN), 1),
+                finish.time_unit,
+                num(1.0 / ratio, 2)
+            ));
+        }
         jobs.insert(record.name.clone(), job);
     }
     let mut section = Section::new("jobs", &jobs);
