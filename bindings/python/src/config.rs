@@ -6,32 +6,43 @@ use pyo3::prelude::*;
 use snarl_core::ValidConfig;
 
 /// Loads and validates a config. `text` is TOML, or a JSON object when it starts with
-/// `{` (a TOML document never does). Errors are `ConfigError`s naming the key path.
-pub fn load(py: Python<'_>, text: &str, overrides: &[(String, String)], seed: Option<u64>) -> PyResult<ValidConfig> {
+/// `{` (a TOML document never does); `origin` is the directory of the file it was read
+/// from, where its relative `include` paths are read (the current directory without).
+/// Errors are `ConfigError`s naming the key path.
+pub fn load(
+    py: Python<'_>,
+    text: &str,
+    origin: Option<&str>,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+) -> PyResult<ValidConfig> {
     let toml_text = if text.trim_start().starts_with('{') { json_to_toml(py, text)? } else { text.to_string() };
-    snarl_core::load_config(&toml_text, overrides, seed).map_err(|e| to_py(py, e))
+    let dir = origin.map(std::path::Path::new);
+    snarl_core::load_config_in(&toml_text, dir, overrides, seed).map_err(|e| to_py(py, e))
 }
 
 /// Resolves a config and returns it as TOML with every default written out.
 ///
 /// `text` is TOML or a JSON object; `overrides` are `(dotted.key, value)` pairs whose
-/// values are TOML (or bare strings); `seed` replaces the config's seed.
+/// values are TOML (or bare strings); `seed` replaces the config's seed; `origin` is the
+/// directory its relative `include` paths are read from.
 #[pyfunction]
-#[pyo3(signature = (text, overrides = Vec::new(), seed = None))]
+#[pyo3(signature = (text, overrides = Vec::new(), seed = None, origin = None))]
 pub fn resolve_config(
     py: Python<'_>,
     text: &str,
     overrides: Vec<(String, String)>,
     seed: Option<u64>,
+    origin: Option<&str>,
 ) -> PyResult<String> {
-    Ok(load(py, text, &overrides, seed)?.to_toml())
+    Ok(load(py, text, origin, &overrides, seed)?.to_toml())
 }
 
 /// The baseline a victim/aggressor config is measured against (its victims alone), as
 /// resolved TOML; None for any other config. A sweep runs each distinct one once.
 #[pyfunction]
 pub fn baseline_config(py: Python<'_>, text: &str) -> PyResult<Option<String>> {
-    let config = load(py, text, &[], None)?;
+    let config = load(py, text, None, &[], None)?;
     let baseline = snarl_core::traffic::jobs::Baseline::config_for(&config).map_err(|e| to_py(py, e))?;
     Ok(baseline.map(|b| b.to_toml()))
 }

@@ -30,9 +30,10 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(150);
 /// (`Report::notes`), `headlines` their headline figures (`Report::headlines`). Ctrl-C (or an exception raised by `progress`)
 /// stops the run and is raised here. `baseline`: the victims' times alone as JSON (an
 /// object of job name to time), for a victim/aggressor run whose baseline a sweep ran
-/// once for many points; without it such a run computes its own first.
+/// once for many points; without it such a run computes its own first. `origin`: the
+/// directory of the config's file, where its relative `include` paths are read.
 #[pyfunction]
-#[pyo3(signature = (text, overrides = Vec::new(), seed = None, progress = None, baseline = None))]
+#[pyo3(signature = (text, overrides = Vec::new(), seed = None, progress = None, baseline = None, origin = None))]
 pub fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -40,8 +41,9 @@ pub fn run<'py>(
     seed: Option<u64>,
     progress: Option<PyObject>,
     baseline: Option<&str>,
+    origin: Option<&str>,
 ) -> PyResult<RunOutput<'py>> {
-    let config = config::load(py, text, &overrides, seed)?;
+    let config = config::load(py, text, origin, &overrides, seed)?;
     let baseline: Option<snarl_core::traffic::jobs::Baseline> = match baseline {
         Some(json) => Some(serde_json::from_str(json).map_err(|e| {
             crate::errors::config_error(py, "baseline", &format!("not the victims' times as JSON: {e}"))

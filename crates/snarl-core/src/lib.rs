@@ -25,7 +25,7 @@ pub mod topology;
 pub mod traffic;
 pub mod units;
 
-pub use config::{load_config, Config, ValidConfig};
+pub use config::{load_config, load_config_in, Config, ValidConfig};
 pub use error::{BlockedQueue, Deadlock, Error, Result};
 pub use report::{Column, ColumnData, Report, Summary, Table};
 pub use sim::{Components, Simulation};

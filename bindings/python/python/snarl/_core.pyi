@@ -38,8 +38,10 @@ def resolve_config(
     text: str,
     overrides: list[tuple[str, str]] = ...,
     seed: int | None = None,
+    origin: str | None = None,
 ) -> str:
-    """Validates a config (TOML, or a JSON object) and returns it fully resolved as TOML."""
+    """Validates a config (TOML, or a JSON object) and returns it fully resolved as TOML;
+    its relative `include` paths are read from `origin`."""
 
 def run(
     text: str,
@@ -47,6 +49,7 @@ def run(
     seed: int | None = None,
     progress: Callable[[float], object] | None = None,
     baseline: str | None = None,
+    origin: str | None = None,
 ) -> tuple[
     str,
     str,

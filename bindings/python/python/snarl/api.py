@@ -73,10 +73,14 @@ def run(
         from snarl.progress import progress_bar
 
         with progress_bar() as update:
-            summary_json, resolved, tables, notes, headlines = _core.run(text, overrides, seed, update, baseline)
+            summary_json, resolved, tables, notes, headlines = _core.run(
+                text, overrides, seed, update, baseline, config_origin(config)
+            )
     else:
         callback = progress if callable(progress) else None
-        summary_json, resolved, tables, notes, headlines = _core.run(text, overrides, seed, callback, baseline)
+        summary_json, resolved, tables, notes, headlines = _core.run(
+            text, overrides, seed, callback, baseline, config_origin(config)
+        )
     return Report(summary_json, resolved, tables, notes, headlines)
 
 
@@ -91,7 +95,7 @@ def resolve_config(
     Raises :class:`~snarl.ConfigError` for an invalid config.
     """
     seed = _check_seed(seed)
-    return _core.resolve_config(config_text(config), overrides_from(set), seed)
+    return _core.resolve_config(config_text(config), overrides_from(set), seed, config_origin(config))
 
 
 def _check_seed(seed: object) -> int | None:
@@ -122,6 +126,14 @@ def config_text(config: ConfigLike) -> str:
             return read_config_file(Path(config))
         return config
     raise TypeError(f"config must be a path, TOML text or a dict, not {type(config).__name__}")
+
+
+def config_origin(config: ConfigLike) -> str | None:
+    """The directory a config's relative ``include`` paths are read from: its file's, if
+    it is a path (the current directory otherwise)."""
+    if isinstance(config, os.PathLike) or (isinstance(config, str) and _looks_like_path(config)):
+        return str(Path(config).absolute().parent)
+    return None
 
 
 def read_config_file(path: Path) -> str:

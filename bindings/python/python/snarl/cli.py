@@ -282,16 +282,18 @@ def _run(args: argparse.Namespace) -> int:
         _check_out(args.out)
 
     name = Path(args.file).name
+    # Relative `include` paths are read from the file's directory.
+    origin = str(Path(args.file).absolute().parent)
     _check_stop()
     try:
         if sys.stderr.isatty():
             from snarl.progress import progress_bar
 
             with progress_bar(f"simulating {name}") as update:
-                outputs = _core.run(text, overrides, args.seed, _checking(update))
+                outputs = _core.run(text, overrides, args.seed, _checking(update), None, origin)
         else:
             lines = _progress_lines(name) if args.progress else None
-            outputs = _core.run(text, overrides, args.seed, _checking(lines))
+            outputs = _core.run(text, overrides, args.seed, _checking(lines), None, origin)
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
     except _core.DeadlockError as e:

@@ -243,7 +243,8 @@ def resolve_points(spec: SweepSpec) -> list[Point]:
     the same experiment.
     """
     from snarl import SnarlError
-    from snarl.api import config_text, resolve_config
+    from snarl import _core
+    from snarl.api import _check_seed, config_text, overrides_from
 
     try:
         base_text = config_text(spec.base)
@@ -255,7 +256,8 @@ def resolve_points(spec: SweepSpec) -> list[Point]:
         merged = {**spec.set, **values}
         seed = merged.pop("seed", None)
         try:
-            resolved = resolve_config(base_text, set=merged, seed=seed)
+            # The base's relative `include` paths are read from its directory.
+            resolved = _core.resolve_config(base_text, overrides_from(merged), _check_seed(seed), str(spec.base.parent))
         except (SnarlError, TypeError) as e:
             raise SweepError(f"point {_describe(values)}: {e}") from None
         point_id = point_hash(resolved)

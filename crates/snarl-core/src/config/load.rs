@@ -3,17 +3,25 @@
 use super::{Config, DcqcnConfig, FecnConfig, IbccConfig, IsolationKnobs, RedConfig, ValidConfig};
 use crate::error::{closest, Error, Result};
 
+/// Most files one config may be built from through `include` (a cycle ends there).
+const MAX_INCLUDES: usize = 8;
+
 /// Parses `text`, applies each `(dotted.key, value)` override, sets the seed if given,
-/// deserialises and validates. Every error names its key path.
+/// deserialises and validates. Every error names its key path. A relative `include` is
+/// read from the current directory ([`load_config_in`] names another).
 pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>) -> Result<ValidConfig> {
-    let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let message = e.message().to_string();
-        let line = e
-            .span()
-            .map(|span| format!(" (line {})", text[..span.start.min(text.len())].lines().count().max(1)))
-            .unwrap_or_default();
-        Error::config("<file>", format!("invalid TOML{line}: {message}"))
-    })?;
+    load_config_in(text, None, overrides, seed)
+}
+
+/// [`load_config`] for the text of a file in `dir`, whose relative `include` paths are
+/// read from there.
+pub fn load_config_in(
+    text: &str,
+    dir: Option<&std::path::Path>,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+) -> Result<ValidConfig> {
+    let mut doc = with_includes(parse(text, "<file>")?, dir, 0)?;
     for (key, value) in overrides {
         set_dotted(&mut doc, key, parse_override(value))?;
     }
@@ -38,6 +46,62 @@ pub fn load_config(text: &str, overrides: &[(String, String)], seed: Option<u64>
     // DCQCN or IB CC without a [marking] section marks as its paper does: write it out.
     config.marking = config.effective_marking();
     ValidConfig::new(config).map_err(as_written)
+}
+
+/// A TOML document; a syntax error names its line, at `at`.
+fn parse(text: &str, at: &str) -> Result<toml::Table> {
+    text.parse().map_err(|e: toml::de::Error| {
+        let message = e.message().to_string();
+        let line = e
+            .span()
+            .map(|span| format!(" (line {})", text[..span.start.min(text.len())].lines().count().max(1)))
+            .unwrap_or_default();
+        Error::config(at, format!("invalid TOML{line}: {message}"))
+    })
+}
+
+/// `include = "path"`: the document is the included file's (itself resolved) with this
+/// one's tables merged over it, key by key (a value, or an array such as
+/// `[[workload.jobs]]`, replaces the included one; a table merges into it, unless it
+/// names another `type`: a different topology or switch replaces the included one
+/// whole). A relative path is read from `dir` (the including file's directory).
+fn with_includes(mut doc: toml::Table, dir: Option<&std::path::Path>, depth: usize) -> Result<toml::Table> {
+    let Some(include) = doc.remove("include") else { return Ok(doc) };
+    let Some(path) = include.as_str() else {
+        return Err(Error::config("include", "must be the path of a TOML file (a string)"));
+    };
+    if depth >= MAX_INCLUDES {
+        return Err(Error::config(
+            "include",
+            format!("more than {MAX_INCLUDES} files deep (does {path} include itself?)"),
+        ));
+    }
+    let full = dir.map_or_else(|| std::path::PathBuf::from(path), |d| d.join(path));
+    let text = std::fs::read_to_string(&full)
+        .map_err(|e| Error::config("include", format!("cannot read {}: {e}", full.display())))?;
+    let base = parse(&text, "include").map_err(|e| match e {
+        Error::Config { path, message } => Error::Config { path, message: format!("{}: {message}", full.display()) },
+        other => other,
+    })?;
+    let base = with_includes(base, full.parent(), depth + 1)?;
+    Ok(merge(base, doc))
+}
+
+fn merge(mut base: toml::Table, over: toml::Table) -> toml::Table {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(value))
+                if value.get("type").is_none_or(|t| inner.get("type") == Some(t)) =>
+            {
+                let merged = merge(std::mem::take(inner), value);
+                base.insert(key, toml::Value::Table(merged));
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+    base
 }
 
 /// `[ecn]`, the older name of RED marking, is read as `[marking]` with `type = "red"`;

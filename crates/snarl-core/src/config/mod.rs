@@ -23,7 +23,7 @@ pub(crate) fn one() -> u32 {
     1
 }
 
-pub use load::{load_config, parse_override};
+pub use load::{load_config, load_config_in, parse_override};
 pub use schema::*;
 pub use valid::ValidConfig;
 pub(crate) use validate::Problems;

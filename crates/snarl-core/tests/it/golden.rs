@@ -4,7 +4,7 @@
 //! time aside. A change that alters results on purpose rewrites them with
 //! `UPDATE_GOLDEN=1 cargo test --release --test it golden` and says why in its commit.
 
-use snarl_core::load_config;
+use snarl_core::load_config_in;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -15,12 +15,16 @@ fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
-/// Every runnable scenario, as "folder/name" (no `.toml`), in order.
+/// Every runnable scenario, as "folder/name" (no `.toml`), in order: not the sweeps, nor
+/// the fabric presets, which scenarios include.
 fn scenarios() -> Vec<String> {
     let mut found = Vec::new();
     let base = root().join("scenarios");
     for folder in std::fs::read_dir(&base).unwrap() {
         let folder = folder.unwrap().path();
+        if folder.ends_with("presets") {
+            continue;
+        }
         for file in std::fs::read_dir(&folder).unwrap() {
             let file = file.unwrap().path();
             if file.extension().is_some_and(|e| e == "toml") {
@@ -49,8 +53,10 @@ fn overrides(scenario: &str) -> Vec<(String, String)> {
 }
 
 fn summary(scenario: &str) -> String {
-    let text = std::fs::read_to_string(root().join(format!("scenarios/{scenario}.toml"))).unwrap();
-    let config = load_config(&text, &overrides(scenario), None).unwrap_or_else(|e| panic!("{scenario}: {e}"));
+    let path = root().join(format!("scenarios/{scenario}.toml"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let config =
+        load_config_in(&text, path.parent(), &overrides(scenario), None).unwrap_or_else(|e| panic!("{scenario}: {e}"));
     let mut report = snarl_core::run(&config).unwrap_or_else(|e| panic!("{scenario}: {e}"));
     report.summary.wall_seconds = 0.0;
     report.summary_json() + "\n"

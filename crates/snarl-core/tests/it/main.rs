@@ -21,6 +21,7 @@ mod lossless_ethernet;
 mod mechanisms;
 mod memory;
 mod pfc;
+mod presets;
 mod python;
 mod recovery;
 mod scenarios;

@@ -5,11 +5,13 @@
 //! times, bus bandwidth) is its summary section and tables ([`results`]).
 //!
 //! Progress is per rank, as in MPI: a rank moves to its next step once the messages it
-//! sent in this step are delivered and those it expects have arrived. Messages carry
+//! sent in this step are complete and those it expects have arrived. Messages carry
 //! their job and the sender's step count (`Tag`); a rank may receive a message of a step
 //! it has not reached (its peer is ahead), which waits, counted, in a small ring indexed
-//! by step. No rank gets two iterations ahead of a peer it receives from, so the ring
-//! holds two iterations.
+//! by step. A send completes when its message is delivered and its receiver has reached
+//! its step (a rendezvous: MPI's large messages complete once the receive is posted), so
+//! no sender runs ahead of a receiver by more than a step, whatever the collective (an
+//! Incast's senders receive nothing), and the ring holds two iterations.
 
 mod baseline;
 pub mod collective;
@@ -92,6 +94,9 @@ struct Rank {
     step_began: u64,
     /// Messages arrived for the steps from `seq` on, by step modulo the ring's length.
     arrived: Box<[u32]>,
+    /// Senders of messages that arrived before this rank reached their step (step,
+    /// sender): their sends complete when it does.
+    early: Vec<(u64, u32)>,
 }
 
 impl Jobs {
@@ -128,6 +133,7 @@ impl Jobs {
                     began: 0,
                     step_began: 0,
                     arrived: vec![0; 2 * len + 2].into_boxed_slice(),
+                    early: Vec::new(),
                 });
             }
             let record = JobRecord::new(job, n, config.timeline);
@@ -243,6 +249,9 @@ impl Jobs {
             });
             rank.step += 1;
             rank.seq += 1;
+            self.release_early_senders(env, r);
+            let rank = &mut self.ranks[r];
+            let job = &mut self.jobs[j];
             let barrier = job.barrier.as_ref().map_or(0, |b| b.len);
             if barrier > 0 && rank.step as usize == barrier {
                 rank.began = now;
@@ -305,6 +314,27 @@ impl Jobs {
                 }
                 false
             }
+        }
+    }
+
+    /// Rank `r` reached a new step: the sends that reached it early for this step
+    /// complete now.
+    fn release_early_senders(&mut self, env: &mut Env, r: usize) {
+        let seq = self.ranks[r].seq;
+        if !self.ranks[r].early.iter().any(|&(s, _)| s == seq) {
+            return;
+        }
+        let mut released = Vec::new();
+        self.ranks[r].early.retain(|&(s, sender)| {
+            let now = s == seq;
+            if now {
+                released.push(sender as usize);
+            }
+            !now
+        });
+        for sender in released {
+            self.ranks[sender].sends_left -= 1;
+            self.advance(env, sender);
         }
     }
 
@@ -399,16 +429,20 @@ impl Workload for Jobs {
 
     fn message_done(&mut self, env: &mut Env, done: MessageDone) {
         let Some((src, dst)) = self.rank_pair(&done) else { return };
-        let sender = &mut self.ranks[src];
-        debug_assert_eq!(sender.seq as u16, done.tag.step, "a sender waits for its step's messages");
-        sender.sends_left -= 1;
+        debug_assert_eq!(self.ranks[src].seq as u16, done.tag.step, "a sender waits for its step's messages");
         let receiver = &mut self.ranks[dst];
-        // The sender is at the receiver's step or ahead of it, by less than the ring.
+        // The sender is at the receiver's step or one ahead (its sends of a step complete
+        // only once the receiver has reached it).
         let ahead = done.tag.step.wrapping_sub(receiver.seq as u16) as usize;
         let ring = receiver.arrived.len();
         assert!(ahead < ring, "a rank ran {ahead} steps ahead of a peer it sends to");
         receiver.arrived[(receiver.seq as usize + ahead) % ring] += 1;
-        self.advance(env, src);
+        if ahead == 0 {
+            self.ranks[src].sends_left -= 1;
+            self.advance(env, src);
+        } else {
+            receiver.early.push((receiver.seq + ahead as u64, src as u32));
+        }
         self.advance(env, dst);
     }
 
