@@ -86,3 +86,16 @@ def test_a_sweep_runs_each_baseline_once_and_reuses_it(tmp_path):
     execute(second, processes=2)
     assert second.baselines_run == 0
     assert len(list((out / BASELINES).glob("*.json"))) == 2
+
+
+def test_the_iterations_and_the_ranks_of_a_run_of_jobs_are_plotted(tmp_path):
+    out = tmp_path / "run"
+    done = run_snarl("run", base(tmp_path), "--out", out)
+    assert done.returncode == 0, done.stderr
+    for kind in ("iterations", "timeline"):
+        figure = tmp_path / f"{kind}.png"
+        drawn = run_snarl("plot", kind, out, "-o", figure)
+        assert drawn.returncode == 0, drawn.stderr
+        assert figure.stat().st_size > 10_000
+    wrong = run_snarl("plot", "timeline", out, "--group", "nobody", "-o", tmp_path / "x.png")
+    assert wrong.returncode == 2 and "no job 'nobody'" in wrong.stderr

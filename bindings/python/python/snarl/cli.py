@@ -2,7 +2,8 @@
 
 ``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
 ``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
-``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf, fct, fabric, rates)
+``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf, fct, fabric, rates,
+  iterations, timeline: a run of jobs' iteration times, and one job's ranks step by step)
 ``snarl plot mechanisms DIR [DIR ...] [-o FILE] [--group NAME] [--labels a,b,...] [--title TEXT]``
   (congestion-management mechanisms side by side, a run per ``snarl run --out`` DIR named
   by its directory less the prefix all share, or a point per run of one sweep DIR: the
@@ -148,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
         "--ref", help="column drawn as a dotted reference line per curve, e.g. a bound the summary holds (load-curve)"
     )
     plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
-    plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable; mechanisms: one, default victims where every run has it, else all)")
+    plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable; mechanisms: one, default victims where every run has it, else all; timeline: the job, default the first)")
     plot.add_argument("--labels", metavar="A,B,...", help="the legend's names of the runs, in order (mechanisms; default: the directory names less their common prefix)")
     plot.add_argument("--title", help="the figure's title (mechanisms; default: the common prefix of the directory names, or the sweep's name)")
     plot.add_argument(

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates", "mechanisms")
+KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates", "mechanisms", "iterations", "timeline")
 """What ``snarl plot`` draws."""
 
 LOAD = "fraction of link capacity"
@@ -681,6 +681,83 @@ def flow_rates(
     return fig
 
 
+def iteration_times(iterations: pd.DataFrame, unit: str = "ns", title: str | None = None) -> Figure:
+    """Each job's iteration times in order (the warm-up hollow), and on the right their
+    distribution after the warm-up, one box per job: how steady the victims were, and
+    what the aggressors did meanwhile.
+
+    ``iterations`` has the columns of the ``iterations`` table (``job``, ``iteration``,
+    ``time``, ``measured``)."""
+    _require(iterations, "job", "iteration", "time", "measured")
+    if iterations.empty:
+        raise PlotError("no finished iteration to plot (did the jobs run?)")
+    jobs = list(dict.fromkeys(iterations["job"]))
+    fig = _new_figure((9.0, 4.2))
+    over, spread = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 1]})
+    scale, shown = _time_axis(iterations["time"], unit)
+    boxes = []
+    for job in jobs:
+        rows = iterations[iterations["job"] == job].sort_values("iteration", kind="stable")
+        measured = rows["measured"].astype(bool)
+        line = over.plot(rows["iteration"], rows["time"] / scale, linewidth=1.0, label=job)[0]
+        over.scatter(rows["iteration"][measured], rows["time"][measured] / scale, color=line.get_color(), s=14)
+        over.scatter(
+            rows["iteration"][~measured], rows["time"][~measured] / scale, facecolors="none", edgecolors=line.get_color(), s=14
+        )
+        boxes.append((rows["time"][measured] / scale).to_numpy())
+    over.set_xlabel("iteration (hollow: warm-up)")
+    over.set_ylabel(f"iteration time ({shown})")
+    over.set_ylim(bottom=0)
+    over.grid(True, alpha=0.3)
+    over.legend(title="job", frameon=False, fontsize="small")
+    spread.boxplot(boxes, tick_labels=jobs, showfliers=True)
+    spread.set_ylim(over.get_ylim())
+    spread.set_title("after the warm-up", fontsize="small")
+    spread.grid(True, axis="y", alpha=0.3)
+    if title:
+        fig.suptitle(title, fontsize="medium")
+    return fig
+
+
+def rank_timeline(steps: pd.DataFrame, job: str | None = None, unit: str = "ns", title: str | None = None) -> Figure:
+    """One job's ranks over time, step by step (the ``steps`` table: the first measured
+    iterations): a bar per rank and step from when its sends were posted to when it
+    completed, coloured by step, so waits and stragglers show as gaps and long bars."""
+    _require(steps, "job", "iteration", "rank", "step", "start", "end")
+    jobs = list(dict.fromkeys(steps["job"]))
+    if not jobs:
+        raise PlotError("no step to plot: the steps table is empty")
+    job = job or jobs[0]
+    if job not in jobs:
+        raise PlotError(f"no job {job!r} in the steps table (jobs: {', '.join(jobs)})")
+    rows = steps[steps["job"] == job]
+    ranks = int(rows["rank"].max()) + 1
+    fig = _new_figure((8.0, max(3.0, min(9.0, 0.18 * ranks + 1.6))))
+    ax = fig.add_subplot()
+    scale, shown = _time_axis(rows["end"], unit)
+    colours = matplotlib_colormap("viridis")
+    last = max(int(rows["step"].max()), 1)
+    for rank, mine in rows.groupby("rank", sort=True):
+        bars = [(s / scale, (e - s) / scale) for s, e in zip(mine["start"], mine["end"])]
+        ax.broken_barh(bars, (rank - 0.4, 0.8), facecolors=[colours(k / last) for k in mine["step"]], linewidth=0)
+    ax.set_xlabel(f"time ({shown})")
+    ax.set_ylabel("rank")
+    ax.set_ylim(-0.6, ranks - 0.4)
+    ax.grid(True, axis="x", alpha=0.3)
+    iterations = sorted(rows["iteration"].unique())
+    ax.set_title(
+        title or f"{job}: iteration{'s' if len(iterations) > 1 else ''} {', '.join(map(str, iterations))}, steps by colour",
+        fontsize="medium",
+    )
+    return fig
+
+
+def matplotlib_colormap(name: str) -> Any:
+    import matplotlib
+
+    return matplotlib.colormaps[name]
+
+
 def fct_percentiles(summary: Mapping[str, Any], group: str | None = None) -> tuple[dict[str, float] | None, bool]:
     """``({p50, p95, p99}, of the group)``: the flow completion times of ``group`` in a
     run's summary (``groups.<group>.fct``), else those of every flow (``fct.fct``), in
@@ -959,6 +1036,8 @@ TABLE_HINTS = {
     "timeseries": "did the point fail?",
     "fabric": "only runs with PFC, tail drop, ECN or congestion control have one",
     "rates": "runs with congestion_control.rate_series = true have one",
+    "iterations": "runs of jobs ([workload] type = \"jobs\") have one",
+    "steps": "runs of jobs ([workload] type = \"jobs\") have one",
 }
 """Why a known table may be missing, for the error that says so."""
 
@@ -1107,6 +1186,15 @@ def plot_directory(
     if kind == "fct":
         summary, title = point_summary(directory, point)
         return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)
+    if kind == "iterations":
+        summary, title = point_summary(directory, point)
+        table = point_table(directory, "iterations", point)
+        return iteration_times(table, unit=summary.get("time_unit", "ns"), title=title)
+    if kind == "timeline":
+        summary, title = point_summary(directory, point)
+        table = point_table(directory, "steps", point)
+        job = groups[0] if groups else None
+        return rank_timeline(table, job=job, unit=summary.get("time_unit", "ns"))
     points = where_rows(load_points(directory), where)
     keys = swept_keys(directory, points)
     if kind == "load-curve":
