@@ -5,7 +5,7 @@ use crate::common::*;
 use snarl_core::observe::ReceiveRate;
 
 const REFERENCE: &str = include_str!("../../../../docs/config.md");
-const SCENARIOS: [&str; 9] = [
+const SCENARIOS: [&str; 10] = [
     include_str!("../../../../scenarios/basics/single-switch-incast.toml"),
     include_str!("../../../../scenarios/basics/fat-tree-1024-uniform.toml"),
     include_str!("../../../../scenarios/basics/spine-leaf-oversubscribed.toml"),
@@ -15,7 +15,13 @@ const SCENARIOS: [&str; 9] = [
     include_str!("../../../../scenarios/lossless-ethernet/one-tree-dcqcn.toml"),
     include_str!("../../../../scenarios/lossless-ethernet/four-trees-dcqcn.toml"),
     include_str!("../../../../scenarios/lossless-ethernet/google-all-one-tree-dcqcn.toml"),
+    include_str!("../../../../scenarios/victim-aggressor/cresco8-allgather-incast.toml"),
 ];
+
+/// Where the scenarios' relative `include` paths are read from.
+fn scenario_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/victim-aggressor")
+}
 
 /// Every key of `value` as its dotted path, list indices left out (`traffic.groups.pattern`).
 fn keys(value: &toml::Value, prefix: &str, out: &mut Vec<String>) {
@@ -84,7 +90,7 @@ fn documented(path: &str, sections: &[(String, String)]) -> bool {
 fn every_resolved_key_is_documented_at_its_path() {
     let sections = sections();
     for text in SCENARIOS {
-        let config = snarl_core::load_config(text, &[], None).unwrap();
+        let config = snarl_core::load_config_in(text, Some(&scenario_dir()), &[], None).unwrap();
         let resolved: toml::Value = toml::from_str(&config.to_toml()).unwrap();
         let mut found = Vec::new();
         keys(&resolved, "", &mut found);
