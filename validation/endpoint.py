@@ -156,7 +156,8 @@ def recovery(lab: Lab, timing: Timing, steady: dict[tuple[str, str], float]) -> 
                 f"Accepted load of all servers per {WINDOW:,}-cycle window; the burst starts at cycle "
                 f"{timing.burst_at:,}. Trough: the lowest window from the burst on. Back after: cycles from the "
                 "cap to the first window after the trough within 5% of the throttled steady state (Figure 2), "
-                f"per seed ({', '.join(map(str, seeds))}; '-': not by the end). +N: the mean of the last "
+                f"per seed ({', '.join(map(str, seeds))}; '-': not by the end; 'no drop': never below it). "
+                "+N: the mean of the last "
                 f"{WINDOW * 10 if not lab.quick else WINDOW:,} cycles up to N cycles after the burst. "
                 "Means of the seeds.",
             ],
@@ -176,7 +177,7 @@ def recovery(lab: Lab, timing: Timing, steady: dict[tuple[str, str], float]) -> 
                         f"{burst:,}",
                         paper,
                         num(mean(f.trough for f in figures)),
-                        " / ".join("-" if f.back is None else f"{f.back:,.0f}" for f in figures),
+                        " / ".join(back_text(f.back) for f in figures),
                         num(mean(f.at_after for f in figures)),
                         num(mean(f.at_final for f in figures)),
                     ]
@@ -207,11 +208,20 @@ def after_burst(result: Result, timing: Timing, burst: int, stationary: float, t
 
 def recovery_of(series: pd.Series, burst_at: float, cap: float, stationary: float) -> tuple[float, float | None]:
     """The lowest window from the burst on, and the cycles from the cap until the end of
-    the first window after that trough back within 5% of ``stationary`` (None: never)."""
+    the first window after that trough back within 5% of ``stationary`` (None: never;
+    0: the burst never took it below, so the lowest window is noise, not a trough)."""
     after = series[series.index >= burst_at]
+    if after.min() >= 0.95 * stationary:
+        return float(after.min()), 0.0
     trough_at = after.idxmin()
     back = after[(after.index >= trough_at) & (after.index >= cap) & (after >= 0.95 * stationary)]
     return float(after.min()), (float(back.index[0]) + WINDOW - cap if len(back) else None)
+
+
+def back_text(back: float | None) -> str:
+    if back is None:
+        return "-"
+    return "no drop" if back == 0 else f"{back:,.0f}"
 
 
 def whole_windows(result: Result) -> pd.Series:

@@ -23,6 +23,8 @@ def test_recovery_is_read_from_the_trough_to_the_first_window_back_near_the_stea
     # Burst from 2,000 to 2,100; the trough at 3,000; back (>= 0.95 x 0.9) in 5,000-6,000.
     assert recovery_of(series, 2_000, 2_100, 0.9) == (0.3, 6_000 - 2_100)
     assert recovery_of(series, 2_000, 2_100, 0.95) == (0.3, None)
+    # A burst that never takes the load 5% below the steady state leaves no trough.
+    assert recovery_of(series, 2_000, 2_100, 0.3) == (0.3, 0.0)
 
 
 def test_gains_are_written_as_the_paper_writes_them():

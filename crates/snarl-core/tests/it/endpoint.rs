@@ -198,7 +198,7 @@ fn ugal_at_full_load_never_deadlocks_on_the_hyperx() {
 /// Section 4.1.1, saturation under uniform traffic: accepted load at offered 1.0 from
 /// 20,000 to 30,000 cycles (steady state: docs/validation.md), the mean of seeds 1-3, at
 /// CAMINOS's default speedup 1 with its per-VC allocation. Within 0.05 of the paper:
-/// HyperX 0.955 (paper 0.98), fat-tree 0.964 (0.97), dragonfly 0.829 (0.82). The Megafly
+/// HyperX 0.955 (paper 0.98), fat-tree 0.964 (0.97), dragonfly 0.828 (0.82). The Megafly
 /// cannot be matched: it accepts 0.956 where the paper reports 0.90, as CAMINOS does with
 /// the same setup (0.94), and 0.63 with minimal routes kept on one VC (CAMINOS: 0.63);
 /// the paper does not say which VCs its minimal routes use. It asserts snarl's value,
