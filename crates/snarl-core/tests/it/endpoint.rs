@@ -228,7 +228,9 @@ fn uniform_saturation_follows_the_paper() {
         assert_close(&format!("{topology} saturation"), *got, *value, *tolerance);
     }
     let [hyperx, fat_tree, megafly, dragonfly] = measured[..] else { unreachable!() };
-    readme_says(&format!("{hyperx:.3} (HyperX), {fat_tree:.3} (fat-tree), {megafly:.3} (Megafly) and {dragonfly:.3} (Dragonfly)"));
+    readme_says(&format!(
+        "{hyperx:.3} (HyperX), {fat_tree:.3} (fat-tree), {megafly:.3} (Megafly) and {dragonfly:.3} (Dragonfly)"
+    ));
     assert!(dragonfly + 0.05 < hyperx.min(fat_tree).min(megafly), "the dragonfly lowest: {measured:?}");
     assert_close("the HyperX next to the fat-tree", hyperx, fat_tree, 0.02);
 }
