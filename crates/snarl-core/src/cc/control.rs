@@ -21,6 +21,10 @@ pub const BLOCKED: u64 = u64::MAX;
 pub enum Acknowledgement {
     Ack,
     Nack,
+    /// An ACK of a data packet a switch marked, echoing the mark: a control that learns
+    /// of congestion from its acknowledgements (the per-pair control) needs no separate
+    /// notification.
+    AckMarked,
 }
 
 impl Acknowledgement {
@@ -29,13 +33,16 @@ impl Acknowledgement {
         match self {
             Acknowledgement::Ack => PacketKind::ACK,
             Acknowledgement::Nack => PacketKind::NACK,
+            Acknowledgement::AckMarked => PacketKind::ACK_MARKED,
         }
     }
 
-    /// The acknowledgement a control packet of `kind` (ACK or NACK) carries.
+    /// The acknowledgement a control packet of `kind` (ACK, NACK or marked ACK) carries.
     pub fn of(kind: PacketKind) -> Acknowledgement {
         if kind == PacketKind::NACK {
             Acknowledgement::Nack
+        } else if kind == PacketKind::ACK_MARKED {
+            Acknowledgement::AckMarked
         } else {
             Acknowledgement::Ack
         }

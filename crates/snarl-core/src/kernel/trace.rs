@@ -37,8 +37,9 @@ pub enum TraceEvent {
     /// A congestion notification packet of `group` reached the sender it notifies.
     CnpDelivered { group: u16 },
     /// An acknowledgement (ACK or NACK) of `group` left its NIC, or (`delivered`) reached
-    /// the sender it acknowledges: counted in the packet counts only.
-    Acknowledgement { group: u16, delivered: bool },
+    /// the sender it acknowledges: counted in the packet counts, and when it echoes a
+    /// switch's mark (`marked`) as the congestion notification it is.
+    Acknowledgement { group: u16, delivered: bool, marked: bool },
     /// A flow's sending rate changed (a cut, when `cut`, or an increase).
     RateChanged { src: u32, dst: u32, qp: u32, rate_bps: f64, cut: bool },
     /// A flow's index into IB CC's congestion control table went from `from` to `to` (a

@@ -126,7 +126,8 @@ impl Nics {
                 let serialise =
                     self.launch(ctx, host, cnp.dst, CONTROL_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
                 if cnp.kind.is_acknowledgement() {
-                    ctx.trace(TraceEvent::Acknowledgement { group, delivered: false });
+                    let marked = cnp.kind == PacketKind::ACK_MARKED;
+                    ctx.trace(TraceEvent::Acknowledgement { group, delivered: false, marked });
                 } else {
                     ctx.trace(TraceEvent::CnpSent { group });
                 }

@@ -79,6 +79,7 @@ impl Collector for FabricSeries {
             TraceEvent::PauseSent { on: false, .. } => FabricEvent::ResumeFrame,
             TraceEvent::EcnMarked { .. } => FabricEvent::EcnMark,
             TraceEvent::CnpSent { .. } => FabricEvent::Cnp,
+            TraceEvent::Acknowledgement { delivered: false, marked: true, .. } => FabricEvent::Cnp,
             TraceEvent::RateChanged { cut: true, .. } => FabricEvent::RateCut,
             TraceEvent::CctiChanged { from, to } if to > from => FabricEvent::RateCut,
             TraceEvent::Dropped { .. } => FabricEvent::Drop,

@@ -70,7 +70,7 @@ pub struct Counters {
     /// Reported under the names of the run's `CongestionTerms`.
     pub ecn_marks: u64,
     /// Congestion notifications sent by receivers, and delivered to senders (CNPs;
-    /// under IB CC, BECNs).
+    /// under IB CC, BECNs; ACKs that echo a mark).
     pub cnps_sent: u64,
     pub cnps_delivered: u64,
     /// Rate cuts at the senders (one per CNP received; under IB CC, one per BECN that
@@ -479,10 +479,15 @@ impl Collector for Stats {
                 self.on_deliver_control(group);
                 self.last_moved = now;
             }
-            TraceEvent::Acknowledgement { group, delivered: false } => self.on_inject(group),
-            TraceEvent::Acknowledgement { group, delivered: true } => {
+            // A marked ACK is a window-based control's notification.
+            TraceEvent::Acknowledgement { group, delivered: false, marked } => {
+                self.on_inject(group);
+                self.counters.cnps_sent += marked as u64;
+            }
+            TraceEvent::Acknowledgement { group, delivered: true, marked } => {
                 (self.delivered, self.last_moved) = (self.delivered + 1, now);
                 self.groups[group as usize].delivered_packets += 1;
+                self.counters.cnps_delivered += marked as u64;
             }
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
             // A raised CCTI is IB CC's rate cut.
