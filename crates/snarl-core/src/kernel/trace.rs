@@ -45,6 +45,10 @@ pub enum TraceEvent {
     /// A flow's index into IB CC's congestion control table went from `from` to `to` (a
     /// BECN raised it, or its timer lowered it).
     CctiChanged { from: u16, to: u16 },
+    /// The window of the pair of hosts `src` to `dst`, the bytes it may have
+    /// unacknowledged, went from `from` to `to` (a marked ACK cut it; unmarked ACKs, or an
+    /// idle pair's reset, raised it).
+    WindowChanged { src: u32, dst: u32, from: u64, to: u64 },
     /// A probed queue (`observe.queues`, probe index `probe`) now holds `bytes`.
     QueueLength { probe: u16, bytes: u64 },
     /// Host `host` became (`on`) or stopped being one of the run's shared hotspots.

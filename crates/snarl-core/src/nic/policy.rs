@@ -6,6 +6,7 @@
 use super::Nics;
 use crate::cc::dcqcn::Dcqcn;
 use crate::cc::ibcc::Ibcc;
+use crate::cc::per_pair::PerPair;
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 
 /// The class (what PFC pauses) a packet of the flow (host `h` to `dst`, queue pair `qp`,
@@ -83,6 +84,26 @@ impl Pacing for ByIbcc {
 
     #[inline(always)]
     fn next_send(control: &Ibcc, flow: &FlowKey) -> u64 {
+        control.next_send(flow)
+    }
+}
+
+/// The per-pair control's windows: a flow may send while its pair's window has room.
+pub(super) struct ByPerPair;
+
+impl Pacing for ByPerPair {
+    type Control = PerPair;
+
+    #[inline(always)]
+    fn control(cc: Option<&AnyCongestionControl>) -> Option<&PerPair> {
+        match cc {
+            Some(AnyCongestionControl::PerPair(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn next_send(control: &PerPair, flow: &FlowKey) -> u64 {
         control.next_send(flow)
     }
 }

@@ -3,7 +3,7 @@
 //! rate (or window), credits and pauses deciding who may go, and control packets (CNPs,
 //! BECNs, ACKs, NACKs) ahead of data.
 
-use super::policy::{ByDcqcn, ByIbcc, ByPriority, Isolating, Opaque, Pacing, SendClass};
+use super::policy::{ByDcqcn, ByIbcc, ByPerPair, ByPriority, Isolating, Opaque, Pacing, SendClass};
 use super::{Nics, CONTROL_BYTES};
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::Event;
@@ -50,12 +50,18 @@ impl Nics {
                 (false, Some(AnyCongestionControl::Ibcc(_))) => {
                     self.try_inject_by_flow::<ByPriority, ByIbcc>(ctx, host, &mut scheduler)
                 }
+                (false, Some(AnyCongestionControl::PerPair(_))) => {
+                    self.try_inject_by_flow::<ByPriority, ByPerPair>(ctx, host, &mut scheduler)
+                }
                 (false, _) => self.try_inject_by_flow::<ByPriority, Opaque>(ctx, host, &mut scheduler),
                 (true, Some(AnyCongestionControl::Dcqcn(_))) => {
                     self.try_inject_by_flow::<Isolating, ByDcqcn>(ctx, host, &mut scheduler)
                 }
                 (true, Some(AnyCongestionControl::Ibcc(_))) => {
                     self.try_inject_by_flow::<Isolating, ByIbcc>(ctx, host, &mut scheduler)
+                }
+                (true, Some(AnyCongestionControl::PerPair(_))) => {
+                    self.try_inject_by_flow::<Isolating, ByPerPair>(ctx, host, &mut scheduler)
                 }
                 (true, _) => self.try_inject_by_flow::<Isolating, Opaque>(ctx, host, &mut scheduler),
             }

@@ -1,5 +1,6 @@
 //! Fabric events per time window: pause and resume frames, ECN marks, CNPs, rate cuts and
-//! drops. They show when congestion control and flow control act (the pause storm at the
+//! drops (each congestion control's own: under the per-pair control, congestion marks,
+//! marked ACKs and window cuts). They show when congestion control and flow control act (the pause storm at the
 //! onset of an incast, the marks that follow); recorded only in runs that have any of
 //! these mechanisms, so other runs carry no extra table.
 
@@ -82,6 +83,7 @@ impl Collector for FabricSeries {
             TraceEvent::Acknowledgement { delivered: false, marked: true, .. } => FabricEvent::Cnp,
             TraceEvent::RateChanged { cut: true, .. } => FabricEvent::RateCut,
             TraceEvent::CctiChanged { from, to } if to > from => FabricEvent::RateCut,
+            TraceEvent::WindowChanged { from, to, .. } if to < from => FabricEvent::RateCut,
             TraceEvent::Dropped { .. } => FabricEvent::Drop,
             _ => return,
         };
@@ -127,5 +129,20 @@ mod tests {
         assert_eq!(t.column("fecn_marks"), Some(&ColumnData::U64(vec![1, 0])));
         assert!(t.column("becns").is_some() && t.column("ccti_increases").is_some());
         assert!(t.column("ecn_marks").is_none() && t.column("cnps").is_none());
+    }
+
+    #[test]
+    fn per_pair_runs_count_marked_acks_and_window_cuts() {
+        let mut s = FabricSeries::new(100, 200, CongestionTerms::PER_PAIR).unwrap();
+        s.on(10, &TraceEvent::EcnMarked { port: 3, queue: 0, isolated: false });
+        s.on(20, &TraceEvent::Acknowledgement { group: 0, delivered: false, marked: true });
+        s.on(30, &TraceEvent::Acknowledgement { group: 0, delivered: false, marked: false });
+        s.on(40, &TraceEvent::Acknowledgement { group: 0, delivered: true, marked: true });
+        s.on(150, &TraceEvent::WindowChanged { src: 0, dst: 1, from: 8192, to: 4096 });
+        s.on(160, &TraceEvent::WindowChanged { src: 0, dst: 1, from: 4096, to: 8192 });
+        let t = s.table(200, 1.0);
+        assert_eq!(t.column("congestion_marks"), Some(&ColumnData::U64(vec![1, 0])));
+        assert_eq!(t.column("marked_acks"), Some(&ColumnData::U64(vec![1, 0])), "sent, as CNPs are");
+        assert_eq!(t.column("window_cuts"), Some(&ColumnData::U64(vec![0, 1])), "cuts only");
     }
 }

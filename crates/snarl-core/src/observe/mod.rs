@@ -1,8 +1,8 @@
 //! Observers. Models report what happens as trace events ([`TraceEvent`]); the always-on
 //! statistics ([`Stats`]: per-group counters, latency histograms, windowed throughput,
 //! flow completion times, named counters) and the optional collectors ([`Collector`]:
-//! the fabric event series, the rate log, queue probes, IB CC's marks and CCTIs) turn
-//! them into the summary and
+//! the fabric event series, the rate log, queue probes, IB CC's marks and CCTIs, the
+//! per-pair control's windows) turn them into the summary and
 //! the tables. They watch the model and never steer it; every hook is O(1) and
 //! allocation-free.
 
@@ -13,6 +13,7 @@ mod fct;
 pub mod hotspots;
 pub mod ibcc;
 mod latency;
+pub mod per_pair;
 pub mod pfc;
 mod queue_series;
 pub mod queues;
@@ -30,6 +31,7 @@ pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use hotspots::{HotspotTime, ReceiveRate};
 pub use ibcc::{IbccSeries, IbccSummary, MarkingPort};
 pub use latency::Latency;
+pub use per_pair::{PerPairSummary, PerPairWindows};
 pub use pfc::{PausedLink, PfcCounters, PfcSummary};
 pub use queue_series::QueueSeries;
 pub use queues::{EcnBand, QueueProbes, QueueSummary};
@@ -70,11 +72,11 @@ pub struct Counters {
     /// Reported under the names of the run's `CongestionTerms`.
     pub ecn_marks: u64,
     /// Congestion notifications sent by receivers, and delivered to senders (CNPs;
-    /// under IB CC, BECNs; ACKs that echo a mark).
+    /// under IB CC, BECNs; under the per-pair control, marked ACKs).
     pub cnps_sent: u64,
     pub cnps_delivered: u64,
     /// Rate cuts at the senders (one per CNP received; under IB CC, one per BECN that
-    /// raised a CCTI).
+    /// raised a CCTI; under the per-pair control, one per window cut).
     pub rate_cuts: u64,
 }
 
@@ -479,7 +481,7 @@ impl Collector for Stats {
                 self.on_deliver_control(group);
                 self.last_moved = now;
             }
-            // A marked ACK is a window-based control's notification.
+            // A marked ACK is the per-pair control's notification.
             TraceEvent::Acknowledgement { group, delivered: false, marked } => {
                 self.on_inject(group);
                 self.counters.cnps_sent += marked as u64;
@@ -492,6 +494,7 @@ impl Collector for Stats {
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
             // A raised CCTI is IB CC's rate cut.
             TraceEvent::CctiChanged { from, to } => self.counters.rate_cuts += (to > from) as u64,
+            TraceEvent::WindowChanged { from, to, .. } => self.counters.rate_cuts += (to < from) as u64,
             TraceEvent::QueueLength { .. } => {}
             TraceEvent::Hotspot { host, on } => self.on_hotspot(now, host, on),
         }
