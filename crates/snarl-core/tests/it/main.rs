@@ -19,6 +19,7 @@ mod layering;
 mod lossless_ethernet;
 mod mechanisms;
 mod memory;
+mod per_pair_cc;
 mod pfc;
 mod python;
 mod recovery;
