@@ -111,6 +111,13 @@ impl PacketKind {
         self.0 & Self::ACKNOWLEDGEMENTS != 0
     }
 
+    /// A control packet that tells its sender of congestion, and is counted as a
+    /// congestion notification: a notification (CNP, BECN) or an ACK echoing a mark.
+    #[inline(always)]
+    pub fn notifies_congestion(self) -> bool {
+        self.0 & (Self::NOTIFICATIONS | Self::ACK_MARKED.0) != 0
+    }
+
     /// This kind with `mark` (`ECN_MARKED` or `FECN`) added.
     #[inline(always)]
     pub fn marked(self, mark: PacketKind) -> PacketKind {
@@ -331,6 +338,9 @@ mod tests {
         for a in [PacketKind::ACK, PacketKind::NACK, PacketKind::ACK_MARKED] {
             assert!(a.is_control() && a.is_acknowledgement() && !a.is_notification() && !a.is_data());
         }
+        let notifying = |k: PacketKind| k.notifies_congestion();
+        assert!(notifying(PacketKind::CNP) && notifying(PacketKind::BECN) && notifying(PacketKind::ACK_MARKED));
+        assert!(!notifying(PacketKind::ACK) && !notifying(PacketKind::NACK) && !notifying(PacketKind::ECN_MARKED));
         assert_eq!(std::mem::size_of::<PacketKind>(), 1);
     }
 

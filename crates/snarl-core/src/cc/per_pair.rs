@@ -191,7 +191,7 @@ impl PerPair {
         let ((src, dst), from) = (self.pairs.key(slot), self.pairs.state(slot).window.window());
         self.pairs.release(slot);
         if from != self.params.cap {
-            ctx.trace(TraceEvent::WindowChanged { src, dst, from, to: self.params.cap });
+            ctx.trace(TraceEvent::WindowChanged { src, dst, window: self.params.cap, cut: false });
         }
     }
 }
@@ -269,7 +269,8 @@ impl CongestionControl for PerPair {
         let pair = self.pairs.state_mut(slot);
         let from = pair.window.window();
         if let Some(to) = pair.window.on_ack(ack == Acknowledgement::AckMarked, &params) {
-            ctx.trace(TraceEvent::WindowChanged { src: flow.src, dst: flow.dst, from, to });
+            let (src, dst, cut) = (flow.src, flow.dst, to < from);
+            ctx.trace(TraceEvent::WindowChanged { src, dst, window: to, cut });
         }
         if pair.window.in_flight() > 0 {
             return;

@@ -6,7 +6,6 @@
 use super::Nics;
 use crate::cc::dcqcn::Dcqcn;
 use crate::cc::ibcc::Ibcc;
-use crate::cc::per_pair::PerPair;
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 
 /// The class (what PFC pauses) a packet of the flow (host `h` to `dst`, queue pair `qp`,
@@ -88,28 +87,11 @@ impl Pacing for ByIbcc {
     }
 }
 
-/// The per-pair control's windows: a flow may send while its pair's window has room.
-pub(super) struct ByPerPair;
-
-impl Pacing for ByPerPair {
-    type Control = PerPair;
-
-    #[inline(always)]
-    fn control(cc: Option<&AnyCongestionControl>) -> Option<&PerPair> {
-        match cc {
-            Some(AnyCongestionControl::PerPair(c)) => Some(c),
-            _ => None,
-        }
-    }
-
-    #[inline(always)]
-    fn next_send(control: &PerPair, flow: &FlowKey) -> u64 {
-        control.next_send(flow)
-    }
-}
-
-/// Any other: a control made outside the crate (`AnyCongestionControl::Custom`), asked
-/// through its trait object, or none (round robin without congestion control).
+/// Any other, asked through `AnyCongestionControl`'s own `match`: the per-pair control
+/// (whose arm is inlined there: a flow's check is a lookup of its pair, and a scheduler
+/// instantiated for it would make the rate-based ones' larger), a control made outside
+/// the crate (`AnyCongestionControl::Custom`), asked through its trait object, or none
+/// (round robin without congestion control).
 pub(super) struct Opaque;
 
 impl Pacing for Opaque {

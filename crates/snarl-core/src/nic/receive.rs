@@ -9,7 +9,6 @@ use crate::cc::{Acknowledgement, CongestionControl, FlowKey};
 use crate::kernel::Timer;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
-use crate::packet::PacketKind;
 
 impl Nics {
     /// The tail of `packet` reached its destination NIC, which decides what its kind
@@ -84,8 +83,11 @@ impl Nics {
     /// now send what the acknowledgement let go.
     fn receive_ack(&mut self, ctx: &mut Ctx, packet: u32) {
         let p = ctx.packets[packet];
-        let marked = p.kind == PacketKind::ACK_MARKED;
-        ctx.trace(TraceEvent::Acknowledgement { group: p.group, delivered: true, marked });
+        if p.kind.notifies_congestion() {
+            ctx.trace(TraceEvent::CnpDelivered { group: p.group });
+        } else {
+            ctx.trace(TraceEvent::Acknowledgement { group: p.group, delivered: true });
+        }
         ctx.packets.release(packet);
         if let Some(cc) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.cc.as_mut()) {
             cc.on_ack(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, Acknowledgement::of(p.kind));

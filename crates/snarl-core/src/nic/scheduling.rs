@@ -3,7 +3,7 @@
 //! rate (or window), credits and pauses deciding who may go, and control packets (CNPs,
 //! BECNs, ACKs, NACKs) ahead of data.
 
-use super::policy::{ByDcqcn, ByIbcc, ByPerPair, ByPriority, Isolating, Opaque, Pacing, SendClass};
+use super::policy::{ByDcqcn, ByIbcc, ByPriority, Isolating, Opaque, Pacing, SendClass};
 use super::{Nics, CONTROL_BYTES};
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::Event;
@@ -50,18 +50,12 @@ impl Nics {
                 (false, Some(AnyCongestionControl::Ibcc(_))) => {
                     self.try_inject_by_flow::<ByPriority, ByIbcc>(ctx, host, &mut scheduler)
                 }
-                (false, Some(AnyCongestionControl::PerPair(_))) => {
-                    self.try_inject_by_flow::<ByPriority, ByPerPair>(ctx, host, &mut scheduler)
-                }
                 (false, _) => self.try_inject_by_flow::<ByPriority, Opaque>(ctx, host, &mut scheduler),
                 (true, Some(AnyCongestionControl::Dcqcn(_))) => {
                     self.try_inject_by_flow::<Isolating, ByDcqcn>(ctx, host, &mut scheduler)
                 }
                 (true, Some(AnyCongestionControl::Ibcc(_))) => {
                     self.try_inject_by_flow::<Isolating, ByIbcc>(ctx, host, &mut scheduler)
-                }
-                (true, Some(AnyCongestionControl::PerPair(_))) => {
-                    self.try_inject_by_flow::<Isolating, ByPerPair>(ctx, host, &mut scheduler)
                 }
                 (true, _) => self.try_inject_by_flow::<Isolating, Opaque>(ctx, host, &mut scheduler),
             }
@@ -131,11 +125,10 @@ impl Nics {
                 let group = ctx.stats.host_group[h];
                 let serialise =
                     self.launch(ctx, host, cnp.dst, CONTROL_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
-                if cnp.kind.is_acknowledgement() {
-                    let marked = cnp.kind == PacketKind::ACK_MARKED;
-                    ctx.trace(TraceEvent::Acknowledgement { group, delivered: false, marked });
-                } else {
+                if cnp.kind.notifies_congestion() {
                     ctx.trace(TraceEvent::CnpSent { group });
+                } else {
+                    ctx.trace(TraceEvent::Acknowledgement { group, delivered: false });
                 }
                 if self.queue_len[h] > 0 || !scheduler.control[h].is_empty() {
                     self.wake(ctx, host, now + serialise);

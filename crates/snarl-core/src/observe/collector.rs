@@ -3,7 +3,7 @@
 //! to the report, by name: a collector added here appears in Python, in the Parquet
 //! files and in the HTML report without any change there.
 
-use super::{FabricSeries, GroupInfo, IbccSeries, PerPairWindows, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use super::{FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
 use crate::cc::CongestionTerms;
 use crate::config::Config;
 use crate::error::Result;
@@ -87,9 +87,6 @@ pub fn for_run(setup: &Setup) -> Result<Vec<AnyCollector>> {
     if let Some(c) = IbccSeries::for_run(setup)? {
         found.push(AnyCollector::Ibcc(c));
     }
-    if let Some(c) = PerPairWindows::for_run(setup) {
-        found.push(AnyCollector::PerPair(c));
-    }
     if let Some(c) = IsolationSeries::for_run(setup)? {
         found.push(AnyCollector::Isolation(c));
     }
@@ -124,8 +121,6 @@ pub enum AnyCollector {
     QueueSeries(QueueSeries),
     /// InfiniBand congestion control: the summary's `ibcc` and the `ibcc` table.
     Ibcc(IbccSeries),
-    /// The per-pair congestion control: the summary's `per_pair`.
-    PerPair(PerPairWindows),
     /// Congestion isolation: the summary's `isolation` and the `isolation` table.
     Isolation(IsolationSeries),
     /// A collector from outside the crate (`Simulation::add_collector`), dispatched
@@ -142,7 +137,6 @@ impl Collector for AnyCollector {
             AnyCollector::Queues(c) => c.on(now, event),
             AnyCollector::QueueSeries(c) => c.on(now, event),
             AnyCollector::Ibcc(c) => c.on(now, event),
-            AnyCollector::PerPair(c) => c.on(now, event),
             AnyCollector::Isolation(c) => c.on(now, event),
             AnyCollector::Custom(c) => c.on(now, event),
         }
@@ -155,7 +149,6 @@ impl Collector for AnyCollector {
             AnyCollector::Queues(c) => c.summarise(summary, finish),
             AnyCollector::QueueSeries(c) => c.summarise(summary, finish),
             AnyCollector::Ibcc(c) => c.summarise(summary, finish),
-            AnyCollector::PerPair(c) => c.summarise(summary, finish),
             AnyCollector::Isolation(c) => c.summarise(summary, finish),
             AnyCollector::Custom(c) => c.summarise(summary, finish),
         }
@@ -168,7 +161,6 @@ impl Collector for AnyCollector {
             AnyCollector::Queues(c) => c.tables(report, finish),
             AnyCollector::QueueSeries(c) => c.tables(report, finish),
             AnyCollector::Ibcc(c) => c.tables(report, finish),
-            AnyCollector::PerPair(c) => c.tables(report, finish),
             AnyCollector::Isolation(c) => c.tables(report, finish),
             AnyCollector::Custom(c) => c.tables(report, finish),
         }

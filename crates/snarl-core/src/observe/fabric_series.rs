@@ -80,10 +80,10 @@ impl Collector for FabricSeries {
             TraceEvent::PauseSent { on: false, .. } => FabricEvent::ResumeFrame,
             TraceEvent::EcnMarked { .. } => FabricEvent::EcnMark,
             TraceEvent::CnpSent { .. } => FabricEvent::Cnp,
-            TraceEvent::Acknowledgement { delivered: false, marked: true, .. } => FabricEvent::Cnp,
-            TraceEvent::RateChanged { cut: true, .. } => FabricEvent::RateCut,
+            TraceEvent::RateChanged { cut: true, .. } | TraceEvent::WindowChanged { cut: true, .. } => {
+                FabricEvent::RateCut
+            }
             TraceEvent::CctiChanged { from, to } if to > from => FabricEvent::RateCut,
-            TraceEvent::WindowChanged { from, to, .. } if to < from => FabricEvent::RateCut,
             TraceEvent::Dropped { .. } => FabricEvent::Drop,
             _ => return,
         };
@@ -135,14 +135,14 @@ mod tests {
     fn per_pair_runs_count_marked_acks_and_window_cuts() {
         let mut s = FabricSeries::new(100, 200, CongestionTerms::PER_PAIR).unwrap();
         s.on(10, &TraceEvent::EcnMarked { port: 3, queue: 0, isolated: false });
-        s.on(20, &TraceEvent::Acknowledgement { group: 0, delivered: false, marked: true });
-        s.on(30, &TraceEvent::Acknowledgement { group: 0, delivered: false, marked: false });
-        s.on(40, &TraceEvent::Acknowledgement { group: 0, delivered: true, marked: true });
-        s.on(150, &TraceEvent::WindowChanged { src: 0, dst: 1, from: 8192, to: 4096 });
-        s.on(160, &TraceEvent::WindowChanged { src: 0, dst: 1, from: 4096, to: 8192 });
+        s.on(20, &TraceEvent::CnpSent { group: 0 });
+        s.on(30, &TraceEvent::Acknowledgement { group: 0, delivered: false });
+        s.on(40, &TraceEvent::CnpDelivered { group: 0 });
+        s.on(150, &TraceEvent::WindowChanged { src: 0, dst: 1, window: 4096, cut: true });
+        s.on(160, &TraceEvent::WindowChanged { src: 0, dst: 1, window: 8192, cut: false });
         let t = s.table(200, 1.0);
         assert_eq!(t.column("congestion_marks"), Some(&ColumnData::U64(vec![1, 0])));
-        assert_eq!(t.column("marked_acks"), Some(&ColumnData::U64(vec![1, 0])), "sent, as CNPs are");
+        assert_eq!(t.column("marked_acks"), Some(&ColumnData::U64(vec![1, 0])), "sent, not plain ACKs");
         assert_eq!(t.column("window_cuts"), Some(&ColumnData::U64(vec![0, 1])), "cuts only");
     }
 }

@@ -1,9 +1,8 @@
 //! Observers. Models report what happens as trace events ([`TraceEvent`]); the always-on
 //! statistics ([`Stats`]: per-group counters, latency histograms, windowed throughput,
-//! flow completion times, named counters) and the optional collectors ([`Collector`]:
-//! the fabric event series, the rate log, queue probes, IB CC's marks and CCTIs, the
-//! per-pair control's windows) turn them into the summary and
-//! the tables. They watch the model and never steer it; every hook is O(1) and
+//! flow completion times, named counters, PFC's frames, the per-pair control's windows)
+//! and the optional collectors ([`Collector`]: the fabric event series, the rate log,
+//! queue probes, IB CC's marks and CCTIs) turn them into the summary and the tables. They watch the model and never steer it; every hook is O(1) and
 //! allocation-free.
 
 mod collector;
@@ -87,6 +86,8 @@ pub struct Stats {
     pub series: Series,
     pub counters: Counters,
     pub pfc: PfcCounters,
+    /// The windows of the per-pair congestion control, in runs that have it.
+    pub per_pair: Option<PerPairWindows>,
     pub fct: Fct,
     /// The optional collectors this run has.
     pub collectors: Collectors,
@@ -152,6 +153,7 @@ impl Stats {
             series: Series::new(groups, window, duration)?,
             counters: Counters::default(),
             pfc: PfcCounters::default(),
+            per_pair: None,
             fct: Fct::new(ideal, groups),
             collectors: Collectors::default(),
             injected: 0,
@@ -405,6 +407,10 @@ impl Stats {
         if let Some(section) = self.pfc.section(finish, self.measure_from) {
             summary.sections.set(section);
         }
+        if let Some(windows) = &self.per_pair {
+            let c = &self.counters;
+            summary.sections.set(windows.summary(c.ecn_marks, c.cnps_delivered, c.rate_cuts).section());
+        }
         self.collectors.summarise(&mut summary, finish);
         summary
     }
@@ -481,20 +487,20 @@ impl Collector for Stats {
                 self.on_deliver_control(group);
                 self.last_moved = now;
             }
-            // A marked ACK is the per-pair control's notification.
-            TraceEvent::Acknowledgement { group, delivered: false, marked } => {
-                self.on_inject(group);
-                self.counters.cnps_sent += marked as u64;
-            }
-            TraceEvent::Acknowledgement { group, delivered: true, marked } => {
+            TraceEvent::Acknowledgement { group, delivered: false } => self.on_inject(group),
+            TraceEvent::Acknowledgement { group, delivered: true } => {
                 (self.delivered, self.last_moved) = (self.delivered + 1, now);
                 self.groups[group as usize].delivered_packets += 1;
-                self.counters.cnps_delivered += marked as u64;
             }
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
             // A raised CCTI is IB CC's rate cut.
             TraceEvent::CctiChanged { from, to } => self.counters.rate_cuts += (to > from) as u64,
-            TraceEvent::WindowChanged { from, to, .. } => self.counters.rate_cuts += (to < from) as u64,
+            TraceEvent::WindowChanged { window, cut, .. } => {
+                self.counters.rate_cuts += cut as u64;
+                if let Some(windows) = self.per_pair.as_mut() {
+                    windows.on_window(window);
+                }
+            }
             TraceEvent::QueueLength { .. } => {}
             TraceEvent::Hotspot { host, on } => self.on_hotspot(now, host, on),
         }

@@ -1,65 +1,59 @@
-//! What the per-pair congestion control did: the summary's `per_pair` section. Recorded
-//! in runs with `congestion_control.type = "per_pair"`.
+//! What the per-pair congestion control did: the summary's `per_pair` section, kept by
+//! the always-on statistics (`Stats::per_pair`) in runs with `congestion_control.type =
+//! "per_pair"`. The counts are the summary's counters (`congestion_marks`,
+//! `marked_acks_delivered`, `window_cuts`, which the `fabric` table also has per window);
+//! this adds the extremes of the windows, from `TraceEvent::WindowChanged`. Kept by
+//! `Stats` rather than by an optional collector: its one event reaches it through the
+//! match that `Stats::trace` resolves where the event is reported, so no other run pays
+//! for it, where an arm of `AnyCollector` would cost every event of every run that has
+//! collectors.
 //!
-//! Counts cover the whole run, as the summary's counters do (`congestion_marks`,
-//! `marked_acks_delivered`, `window_cuts`, which the `fabric` table also has per
-//! window). The windows are every pair's over the whole run: every pair starts at the
-//! cap, so the highest is the cap unless a window grew past it, and the lowest is the
-//! cap in a run that never cut.
+//! The windows are every pair's over the whole run: every pair starts at the cap, so the
+//! highest is the cap unless a window grew past it, and the lowest is the cap in a run
+//! that never cut.
 
-use super::{Collector, Finish, Setup, TraceEvent};
-use crate::config::CongestionControlConfig;
+use crate::config::{Config, CongestionControlConfig};
 use crate::report::text::int;
-use crate::report::{Section, Summary};
+use crate::report::Section;
 use serde::{Deserialize, Serialize};
 
+/// The lowest and highest window any pair had, and their cap (bytes).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PerPairWindows {
-    summary: PerPairSummary,
+    cap: u64,
+    lowest: u64,
+    highest: u64,
 }
 
 impl PerPairWindows {
     /// Runs with the per-pair control.
-    pub fn for_run(setup: &Setup) -> Option<PerPairWindows> {
-        let CongestionControlConfig::PerPair(per_pair) = &setup.config.congestion_control else { return None };
-        Some(PerPairWindows::new(per_pair.cap(setup.config)))
+    pub fn for_run(config: &Config) -> Option<PerPairWindows> {
+        let CongestionControlConfig::PerPair(per_pair) = &config.congestion_control else { return None };
+        Some(PerPairWindows::new(per_pair.cap(config)))
     }
 
     /// Windows capped at `cap` bytes, where every pair starts.
     pub fn new(cap: u64) -> PerPairWindows {
-        PerPairWindows {
-            summary: PerPairSummary {
-                window_cap: cap,
-                lowest_window: cap,
-                highest_window: cap,
-                ..PerPairSummary::default()
-            },
-        }
+        PerPairWindows { cap, lowest: cap, highest: cap }
     }
 
-    pub fn summary(&self) -> &PerPairSummary {
-        &self.summary
-    }
-}
-
-impl Collector for PerPairWindows {
+    /// A pair's window is now `to` bytes.
     #[inline]
-    fn on(&mut self, _now: u64, event: &TraceEvent) {
-        let s = &mut self.summary;
-        match *event {
-            TraceEvent::EcnMarked { .. } => s.congestion_marks += 1,
-            TraceEvent::Acknowledgement { delivered: true, marked: true, .. } => s.marked_acks += 1,
-            TraceEvent::WindowChanged { from, to, .. } => {
-                s.window_cuts += (to < from) as u64;
-                s.lowest_window = s.lowest_window.min(to);
-                s.highest_window = s.highest_window.max(to);
-            }
-            _ => {}
-        }
+    pub fn on_window(&mut self, to: u64) {
+        self.lowest = self.lowest.min(to);
+        self.highest = self.highest.max(to);
     }
 
-    fn summarise(&mut self, summary: &mut Summary, _finish: &Finish) {
-        let s = &self.summary;
-        summary.sections.set(Section::new(SECTION, s).at(POSITION).note(s.note()));
+    /// The section, with the run's counts: packets marked, marked ACKs delivered, cuts.
+    pub fn summary(&self, congestion_marks: u64, marked_acks: u64, window_cuts: u64) -> PerPairSummary {
+        PerPairSummary {
+            congestion_marks,
+            marked_acks,
+            window_cuts,
+            lowest_window: self.lowest,
+            highest_window: self.highest,
+            window_cap: self.cap,
+        }
     }
 }
 
@@ -97,6 +91,10 @@ impl PerPairSummary {
             int(self.window_cap)
         )
     }
+
+    pub fn section(&self) -> Section {
+        Section::new(SECTION, self).at(POSITION).note(self.note())
+    }
 }
 
 #[cfg(test)]
@@ -104,16 +102,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_marks_marked_acks_and_cuts_and_keeps_the_window_extremes() {
-        let mut c = PerPairWindows::new(50_000);
-        c.on(1, &TraceEvent::EcnMarked { port: 0, queue: 0, isolated: false });
-        c.on(2, &TraceEvent::Acknowledgement { group: 0, delivered: false, marked: true });
-        c.on(3, &TraceEvent::Acknowledgement { group: 0, delivered: true, marked: true });
-        c.on(3, &TraceEvent::Acknowledgement { group: 0, delivered: true, marked: false });
-        c.on(4, &TraceEvent::WindowChanged { src: 0, dst: 1, from: 50_000, to: 25_000 });
-        c.on(5, &TraceEvent::WindowChanged { src: 0, dst: 1, from: 25_000, to: 12_500 });
-        c.on(6, &TraceEvent::WindowChanged { src: 0, dst: 1, from: 12_500, to: 16_596 });
-        let s = c.summary();
+    fn keeps_the_window_extremes_beside_the_counts() {
+        let mut w = PerPairWindows::new(50_000);
+        for to in [25_000, 12_500, 16_596] {
+            w.on_window(to);
+        }
+        let s = w.summary(1, 1, 2);
         assert_eq!((s.congestion_marks, s.marked_acks, s.window_cuts), (1, 1, 2));
         assert_eq!((s.lowest_window, s.highest_window, s.window_cap), (12_500, 50_000, 50_000));
         assert_eq!(
@@ -124,7 +118,7 @@ mod tests {
 
     #[test]
     fn without_cuts_every_window_is_the_cap() {
-        let s = PerPairWindows::new(8_192).summary().clone();
+        let s = PerPairWindows::new(8_192).summary(0, 0, 0);
         assert_eq!((s.lowest_window, s.highest_window, s.window_cuts), (8_192, 8_192, 0));
     }
 }
