@@ -45,8 +45,9 @@ pub struct Packet {
 /// What a packet is (`Packet::kind`), as a set of bits in one byte: data, which a switch
 /// may mark (ECN's congestion experienced, InfiniBand's FECN), or a control packet that
 /// travels from a receiver back to a sender (a notification: DCQCN's CNP, IB CC's BECN;
-/// an acknowledgement: ACK, NACK). Control packets are never marked; plain data is 0,
-/// which the per-packet path tests in one comparison.
+/// an acknowledgement: ACK, NACK, or an ACK that echoes the mark of the data it
+/// acknowledges). Control packets are never marked; plain data is 0, which the
+/// per-packet path tests in one comparison.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct PacketKind(u8);
@@ -66,10 +67,13 @@ impl PacketKind {
     pub const ACK: PacketKind = PacketKind(16);
     /// A negative acknowledgement (a data packet missing or refused), back to its sender.
     pub const NACK: PacketKind = PacketKind(32);
+    /// An acknowledgement of a data packet a switch marked, echoing the mark back to its
+    /// sender (the per-pair congestion control's notification).
+    pub const ACK_MARKED: PacketKind = PacketKind(64);
 
     const MARKS: u8 = 1 | 2;
     const NOTIFICATIONS: u8 = 4 | 8;
-    const ACKNOWLEDGEMENTS: u8 = 16 | 32;
+    const ACKNOWLEDGEMENTS: u8 = 16 | 32 | 64;
 
     /// Data that no switch marked.
     #[inline(always)]
@@ -101,10 +105,17 @@ impl PacketKind {
         self.0 & Self::NOTIFICATIONS != 0
     }
 
-    /// An acknowledgement: an ACK or a NACK.
+    /// An acknowledgement: an ACK (echoing a mark or not) or a NACK.
     #[inline(always)]
     pub fn is_acknowledgement(self) -> bool {
         self.0 & Self::ACKNOWLEDGEMENTS != 0
+    }
+
+    /// A control packet that tells its sender of congestion, and is counted as a
+    /// congestion notification: a notification (CNP, BECN) or an ACK echoing a mark.
+    #[inline(always)]
+    pub fn notifies_congestion(self) -> bool {
+        self.0 & (Self::NOTIFICATIONS | Self::ACK_MARKED.0) != 0
     }
 
     /// This kind with `mark` (`ECN_MARKED` or `FECN`) added.
@@ -324,9 +335,12 @@ mod tests {
         for n in [PacketKind::CNP, PacketKind::BECN] {
             assert!(n.is_control() && n.is_notification() && !n.is_acknowledgement() && !n.is_marked());
         }
-        for a in [PacketKind::ACK, PacketKind::NACK] {
+        for a in [PacketKind::ACK, PacketKind::NACK, PacketKind::ACK_MARKED] {
             assert!(a.is_control() && a.is_acknowledgement() && !a.is_notification() && !a.is_data());
         }
+        let notifying = |k: PacketKind| k.notifies_congestion();
+        assert!(notifying(PacketKind::CNP) && notifying(PacketKind::BECN) && notifying(PacketKind::ACK_MARKED));
+        assert!(!notifying(PacketKind::ACK) && !notifying(PacketKind::NACK) && !notifying(PacketKind::ECN_MARKED));
         assert_eq!(std::mem::size_of::<PacketKind>(), 1);
     }
 

@@ -585,12 +585,15 @@ _FABRIC_EVENTS = {
     "cnps": "CNPs",
     "fecn_marks": "FECN marks",
     "becns": "BECNs",
+    "congestion_marks": "congestion marks",
+    "marked_acks": "marked ACKs",
     "packets_dropped": "drops",
 }
 
 # The congestion notifications per window, in each family's own terms: the `fabric`
-# table's column and its name (Ethernet's CNPs, InfiniBand's BECNs).
-_NOTIFICATIONS = {"cnps": "CNPs", "becns": "BECNs"}
+# table's column and its name (Ethernet's CNPs, InfiniBand's BECNs, the per-pair
+# control's marked ACKs).
+_NOTIFICATIONS = {"cnps": "CNPs", "becns": "BECNs", "marked_acks": "marked ACKs"}
 
 
 def default_group(timeseries: Mapping[str, pd.DataFrame]) -> str:
@@ -823,7 +826,8 @@ def mechanisms(
        with the interval of each phase shaded and labelled;
     2. the congestion notifications per window, in each family's terms (the ``cnps``
        column of each run's :attr:`snarl.Report.fabric` for Ethernet, ``becns`` for
-       InfiniBand; zero for a run without either, e.g. PFC alone), on a symmetric log
+       InfiniBand, ``marked_acks`` for the per-pair control; zero for a run without
+       any, e.g. PFC alone), on a symmetric log
        scale when the counts span more than two decades;
     3. the p50, p95 and p99 flow completion time of ``group`` (``summaries``: each run's
        summary, see :func:`fct_percentiles`; every flow's when the group has none), one

@@ -1,7 +1,7 @@
 //! `[congestion_control]`: the NICs' congestion control, and what the marking and the
 //! congestion control make of each other (the marking in force, inert IB CC).
 
-use super::{DcqcnConfig, FecnConfig, IbccConfig, MarkingConfig, RedConfig};
+use super::{DcqcnConfig, FecnConfig, IbccConfig, MarkingConfig, PerPairConfig, RedConfig};
 use crate::config::{Config, Problems, SwitchConfig};
 use crate::memory::{mul, sum};
 use serde::{Deserialize, Serialize};
@@ -17,6 +17,9 @@ pub enum CongestionControlConfig {
     /// InfiniBand congestion control's NIC half: BECNs raise a flow's index into the
     /// congestion control table, a timer lowers it (`cc::ibcc`).
     Ibcc(IbccConfig),
+    /// A Slingshot-like control: a window of bytes in flight per pair of hosts, cut by
+    /// acknowledgements that echo a switch's mark (`cc::per_pair`).
+    PerPair(PerPairConfig),
 }
 
 impl Default for CongestionControlConfig {
@@ -38,29 +41,43 @@ impl CongestionControlConfig {
         if let CongestionControlConfig::Dcqcn(d) = self {
             d.validate(config, p);
         }
+        if let CongestionControlConfig::PerPair(per_pair) = self {
+            per_pair.validate(config, p);
+        }
     }
 
     /// The NICs' congestion-control state in the memory estimate, for `h` hosts, `v` VCs,
     /// `p` switch ports and `q` source-queue slots per host: DCQCN's throttled flows; IB
-    /// CC's (as DCQCN's), its port-SL lists and its marks per port-VL.
-    pub(crate) fn nic_memory(&self, h: u64, v: u64, p: u64, q: u64) -> u64 {
+    /// CC's (as DCQCN's), its port-SL lists and its marks per port-VL; the per-pair
+    /// control's pairs.
+    pub(crate) fn nic_memory(&self, config: &Config, h: u64, v: u64, p: u64, q: u64) -> u64 {
         match self {
             CongestionControlConfig::Dcqcn(_) => mul(&[h, q, 64]),
             CongestionControlConfig::Ibcc(_) => sum(&[mul(&[h, q, 64]), mul(&[h, v, 32]), mul(&[p, v, 8])]),
+            CongestionControlConfig::PerPair(per_pair) => per_pair.nic_memory(config, h, q),
             CongestionControlConfig::None {} => 0,
         }
+    }
+
+    /// Whether the congestion control's marking is its own, set by its own keys rather
+    /// than a `[marking]` section (the per-pair control's threshold): the resolved config
+    /// then writes no `[marking]`.
+    pub fn owns_marking(&self) -> bool {
+        matches!(self, CongestionControlConfig::PerPair(_))
     }
 }
 
 impl Config {
     /// The marking in force: the `[marking]` section, or the marking the congestion
     /// control implies when there is none (DCQCN: the DCQCN paper's RED marking; IB CC:
-    /// FECN with the defaults of Gran et al.'s Table I).
+    /// FECN with the defaults of Gran et al.'s Table I; the per-pair control: its own
+    /// threshold, at dequeue).
     pub fn effective_marking(&self) -> Option<MarkingConfig> {
         match (&self.marking, &self.congestion_control) {
             (Some(marking), _) => Some(marking.clone()),
             (None, CongestionControlConfig::Dcqcn(_)) => Some(MarkingConfig::Red(RedConfig::default())),
             (None, CongestionControlConfig::Ibcc(_)) => Some(MarkingConfig::Fecn(FecnConfig::default())),
+            (None, CongestionControlConfig::PerPair(per_pair)) => Some(per_pair.marking()),
             (None, CongestionControlConfig::None {}) => None,
         }
     }
@@ -80,12 +97,16 @@ impl Config {
     }
 
     /// The names of the run's congestion counters, in its mechanism's own terms (FECN
-    /// marks and BECNs for InfiniBand, ECN marks and CNPs for Ethernet); `None` in runs
-    /// that neither mark nor control congestion, which report no such counters.
+    /// marks and BECNs for InfiniBand, ECN marks and CNPs for Ethernet, congestion marks
+    /// and marked ACKs for the per-pair control); `None` in runs that neither mark nor
+    /// control congestion, which report no such counters.
     pub fn congestion_terms(&self) -> Option<CongestionTerms> {
         let marking = self.marking_in_force();
         if marking.is_none() && !self.congestion_control_acts() {
             return None;
+        }
+        if matches!(self.congestion_control, CongestionControlConfig::PerPair(_)) {
+            return Some(CongestionTerms::PER_PAIR);
         }
         let infiniband = matches!(marking, Some(MarkingConfig::Fecn(_)))
             || matches!(self.congestion_control, CongestionControlConfig::Ibcc(_));
@@ -140,5 +161,15 @@ impl CongestionTerms {
         notifications_delivered: "becns_delivered",
         notifications: "becns",
         cuts: "ccti_increases",
+    };
+    /// The per-pair control's: switches set a congestion mark, the destination's ACK
+    /// echoes it (a marked ACK is its notification), and a marked ACK cuts the pair's
+    /// window.
+    pub const PER_PAIR: CongestionTerms = CongestionTerms {
+        marks: "congestion_marks",
+        notifications_sent: "marked_acks_sent",
+        notifications_delivered: "marked_acks_delivered",
+        notifications: "marked_acks",
+        cuts: "window_cuts",
     };
 }

@@ -4,6 +4,7 @@
 use super::dcqcn::Dcqcn;
 use super::flows::FlowKey;
 use super::ibcc::Ibcc;
+use super::per_pair::PerPair;
 use crate::config::{Config, CongestionControlConfig};
 use crate::kernel::Timer;
 use crate::model::Ctx;
@@ -21,6 +22,10 @@ pub const BLOCKED: u64 = u64::MAX;
 pub enum Acknowledgement {
     Ack,
     Nack,
+    /// An ACK of a data packet a switch marked, echoing the mark: a control that learns
+    /// of congestion from its acknowledgements (the per-pair control) needs no separate
+    /// notification.
+    AckMarked,
 }
 
 impl Acknowledgement {
@@ -29,13 +34,16 @@ impl Acknowledgement {
         match self {
             Acknowledgement::Ack => PacketKind::ACK,
             Acknowledgement::Nack => PacketKind::NACK,
+            Acknowledgement::AckMarked => PacketKind::ACK_MARKED,
         }
     }
 
-    /// The acknowledgement a control packet of `kind` (ACK or NACK) carries.
+    /// The acknowledgement a control packet of `kind` (ACK, NACK or marked ACK) carries.
     pub fn of(kind: PacketKind) -> Acknowledgement {
         if kind == PacketKind::NACK {
             Acknowledgement::Nack
+        } else if kind == PacketKind::ACK_MARKED {
+            Acknowledgement::AckMarked
         } else {
             Acknowledgement::Ack
         }
@@ -47,10 +55,11 @@ impl Acknowledgement {
 /// timers.
 ///
 /// Rate-based controls (DCQCN, IB CC) answer `next_send` with a time and react to
-/// marked packets and notifications. Window-based ones also ask for the receive path
-/// (`wants_receipts`): every data packet then reaches its destination NIC as an event,
-/// where `on_data` may send an acknowledgement back, which `on_ack` hears at the source;
-/// `next_send` gates a flow on them by answering [`BLOCKED`].
+/// marked packets and notifications. Window-based ones (the per-pair control) also ask
+/// for the receive path (`wants_receipts`): every data packet then reaches its
+/// destination NIC as an event, where `on_data` may send an acknowledgement back, which
+/// `on_ack` hears at the source; `next_send` gates a flow on them by answering
+/// [`BLOCKED`].
 pub trait CongestionControl {
     /// Earliest time `flow` may start its next packet (0: now; [`BLOCKED`]: not until an
     /// acknowledgement arrives).
@@ -102,6 +111,7 @@ pub trait CongestionControl {
 pub enum AnyCongestionControl {
     Dcqcn(Dcqcn),
     Ibcc(Ibcc),
+    PerPair(PerPair),
     /// A congestion control made outside this crate, installed with
     /// `Simulation::with_components`.
     Custom(Box<dyn CongestionControl + Send>),
@@ -116,6 +126,9 @@ impl AnyCongestionControl {
             CongestionControlConfig::Ibcc(ibcc) => {
                 Some(AnyCongestionControl::Ibcc(Ibcc::new(ibcc, config.switch.vcs(), config.ibcc_inert())))
             }
+            CongestionControlConfig::PerPair(per_pair) => {
+                Some(AnyCongestionControl::PerPair(PerPair::new(per_pair, config)))
+            }
         }
     }
 }
@@ -125,6 +138,7 @@ macro_rules! dispatch {
         match $self {
             AnyCongestionControl::Dcqcn($c) => $call,
             AnyCongestionControl::Ibcc($c) => $call,
+            AnyCongestionControl::PerPair($c) => $call,
             AnyCongestionControl::Custom($c) => $call,
         }
     };
@@ -136,6 +150,7 @@ impl CongestionControl for AnyCongestionControl {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.next_send(flow),
             AnyCongestionControl::Ibcc(c) => c.next_send(flow),
+            AnyCongestionControl::PerPair(c) => c.next_send(flow),
             AnyCongestionControl::Custom(c) => custom_next_send(c.as_ref(), flow),
         }
     }
@@ -145,6 +160,7 @@ impl CongestionControl for AnyCongestionControl {
         match self {
             AnyCongestionControl::Dcqcn(c) => c.on_sent(ctx, flow, bytes, serialise),
             AnyCongestionControl::Ibcc(c) => c.on_sent(ctx, flow, bytes, serialise),
+            AnyCongestionControl::PerPair(c) => c.on_sent(ctx, flow, bytes, serialise),
             AnyCongestionControl::Custom(c) => custom_on_sent(c.as_mut(), ctx, flow, bytes, serialise),
         }
     }

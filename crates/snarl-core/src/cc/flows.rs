@@ -94,6 +94,30 @@ impl<K: Copy + Eq + Hash, S> FlowTable<K, S> {
         slot
     }
 
+    /// The slot of `key`, created if it has none: a new slot's state is `new()`, a reused
+    /// one's is reset in place by `reset`, so that what its state allocated (a ring, say)
+    /// serves the next flow and a flow that comes and goes allocates nothing. A reused
+    /// slot keeps its epoch, as in `find_or_insert`.
+    pub fn find_or_reset(&mut self, key: K, new: impl FnOnce() -> S, reset: impl FnOnce(&mut S)) -> u32 {
+        if let Some(&slot) = self.index.get(&key) {
+            return slot;
+        }
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                let reused = &mut self.slots[slot as usize];
+                reused.key = key;
+                reset(&mut reused.state);
+                slot
+            }
+            None => {
+                self.slots.push(Slot { key, epoch: 0, state: new() });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.index.insert(key, slot);
+        slot
+    }
+
     #[inline]
     pub fn key(&self, slot: u32) -> K {
         self.slots[slot as usize].key
@@ -154,5 +178,17 @@ mod tests {
         assert_eq!(b, a, "the slot is reused");
         assert!(t.current(b, epoch).is_none(), "and its former flow's timers stay stale");
         assert_eq!((t.key(b), *t.state(b)), ((2, 3), 20));
+    }
+
+    #[test]
+    fn a_reused_slot_is_reset_in_place() {
+        let mut t: FlowTable<u32, Vec<u32>> = FlowTable::default();
+        let a = t.find_or_reset(1, || Vec::with_capacity(8), |v| v.clear());
+        t.state_mut(a).extend([1, 2, 3]);
+        assert_eq!(t.find_or_reset(1, Vec::new, |_| panic!("an existing flow is not reset")), a);
+        t.release(a);
+        let b = t.find_or_reset(2, || panic!("a free slot is reused"), |v| v.clear());
+        assert_eq!(b, a);
+        assert!(t.state(b).is_empty() && t.state(b).capacity() >= 8, "emptied, its room kept");
     }
 }

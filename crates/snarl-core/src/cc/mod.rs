@@ -5,9 +5,10 @@
 //!   InfiniBand's FECN marking of congestion roots);
 //! * the NIC half ([`CongestionControl`], collected in [`AnyCongestionControl`]): per-flow
 //!   state at the senders and receivers that answers "when may this flow send its next
-//!   packet" and reacts to marked packets, notifications and its own timers
-//!   ([`dcqcn`]; [`ibcc`]: InfiniBand's CCTI and congestion control table), keeping its
-//!   state in a [`FlowTable`].
+//!   packet" and reacts to marked packets, notifications, acknowledgements and its own
+//!   timers ([`dcqcn`]; [`ibcc`]: InfiniBand's CCTI and congestion control table;
+//!   [`per_pair`]: a Slingshot-like window per pair of hosts), keeping its state in a
+//!   [`FlowTable`].
 //!
 //! The NIC decides what a packet's flags mean and calls these; the kernel knows neither.
 
@@ -21,6 +22,8 @@ pub mod ibcc;
 mod ibcc_config;
 mod marking;
 mod marking_config;
+pub mod per_pair;
+mod per_pair_config;
 pub mod red;
 
 pub use config::{CongestionControlConfig, CongestionTerms};
@@ -32,3 +35,4 @@ pub use ibcc_config::{
 };
 pub use marking::{AnyMarking, Marking, QueueState};
 pub use marking_config::{EcnMarkAt, EcnPolicy, FecnConfig, MarkingConfig, RedConfig, VictimMask};
+pub use per_pair_config::PerPairConfig;

@@ -44,7 +44,10 @@ pub fn load_config_in(
         }
     };
     // DCQCN or IB CC without a [marking] section marks as its paper does: write it out.
-    config.marking = config.effective_marking();
+    // A control whose marking is its own (per_pair's threshold) keeps it in its section.
+    if !config.congestion_control.owns_marking() {
+        config.marking = config.effective_marking();
+    }
     ValidConfig::new(config).map_err(as_written)
 }
 

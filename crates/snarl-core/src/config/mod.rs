@@ -30,7 +30,8 @@ pub(crate) use validate::Problems;
 
 pub use crate::cc::{
     Cct, CctiScope, CctiTimer, CongestionControlConfig, DcqcnConfig, EcnMarkAt, EcnPolicy, FecnConfig, IbccConfig,
-    MarkingConfig, RedConfig, VictimMask, CCTI_TIMER_UNIT_PS, MAX_CCTI, MAX_CCT_MULTIPLIER, MAX_CCT_SHIFT,
+    MarkingConfig, PerPairConfig, RedConfig, VictimMask, CCTI_TIMER_UNIT_PS, MAX_CCTI, MAX_CCT_MULTIPLIER,
+    MAX_CCT_SHIFT,
 };
 pub use crate::flow_control::{pfc_headroom, FlowControlConfig, Threshold, Thresholds, PAUSE_FRAME_BYTES};
 pub use crate::isolation::{CfqOrder, CfqScheduler, Isolation, IsolationConfig, IsolationKeyKind, IsolationKnobs};

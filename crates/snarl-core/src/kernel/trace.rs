@@ -32,18 +32,25 @@ pub enum TraceEvent {
     /// A switch marked a packet (ECN congestion experienced, or InfiniBand's FECN) as it
     /// entered or left output queue `queue` of global port `port`.
     EcnMarked { port: u32, queue: u8, isolated: bool },
-    /// A receiver of `group` sent a congestion notification packet.
+    /// A receiver of `group` sent a congestion notification packet (a CNP, a BECN, or an
+    /// ACK that echoes a mark).
     CnpSent { group: u16 },
     /// A congestion notification packet of `group` reached the sender it notifies.
     CnpDelivered { group: u16 },
     /// An acknowledgement (ACK or NACK) of `group` left its NIC, or (`delivered`) reached
-    /// the sender it acknowledges: counted in the packet counts only.
+    /// the sender it acknowledges: counted in the packet counts only. (An ACK that echoes
+    /// a switch's mark is the congestion notification of the control that sent it, and
+    /// reported as one: `CnpSent`, `CnpDelivered`.)
     Acknowledgement { group: u16, delivered: bool },
     /// A flow's sending rate changed (a cut, when `cut`, or an increase).
     RateChanged { src: u32, dst: u32, qp: u32, rate_bps: f64, cut: bool },
     /// A flow's index into IB CC's congestion control table went from `from` to `to` (a
     /// BECN raised it, or its timer lowered it).
     CctiChanged { from: u16, to: u16 },
+    /// The window of the pair of hosts `src` to `dst`, the bytes it may have
+    /// unacknowledged, is now `window` (a cut, when `cut`: a marked ACK; else unmarked
+    /// ACKs, or an idle pair's reset, raised it).
+    WindowChanged { src: u32, dst: u32, window: u64, cut: bool },
     /// A probed queue (`observe.queues`, probe index `probe`) now holds `bytes`.
     QueueLength { probe: u16, bytes: u64 },
     /// Host `host` became (`on`) or stopped being one of the run's shared hotspots.

@@ -11,15 +11,17 @@
 //! another's room.
 //!
 //! By default a host sends its queued messages in strict FIFO order. With
-//! `nic.scheduling = "round_robin"`, or with per-flow congestion control (DCQCN, IB CC), the NIC
-//! schedules its queued messages round robin by flow: it sends the next packet of the
-//! first queued message (starting after the one served last) whose flow's rate allows it
-//! now and whose VC has credits, only the oldest queued message of a flow being eligible
-//! (per-flow order); it wakes at the earliest next-send time otherwise. A slow or
+//! `nic.scheduling = "round_robin"`, or with congestion control (DCQCN, IB CC, the
+//! per-pair control), the NIC schedules its queued messages round robin by flow: it
+//! sends the next packet of the first queued message (starting after the one served
+//! last) whose flow's rate allows it now and whose VC has credits, only the oldest queued
+//! message of a flow being eligible (per-flow order); it wakes at the earliest next-send
+//! time otherwise. A slow or
 //! throttled flow thus never blocks the other flows of its host. Under congestion control
 //! it also sends control packets from a small per-host queue, ahead of data: congestion
 //! notifications (DCQCN's CNPs, IB CC's BECNs) and, on the receive path of a congestion
-//! control that acknowledges data, ACKs and NACKs. A window-based control holds a flow
+//! control that acknowledges data, ACKs and NACKs (the per-pair control's echo a switch's
+//! mark). A window-based control holds a flow
 //! back until an acknowledgement arrives (`cc::BLOCKED`), which wakes the scheduler.
 //!
 //! The files: `scheduling.rs` (which packet goes next: FIFO, or round robin by flow under

@@ -87,8 +87,11 @@ impl Pacing for ByIbcc {
     }
 }
 
-/// Any other: a control made outside the crate (`AnyCongestionControl::Custom`), asked
-/// through its trait object, or none (round robin without congestion control).
+/// Any other, asked through `AnyCongestionControl`'s own `match`: the per-pair control
+/// (whose arm is inlined there: a flow's check is a lookup of its pair, and a scheduler
+/// instantiated for it would make the rate-based ones' larger), a control made outside
+/// the crate (`AnyCongestionControl::Custom`), asked through its trait object, or none
+/// (round robin without congestion control).
 pub(super) struct Opaque;
 
 impl Pacing for Opaque {

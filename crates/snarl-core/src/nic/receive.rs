@@ -83,7 +83,11 @@ impl Nics {
     /// now send what the acknowledgement let go.
     fn receive_ack(&mut self, ctx: &mut Ctx, packet: u32) {
         let p = ctx.packets[packet];
-        ctx.trace(TraceEvent::Acknowledgement { group: p.group, delivered: true });
+        if p.kind.notifies_congestion() {
+            ctx.trace(TraceEvent::CnpDelivered { group: p.group });
+        } else {
+            ctx.trace(TraceEvent::Acknowledgement { group: p.group, delivered: true });
+        }
         ctx.packets.release(packet);
         if let Some(cc) = self.scheduler.as_deref_mut().and_then(|scheduler| scheduler.cc.as_mut()) {
             cc.on_ack(ctx, FlowKey { src: p.dst, dst: p.src, qp: p.qp }, Acknowledgement::of(p.kind));

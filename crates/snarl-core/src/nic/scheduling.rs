@@ -125,10 +125,10 @@ impl Nics {
                 let group = ctx.stats.host_group[h];
                 let serialise =
                     self.launch(ctx, host, cnp.dst, CONTROL_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
-                if cnp.kind.is_acknowledgement() {
-                    ctx.trace(TraceEvent::Acknowledgement { group, delivered: false });
-                } else {
+                if cnp.kind.notifies_congestion() {
                     ctx.trace(TraceEvent::CnpSent { group });
+                } else {
+                    ctx.trace(TraceEvent::Acknowledgement { group, delivered: false });
                 }
                 if self.queue_len[h] > 0 || !scheduler.control[h].is_empty() {
                     self.wake(ctx, host, now + serialise);

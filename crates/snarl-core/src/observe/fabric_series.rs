@@ -1,5 +1,6 @@
 //! Fabric events per time window: pause and resume frames, ECN marks, CNPs, rate cuts and
-//! drops. They show when congestion control and flow control act (the pause storm at the
+//! drops (each congestion control's own: under the per-pair control, congestion marks,
+//! marked ACKs and window cuts). They show when congestion control and flow control act (the pause storm at the
 //! onset of an incast, the marks that follow); recorded only in runs that have any of
 //! these mechanisms, so other runs carry no extra table.
 
@@ -79,7 +80,9 @@ impl Collector for FabricSeries {
             TraceEvent::PauseSent { on: false, .. } => FabricEvent::ResumeFrame,
             TraceEvent::EcnMarked { .. } => FabricEvent::EcnMark,
             TraceEvent::CnpSent { .. } => FabricEvent::Cnp,
-            TraceEvent::RateChanged { cut: true, .. } => FabricEvent::RateCut,
+            TraceEvent::RateChanged { cut: true, .. } | TraceEvent::WindowChanged { cut: true, .. } => {
+                FabricEvent::RateCut
+            }
             TraceEvent::CctiChanged { from, to } if to > from => FabricEvent::RateCut,
             TraceEvent::Dropped { .. } => FabricEvent::Drop,
             _ => return,
@@ -126,5 +129,20 @@ mod tests {
         assert_eq!(t.column("fecn_marks"), Some(&ColumnData::U64(vec![1, 0])));
         assert!(t.column("becns").is_some() && t.column("ccti_increases").is_some());
         assert!(t.column("ecn_marks").is_none() && t.column("cnps").is_none());
+    }
+
+    #[test]
+    fn per_pair_runs_count_marked_acks_and_window_cuts() {
+        let mut s = FabricSeries::new(100, 200, CongestionTerms::PER_PAIR).unwrap();
+        s.on(10, &TraceEvent::EcnMarked { port: 3, queue: 0, isolated: false });
+        s.on(20, &TraceEvent::CnpSent { group: 0 });
+        s.on(30, &TraceEvent::Acknowledgement { group: 0, delivered: false });
+        s.on(40, &TraceEvent::CnpDelivered { group: 0 });
+        s.on(150, &TraceEvent::WindowChanged { src: 0, dst: 1, window: 4096, cut: true });
+        s.on(160, &TraceEvent::WindowChanged { src: 0, dst: 1, window: 8192, cut: false });
+        let t = s.table(200, 1.0);
+        assert_eq!(t.column("congestion_marks"), Some(&ColumnData::U64(vec![1, 0])));
+        assert_eq!(t.column("marked_acks"), Some(&ColumnData::U64(vec![1, 0])), "sent, not plain ACKs");
+        assert_eq!(t.column("window_cuts"), Some(&ColumnData::U64(vec![0, 1])), "cuts only");
     }
 }

@@ -1,9 +1,8 @@
 //! Observers. Models report what happens as trace events ([`TraceEvent`]); the always-on
 //! statistics ([`Stats`]: per-group counters, latency histograms, windowed throughput,
-//! flow completion times, named counters) and the optional collectors ([`Collector`]:
-//! the fabric event series, the rate log, queue probes, IB CC's marks and CCTIs) turn
-//! them into the summary and
-//! the tables. They watch the model and never steer it; every hook is O(1) and
+//! flow completion times, named counters, PFC's frames, the per-pair control's windows)
+//! and the optional collectors ([`Collector`]: the fabric event series, the rate log,
+//! queue probes, IB CC's marks and CCTIs) turn them into the summary and the tables. They watch the model and never steer it; every hook is O(1) and
 //! allocation-free.
 
 mod collector;
@@ -13,6 +12,7 @@ mod fct;
 pub mod hotspots;
 pub mod ibcc;
 mod latency;
+pub mod per_pair;
 pub mod pfc;
 mod queue_series;
 pub mod queues;
@@ -30,6 +30,7 @@ pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
 pub use hotspots::{HotspotTime, ReceiveRate};
 pub use ibcc::{IbccSeries, IbccSummary, MarkingPort};
 pub use latency::Latency;
+pub use per_pair::{PerPairSummary, PerPairWindows};
 pub use pfc::{PausedLink, PfcCounters, PfcSummary};
 pub use queue_series::QueueSeries;
 pub use queues::{EcnBand, QueueProbes, QueueSummary};
@@ -70,11 +71,11 @@ pub struct Counters {
     /// Reported under the names of the run's `CongestionTerms`.
     pub ecn_marks: u64,
     /// Congestion notifications sent by receivers, and delivered to senders (CNPs;
-    /// under IB CC, BECNs).
+    /// under IB CC, BECNs; under the per-pair control, marked ACKs).
     pub cnps_sent: u64,
     pub cnps_delivered: u64,
     /// Rate cuts at the senders (one per CNP received; under IB CC, one per BECN that
-    /// raised a CCTI).
+    /// raised a CCTI; under the per-pair control, one per window cut).
     pub rate_cuts: u64,
 }
 
@@ -85,6 +86,8 @@ pub struct Stats {
     pub series: Series,
     pub counters: Counters,
     pub pfc: PfcCounters,
+    /// The windows of the per-pair congestion control, in runs that have it.
+    pub per_pair: Option<PerPairWindows>,
     pub fct: Fct,
     /// The optional collectors this run has.
     pub collectors: Collectors,
@@ -150,6 +153,7 @@ impl Stats {
             series: Series::new(groups, window, duration)?,
             counters: Counters::default(),
             pfc: PfcCounters::default(),
+            per_pair: None,
             fct: Fct::new(ideal, groups),
             collectors: Collectors::default(),
             injected: 0,
@@ -403,6 +407,10 @@ impl Stats {
         if let Some(section) = self.pfc.section(finish, self.measure_from) {
             summary.sections.set(section);
         }
+        if let Some(windows) = &self.per_pair {
+            let c = &self.counters;
+            summary.sections.set(windows.summary(c.ecn_marks, c.cnps_delivered, c.rate_cuts).section());
+        }
         self.collectors.summarise(&mut summary, finish);
         summary
     }
@@ -487,6 +495,12 @@ impl Collector for Stats {
             TraceEvent::RateChanged { cut, .. } => self.counters.rate_cuts += cut as u64,
             // A raised CCTI is IB CC's rate cut.
             TraceEvent::CctiChanged { from, to } => self.counters.rate_cuts += (to > from) as u64,
+            TraceEvent::WindowChanged { window, cut, .. } => {
+                self.counters.rate_cuts += cut as u64;
+                if let Some(windows) = self.per_pair.as_mut() {
+                    windows.on_window(window);
+                }
+            }
             TraceEvent::QueueLength { .. } => {}
             TraceEvent::Hotspot { host, on } => self.on_hotspot(now, host, on),
         }

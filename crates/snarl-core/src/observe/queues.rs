@@ -108,7 +108,10 @@ impl QueueProbes {
                     ecn_band: ecn.filter(|_| !h.is_empty()).map(|(kmin, kmax)| {
                         let total = h.len() as f64;
                         let below = h.count_between(0, kmin) as f64 / total;
-                        let above = h.count_between(kmax + 1, u64::MAX) as f64 / total;
+                        // A bucket of the histogram holding both thresholds (Kmin = Kmax,
+                        // or closer than its precision) counts on both sides: its samples
+                        // above Kmax are the ones not below Kmin.
+                        let above = (h.count_between(kmax + 1, u64::MAX) as f64 / total).min(1.0 - below);
                         EcnBand { below_kmin: below, between: 1.0 - below - above, above_kmax: above }
                     }),
                 }
@@ -241,5 +244,17 @@ mod tests {
         let band = probes.summaries(500)[0].ecn_band.clone().unwrap(); // [400, 500): above
         assert!((band.below_kmin - 0.2).abs() < 1e-9 && (band.between - 0.6).abs() < 1e-9, "{band:?}");
         assert!((band.above_kmax - 0.2).abs() < 1e-9, "{band:?}");
+    }
+
+    #[test]
+    fn a_single_threshold_has_an_empty_band() {
+        let mut probes = QueueProbes::new(0);
+        probes.set_ecn_thresholds(16_384, 16_384);
+        let i = probes.add(0, 0, 0);
+        probes.record(i, 100, 16_384); // at the threshold: not above it
+        probes.record(i, 300, 16_399); // above it, in the same bucket of the histogram
+        let band = probes.summaries(400)[0].ecn_band.clone().unwrap();
+        assert!(band.between >= 0.0 && band.between < 1e-9, "{band:?}");
+        assert!((band.below_kmin + band.above_kmax - 1.0).abs() < 1e-9, "{band:?}");
     }
 }

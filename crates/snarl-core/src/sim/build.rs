@@ -15,7 +15,8 @@ use crate::install::{self, Install};
 use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
 use crate::nic::Nics;
 use crate::observe::{
-    collectors_for_run, AnyCollector, HotspotTime, IdealFct, PfcCounters, QueueProbes, QueueSeries, Setup, Stats,
+    collectors_for_run, AnyCollector, HotspotTime, IdealFct, PerPairWindows, PfcCounters, QueueProbes, QueueSeries,
+    Setup, Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::routing::hash::mix64;
@@ -116,6 +117,7 @@ impl Simulation {
         };
         let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal, config.nic.mtu.0)?;
         stats.pfc = PfcCounters::for_run(config);
+        stats.per_pair = PerPairWindows::for_run(config);
         stats.set_hosts(crate::memory::fallible::collected(
             host_groups.len(),
             host_groups.iter().copied(),

@@ -178,7 +178,7 @@ impl SwitchConfig {
                         p.add(
                             key,
                             format!(
-                                "must hold a {CONTROL_BYTES} B congestion notification (a CNP or BECN) when \
+                                "must hold a {CONTROL_BYTES} B congestion notification (a CNP, BECN or marked ACK) when \
                                  `congestion_control` is set, found {size}"
                             ),
                         );
@@ -199,7 +199,7 @@ impl SwitchConfig {
                     p.add(
                         "switch.egress_cap",
                         format!(
-                            "must hold a {CONTROL_BYTES} B congestion notification (a CNP or BECN) when \
+                            "must hold a {CONTROL_BYTES} B congestion notification (a CNP, BECN or marked ACK) when \
                              `congestion_control` is set, found {egress_cap}"
                         ),
                     );

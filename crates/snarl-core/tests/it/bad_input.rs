@@ -224,7 +224,7 @@ fn a_receive_cap_without_credits_or_switches_or_rate_is_refused_at_its_key() {
 #[test]
 fn congestion_control_with_buffers_smaller_than_a_notification_is_refused() {
     let tiny = [("nic.mtu", "32B"), ("switch.input_buffer", "32B"), ("switch.output_buffer", "32B")];
-    for cc in ["ibcc", "dcqcn"] {
+    for cc in ["ibcc", "dcqcn", "per_pair"] {
         let mut o = tiny.to_vec();
         o.push(("congestion_control.type", cc));
         let (path, message) = config_error(&o);

@@ -104,9 +104,10 @@ fn every_resolved_key_is_documented_at_its_path() {
 #[test]
 fn congestion_control_keys_are_documented() {
     let sections = sections();
-    let runs: [&[(&str, &str)]; 2] = [
+    let runs: [&[(&str, &str)]; 3] = [
         &[("congestion_control.type", "ibcc"), ("marking.victim_mask", "all")],
         &[("congestion_control.type", "dcqcn"), ("marking.mark", "dequeue")],
+        &[("congestion_control.type", "per_pair"), ("congestion_control.cut_factor", "0.7")],
     ];
     for overrides in runs {
         let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

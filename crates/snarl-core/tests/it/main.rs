@@ -20,6 +20,7 @@ mod layering;
 mod lossless_ethernet;
 mod mechanisms;
 mod memory;
+mod per_pair_cc;
 mod pfc;
 mod presets;
 mod python;
