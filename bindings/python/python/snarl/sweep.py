@@ -852,10 +852,7 @@ def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[i
                 futures[runner.submit(point.config, baseline[1] if baseline else None)] = point
             for future in runner.as_completed(futures):
                 point = futures[future]
-                try:
-                    result = future.result()
-                except Exception as e:  # noqa: BLE001 - a lost worker, a cancelled task
-                    result = {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None}
+                result = _result_of(future)
                 if point.id in baselines:
                     result = {**result, "baseline": baselines[point.id][0]}
                 record = _write_point(out, point, result)
@@ -865,6 +862,15 @@ def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[i
                 report.update(len(done), failed)
     finally:
         report.close()
+
+
+def _result_of(future: Any) -> dict[str, Any]:
+    """A finished point's result, or its failure if its worker was lost or the task
+    cancelled."""
+    try:
+        return future.result()
+    except Exception as e:  # noqa: BLE001 - a lost worker, a cancelled task
+        return {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None}
 
 
 def _run_baselines(plan: Plan, runner: _Runner) -> dict[str, tuple[str, str] | dict[str, Any]]:
@@ -891,10 +897,7 @@ def _run_baselines(plan: Plan, runner: _Runner) -> dict[str, tuple[str, str] | d
             futures[runner.submit(config)] = baseline
     for future in runner.as_completed(futures):
         baseline = futures[future]
-        try:
-            result = future.result()
-        except Exception as e:  # noqa: BLE001 - a lost worker, a cancelled task
-            result = {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None}
+        result = _result_of(future)
         if result["status"] != "ok":
             error = f"its baseline (the victims alone) failed: {result['error']}"
             found[baseline] = {"status": "failed", "error": error, "summary": None, "baseline": baseline}

@@ -283,73 +283,11 @@ impl CongestionControl for Ibcc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_world::World;
     use crate::config::{CctiTimer, CCTI_TIMER_UNIT_PS};
-    use crate::flow_control::CreditReturns;
-    use crate::kernel::EventQueue;
-    use crate::observe::{IdealFct, Stats};
-    use crate::packet::{MessageSlab, PacketSlab};
-    use crate::units::{Rate, Time};
+    use crate::units::Time;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
-
-    /// What a `Ctx` borrows, for driving the control outside a simulation.
-    struct World {
-        queue: EventQueue,
-        packets: PacketSlab,
-        messages: MessageSlab,
-        stats: Stats,
-        rng: Pcg64Mcg,
-        returns: CreditReturns,
-    }
-
-    impl World {
-        fn new() -> World {
-            let ideal = IdealFct {
-                host_rate: Rate(100_000_000_000),
-                host_latency: 0,
-                switch_link_latency: 0,
-                switch_latency: 0,
-            };
-            World {
-                queue: EventQueue::new(1_000_000, 10).unwrap(),
-                packets: PacketSlab::new(),
-                messages: MessageSlab::new(),
-                stats: Stats::new(1, 0, 1_000_000_000, 100_000_000_000, ideal, 4096).unwrap(),
-                rng: Pcg64Mcg::seed_from_u64(1),
-                returns: CreditReturns::new(4).unwrap(),
-            }
-        }
-
-        fn ctx(&mut self, now: u64) -> Ctx<'_> {
-            Ctx {
-                now,
-                end: u64::MAX,
-                queue: &mut self.queue,
-                packets: &mut self.packets,
-                messages: &mut self.messages,
-                stats: &mut self.stats,
-                routing_rng: &mut self.rng,
-                host_returns: &mut self.returns,
-                completions: None,
-                stop: None,
-            }
-        }
-
-        /// Fires every pending timer up to `until`; returns how many fired.
-        fn run_timers(&mut self, cc: &mut Ibcc, until: u64) -> usize {
-            let mut fired = 0;
-            while let Some((at, event)) = self.queue.pop() {
-                if at > until {
-                    self.queue.push(at, event);
-                    break;
-                }
-                let Event::Timer(timer) = event else { panic!("{event:?}") };
-                cc.on_timer(&mut self.ctx(at), timer);
-                fired += 1;
-            }
-            fired
-        }
-    }
 
     const FLOW: FlowKey = FlowKey { src: 1, dst: 2, qp: 0 };
     /// A 4 KiB packet on a 100 Gb/s link, ps.

@@ -25,6 +25,8 @@ mod marking_config;
 pub mod per_pair;
 mod per_pair_config;
 pub mod red;
+#[cfg(test)]
+mod test_world;
 
 pub use config::{CongestionControlConfig, CongestionTerms};
 pub use control::{Acknowledgement, AnyCongestionControl, CongestionControl, BLOCKED};

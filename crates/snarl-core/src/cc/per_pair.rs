@@ -291,6 +291,7 @@ impl CongestionControl for PerPair {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_world::World;
 
     const MTU: u64 = 4096;
     /// 12 MTUs, as `PerPairConfig::cap` rounds it.
@@ -470,66 +471,6 @@ mod tests {
             assert!((MTU..=CAP).contains(&w.window()), "{}", w.window());
         }
         assert!(cuts > 100, "{cuts}");
-    }
-
-    /// What a `Ctx` borrows, for driving the control outside a simulation.
-    struct World {
-        queue: crate::kernel::EventQueue,
-        packets: crate::packet::PacketSlab,
-        messages: crate::packet::MessageSlab,
-        stats: crate::observe::Stats,
-        rng: rand_pcg::Pcg64Mcg,
-        returns: crate::flow_control::CreditReturns,
-    }
-
-    impl World {
-        fn new() -> World {
-            use rand::SeedableRng;
-            let ideal = crate::observe::IdealFct {
-                host_rate: crate::units::Rate(100_000_000_000),
-                host_latency: 0,
-                switch_link_latency: 0,
-                switch_latency: 0,
-            };
-            World {
-                queue: crate::kernel::EventQueue::new(1_000_000, 10).unwrap(),
-                packets: crate::packet::PacketSlab::new(),
-                messages: crate::packet::MessageSlab::new(),
-                stats: crate::observe::Stats::new(1, 0, 1_000_000_000, 100_000_000_000, ideal, MTU).unwrap(),
-                rng: rand_pcg::Pcg64Mcg::seed_from_u64(1),
-                returns: crate::flow_control::CreditReturns::new(4).unwrap(),
-            }
-        }
-
-        fn ctx(&mut self, now: u64) -> Ctx<'_> {
-            Ctx {
-                now,
-                end: u64::MAX,
-                queue: &mut self.queue,
-                packets: &mut self.packets,
-                messages: &mut self.messages,
-                stats: &mut self.stats,
-                routing_rng: &mut self.rng,
-                host_returns: &mut self.returns,
-                completions: None,
-                stop: None,
-            }
-        }
-
-        /// Fires every pending timer up to `until`; returns how many fired.
-        fn run_timers(&mut self, cc: &mut PerPair, until: u64) -> usize {
-            let mut fired = 0;
-            while let Some((at, event)) = self.queue.pop() {
-                if at > until {
-                    self.queue.push(at, event);
-                    break;
-                }
-                let Event::Timer(timer) = event else { panic!("{event:?}") };
-                cc.on_timer(&mut self.ctx(at), timer);
-                fired += 1;
-            }
-            fired
-        }
     }
 
     const FLOW: FlowKey = FlowKey { src: 1, dst: 2, qp: 0 };
