@@ -252,7 +252,11 @@ def test_labels():
     assert plots.label("seed") == "seed"
 
 
-@pytest.mark.parametrize("kind", [k for k in plots.KINDS if k not in ("fabric", "rates", "mechanisms")])
+# fabric, rates and mechanisms need mechanisms the small sweep has not; iterations and
+# timeline a run of jobs (test_jobs.py draws them).
+@pytest.mark.parametrize(
+    "kind", [k for k in plots.KINDS if k not in ("fabric", "rates", "mechanisms", "iterations", "timeline")]
+)
 def test_snarl_plot_writes_each_kind(small_sweep, tmp_path, kind):
     output = tmp_path / f"{kind}.png"
     done = run_snarl("plot", kind, small_sweep, "-o", output)
@@ -291,6 +295,7 @@ def test_snarl_plot_bad_input(small_sweep, tmp_path):
         (["plot", "load-curve", small_sweep, "--y", "nope"], "no column 'nope'"),
         (["plot", "load-curve", small_sweep, "-o", tmp_path / "x.gif"], ".png, .svg or .pdf"),
         (["plot", "timeseries", small_sweep, "--point", "zzzz"], "no point with id"),
+        (["plot", "timeline", small_sweep], "runs of jobs"),
     ]
     for args, expected in cases:
         done = run_snarl(*args)
