@@ -738,7 +738,9 @@ def rank_timeline(steps: pd.DataFrame, job: str | None = None, unit: str = "ns",
     fig = _new_figure((8.0, max(3.0, min(9.0, 0.18 * ranks + 1.6))))
     ax = fig.add_subplot()
     scale, shown = _time_axis(rows["end"], unit)
-    colours = matplotlib_colormap("viridis")
+    import matplotlib
+
+    colours = matplotlib.colormaps["viridis"]
     last = max(int(rows["step"].max()), 1)
     for rank, mine in rows.groupby("rank", sort=True):
         bars = [(s / scale, (e - s) / scale) for s, e in zip(mine["start"], mine["end"])]
@@ -753,12 +755,6 @@ def rank_timeline(steps: pd.DataFrame, job: str | None = None, unit: str = "ns",
         fontsize="medium",
     )
     return fig
-
-
-def matplotlib_colormap(name: str) -> Any:
-    import matplotlib
-
-    return matplotlib.colormaps[name]
 
 
 def fct_percentiles(summary: Mapping[str, Any], group: str | None = None) -> tuple[dict[str, float] | None, bool]:

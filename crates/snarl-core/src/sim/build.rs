@@ -83,9 +83,8 @@ impl Simulation {
         }
         // A mix's parts are streams, each with its own bound in the source queue.
         nics.set_streams(config.traffic.streams())?;
-        // Jobs post many messages at once; a NIC serves them as its queue pairs, in turn.
-        let jobs = matches!(config.workload, crate::traffic::WorkloadConfig::Jobs(_));
-        if config.nic.scheduling == Some(NicScheduling::RoundRobin) || (jobs && config.nic.scheduling.is_none()) {
+        let turns = config.nic.scheduling.is_none() && config.workload.serves_flows_in_turn();
+        if config.nic.scheduling == Some(NicScheduling::RoundRobin) || turns {
             nics.enable_flow_scheduling()?;
         }
         if let Some(cc) = parts.congestion_control.or_else(|| AnyCongestionControl::build(config)) {

@@ -47,6 +47,13 @@ impl WorkloadConfig {
         }
     }
 
+    /// Whether the NICs serve their flows round robin unless `nic.scheduling` says
+    /// otherwise: jobs post many messages at once, which a NIC serves as its queue
+    /// pairs, in turn.
+    pub fn serves_flows_in_turn(&self) -> bool {
+        matches!(self, WorkloadConfig::Jobs(_))
+    }
+
     /// The most messages a host posts at once (its source queue must hold them).
     pub fn posts_at_once(&self, hosts: usize) -> usize {
         match self {

@@ -3,8 +3,7 @@
 //! and NCCL-tests' bandwidths.
 
 use crate::common::*;
-use snarl_core::traffic::jobs::JobSummary;
-use snarl_core::{ColumnData, Report};
+use snarl_core::ColumnData;
 
 /// Host links of 100 Gb/s and 100 ns, one switch of 100 ns, 4 KiB packets.
 const RATE_BPS: f64 = 100e9;
@@ -37,11 +36,6 @@ type = "jobs"
 {jobs}
 "#
     )
-}
-
-fn job(r: &Report, name: &str) -> JobSummary {
-    let jobs: std::collections::BTreeMap<String, JobSummary> = r.summary.section("jobs").expect("a jobs section");
-    jobs[name].clone()
 }
 
 /// One step of a ring passes a block of `block` bytes to the next rank: its packets

@@ -37,6 +37,13 @@ pub fn readme_says(phrase: &str) {
     assert!(squash(&readme).contains(&squash(phrase)), "README.md should say \"{phrase}\", as this run measures");
 }
 
+/// Job `name` of a run's `jobs` section.
+pub fn job(report: &Report, name: &str) -> snarl_core::traffic::jobs::JobSummary {
+    let jobs: std::collections::BTreeMap<String, snarl_core::traffic::jobs::JobSummary> =
+        report.summary.section("jobs").expect("a jobs section");
+    jobs.get(name).unwrap_or_else(|| panic!("no job {name}")).clone()
+}
+
 /// `|got - want| <= tol`, with a readable failure.
 pub fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
     assert!((got - want).abs() <= tol, "{what}: got {got:.4}, want {want:.4} ± {tol}");

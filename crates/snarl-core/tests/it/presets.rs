@@ -2,6 +2,7 @@
 //! workload and runs, lossless; `include` merges tables key by key and replaces a table
 //! that names another `type`.
 
+use crate::common::job;
 use snarl_core::{load_config_in, Error};
 use std::path::{Path, PathBuf};
 
@@ -53,10 +54,9 @@ fn every_preset_runs_a_victim_beside_an_aggressor() {
         let p = &report.summary.packets;
         assert_eq!(p.injected, p.delivered + p.in_flight, "{name}: packet conservation");
         assert_eq!(p.dropped, 0, "{name}");
-        let jobs: std::collections::BTreeMap<String, snarl_core::traffic::jobs::JobSummary> =
-            report.summary.section("jobs").unwrap();
-        assert_eq!(jobs["victim"].iterations, 3, "{name}");
-        assert!(jobs["victim"].perf_ratio.is_some(), "{name}");
+        let victim = job(&report, "victim");
+        assert_eq!(victim.iterations, 3, "{name}");
+        assert!(victim.perf_ratio.is_some(), "{name}");
     }
 }
 

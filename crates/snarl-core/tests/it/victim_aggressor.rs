@@ -3,7 +3,7 @@
 //! agree with it. Medians over 5 placements (seeds 1-5), as a study of a busy machine
 //! reports a typical allocation rather than one.
 
-use snarl_core::traffic::jobs::JobSummary;
+use crate::common::job;
 use std::path::Path;
 
 /// The victim's perf ratio in `scenario` (a file of `scenarios/victim-aggressor/`) with
@@ -23,8 +23,7 @@ fn perf_ratios(scenario: &str, overrides: &[(&str, &str)]) -> Vec<f64> {
                     let report = snarl_core::run(&config).unwrap();
                     let p = &report.summary.packets;
                     assert_eq!(p.injected, p.delivered + p.in_flight, "packet conservation");
-                    let jobs: std::collections::BTreeMap<String, JobSummary> = report.summary.section("jobs").unwrap();
-                    jobs["victim"].perf_ratio.expect("a perf ratio")
+                    job(&report, "victim").perf_ratio.expect("a perf ratio")
                 })
             })
             .collect();

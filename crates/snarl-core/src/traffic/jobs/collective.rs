@@ -151,12 +151,13 @@ impl Schedule {
     pub fn new(collective: Collective, n: usize, size: u64, order: PeerOrder) -> Schedule {
         let mut plan = Builder::new(n, steps_of(collective, n));
         let ring = |plan: &mut Builder, first: usize, steps: usize, block: u64, forward: bool| {
+            // Each rank sends to its successor (its predecessor, backward) and receives
+            // from the other side, one block per step.
             for r in 0..n {
-                let (to, from) = if forward { ((r + 1) % n, (r + n - 1) % n) } else { ((r + n - 1) % n, (r + 1) % n) };
+                let to = if forward { (r + 1) % n } else { (r + n - 1) % n };
                 for k in first..first + steps {
                     plan.send(r, k, to, block);
                     plan.receive(r, k);
-                    let _ = from;
                 }
             }
         };

@@ -196,7 +196,8 @@ impl JobsConfig {
         if self.jobs.is_empty() || self.jobs.len() > MAX_JOBS {
             p.add("workload.jobs", format!("needs 1 to {MAX_JOBS} jobs, found {}", self.jobs.len()));
         }
-        let mut taken = vec![false; nodes.min(1 << 24) as usize];
+        // Nodes given by list or slice, as ranges: nothing here is as large as the fabric.
+        let mut taken: Vec<(std::ops::Range<u64>, usize)> = Vec::new();
         for (i, job) in self.jobs.iter().enumerate() {
             let at = format!("workload.jobs.{i}");
             if job.name.is_empty() || ["all", "default", "idle"].contains(&job.name.as_str()) {
@@ -226,23 +227,24 @@ impl JobsConfig {
             if let Some(burst) = &job.burst {
                 p.positive(&format!("{at}.burst.length"), burst.length.0);
             }
-            let listed: Vec<u32> = match &job.nodes {
-                Nodes::List(list) => list.clone(),
-                Nodes::Slice { first, count } => (*first..first.saturating_add(*count)).collect(),
+            let listed: Vec<std::ops::Range<u64>> = match &job.nodes {
+                Nodes::List(list) => list.iter().map(|&n| n as u64..n as u64 + 1).collect(),
+                Nodes::Slice { first, count } => {
+                    std::iter::once(*first as u64..*first as u64 + *count as u64).collect()
+                }
                 Nodes::Named(_) => Vec::new(),
             };
-            for (k, &node) in listed.iter().enumerate() {
-                if node as u64 >= nodes {
+            for range in listed {
+                if range.end > nodes {
+                    let node = range.start.max(nodes);
                     p.add(format!("{at}.nodes"), format!("node {node} is beyond the {nodes} nodes of the allocation"));
                     break;
                 }
-                if std::mem::replace(&mut taken[node as usize], true) {
-                    p.add(
-                        format!("{at}.nodes"),
-                        format!("node {node} is given to another job (or listed twice, at {k})"),
-                    );
+                if let Some(node) = taken.iter().find_map(|(r, _)| overlap(r, &range)) {
+                    p.add(format!("{at}.nodes"), format!("node {node} is given to another job (or listed twice)"));
                     break;
                 }
+                taken.push((range, i));
             }
             if job.nodes == Nodes::Named(NamedNodes::All) && self.jobs.len() > 1 {
                 let others = self.jobs.iter().filter(|o| o.nodes == Nodes::Named(NamedNodes::All)).count();
@@ -254,9 +256,8 @@ impl JobsConfig {
                 }
             }
         }
-        let positions = super::placement::positions(self, nodes as usize);
-        for (i, (job, mine)) in self.jobs.iter().zip(&positions).enumerate() {
-            if let Some(why) = job.collective.refuses(mine.len()) {
+        for (i, (job, ranks)) in self.jobs.iter().zip(self.counts(nodes)).enumerate() {
+            if let Some(why) = job.collective.refuses(ranks as usize) {
                 p.add(format!("workload.jobs.{i}.nodes"), why);
             }
         }
@@ -266,8 +267,34 @@ impl JobsConfig {
 impl JobsConfig {
     /// Each job's rank count on a fabric of `hosts` hosts.
     fn rank_counts(&self, hosts: usize) -> Vec<usize> {
-        let nodes = self.allocation.as_ref().map_or(hosts, |a| (a.nodes as usize).min(hosts));
-        super::placement::positions(self, nodes).iter().map(Vec::len).collect()
+        let nodes = self.allocation.as_ref().map_or(hosts as u64, |a| (a.nodes as u64).min(hosts as u64));
+        self.counts(nodes).into_iter().map(|n| n as usize).collect()
+    }
+
+    /// Each job's rank count in an allocation of `nodes` nodes, worked out without
+    /// listing them (the config check runs before the memory check: a fabric of a
+    /// billion hosts must not be materialised here). As `placement::positions` deals
+    /// them, for a config without overlaps (which the check reports).
+    fn counts(&self, nodes: u64) -> Vec<u64> {
+        let mut counts: Vec<u64> = self
+            .jobs
+            .iter()
+            .map(|job| match &job.nodes {
+                Nodes::List(list) => list.iter().filter(|&&n| (n as u64) < nodes).count() as u64,
+                Nodes::Slice { first, count } => (*count as u64).min(nodes.saturating_sub(*first as u64)),
+                Nodes::Named(NamedNodes::All) => nodes,
+                Nodes::Named(NamedNodes::Interleaved) => 0,
+            })
+            .collect();
+        let listed: u64 = counts.iter().sum();
+        let free = nodes.saturating_sub(listed);
+        let dealt: Vec<usize> =
+            (0..self.jobs.len()).filter(|&j| self.jobs[j].nodes == Nodes::Named(NamedNodes::Interleaved)).collect();
+        for (k, &j) in dealt.iter().enumerate() {
+            let share = dealt.len() as u64;
+            counts[j] = free / share + u64::from((k as u64) < free % share);
+        }
+        counts
     }
 
     /// The most messages a rank posts at once: a linear AlltoAll's n-1, two for the
@@ -304,5 +331,38 @@ impl JobsConfig {
             sum(&[mul(&[n, steps, 36]), mul(&[sends, 16])])
         });
         parts.fold(0, |total, part| sum(&[total, part]))
+    }
+}
+
+/// The first node two ranges share, if any.
+fn overlap(a: &std::ops::Range<u64>, b: &std::ops::Range<u64>) -> Option<u64> {
+    let start = a.start.max(b.start);
+    (start < a.end.min(b.end)).then_some(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_counts_are_those_the_placement_deals() {
+        let job = |name: &str, nodes: Nodes| JobConfig { name: name.into(), nodes, ..JobConfig::template() };
+        let config = JobsConfig {
+            allocation: None,
+            jobs: vec![
+                job("a", Nodes::List(vec![3, 7, 100])),
+                job("b", Nodes::Named(NamedNodes::Interleaved)),
+                job("c", Nodes::Slice { first: 10, count: 4 }),
+                job("d", Nodes::Named(NamedNodes::Interleaved)),
+            ],
+            timeline: 1,
+            baseline: true,
+            quiet: false,
+        };
+        for nodes in [12, 20, 21, 101] {
+            let dealt: Vec<u64> =
+                super::super::placement::positions(&config, nodes).iter().map(|p| p.len() as u64).collect();
+            assert_eq!(config.counts(nodes as u64), dealt, "{nodes} nodes");
+        }
     }
 }
