@@ -17,7 +17,8 @@ from typing import Any, TextIO
 import pandas as pd
 
 import snarl
-from snarl.sweep import load_spec, point_hash, run_point
+from snarl._core import baseline_config
+from snarl.sweep import load_spec, point_hash, run_point, victims_alone
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
@@ -176,10 +177,11 @@ class Lab:
         return self.out / "runs" / point
 
     def _execute(self, what: str, todo: Mapping[str, tuple[Job, str]]) -> None:
-        failures = []
+        failures: list[str] = []
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(min(self.processes, len(todo)), mp_context=context) as pool:
-            futures = {pool.submit(run_point, config): point for point, (_, config) in todo.items()}
+        with ProcessPoolExecutor(self.processes, mp_context=context) as pool:
+            baselines = self._baselines(what, todo, pool, failures)
+            futures = {pool.submit(run_point, config, baselines.get(point)): point for point, (_, config) in todo.items()}
             for done, future in enumerate(as_completed(futures), 1):
                 point = futures[future]
                 job = todo[point][0]
@@ -197,6 +199,39 @@ class Lab:
                 self.say(f"  {what} {done}/{len(todo)}: {job.describe()}, {result['wall_seconds']:.1f} s")
         if failures:
             raise ValidationError(f"{what}: {len(failures)} run(s) failed; first: {failures[0]}")
+
+    def _baselines(
+        self, what: str, todo: Mapping[str, tuple[Job, str]], pool: ProcessPoolExecutor, failures: list[str]
+    ) -> dict[str, str]:
+        """Runs, once each, the victims alone of the victim/aggressor runs in ``todo``
+        (cached under ``out/baselines``, shared by every run with the same placement,
+        victims and fabric, as a sweep shares them); returns each run's victims' times."""
+        wanted: dict[str, tuple[str, list[str]]] = {}
+        for point, (_, config) in todo.items():
+            alone = baseline_config(config)
+            if alone is not None:
+                wanted.setdefault(point_hash(alone), (alone, []))[1].append(point)
+        folder = self.out / "baselines"
+        missing = {b: config for b, (config, _) in wanted.items() if not (folder / f"{b}.json").is_file()}
+        if missing:
+            self.say(f"{what}: {len(missing)} baseline run(s) first (the victims alone)")
+        futures = {pool.submit(run_point, config): b for b, config in missing.items()}
+        for future in as_completed(futures):
+            result = future.result()
+            broken = result["error"] if result["status"] != "ok" else lossless_breach(json.loads(result["summary"]))
+            if broken:
+                failures.append(f"the victims alone of {what}: {broken}")
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            temporary = folder / f".{futures[future]}.json.tmp"
+            temporary.write_text(victims_alone(result["summary"]))
+            temporary.replace(folder / f"{futures[future]}.json")
+        return {
+            point: (folder / f"{b}.json").read_text()
+            for b, (_, points) in wanted.items()
+            if (folder / f"{b}.json").is_file()
+            for point in points
+        }
 
     def _store(self, point: str, config: str, result: Mapping[str, Any]) -> None:
         """Writes a run's tables, then its summary: a run counts as cached once its

@@ -60,7 +60,8 @@ def test_the_shortened_validation_sets_every_papers_figures_beside_snarls(tmp_pa
     assert done.returncode == 0, done.stderr[-3000:]
     figures = (tmp_path / "figures.md").read_text()
     assert figures.startswith("# snarl against the papers\n\nshortened check")
-    for heading in ["## Endpoint congestion", "## InfiniBand congestion control", "## Congestion isolation"]:
+    papers = ["## Endpoint congestion", "## InfiniBand congestion control", "## Congestion isolation", "## Congestion in production"]
+    for heading in papers:
         assert heading in figures and heading in done.stdout
     # Figure 1: each fabric's paper figure beside a measured load.
     for fabric, paper in [("HyperX", "0.98"), ("fat-tree", "0.97"), ("Megafly", "0.90"), ("Dragonfly", "0.82")]:
@@ -70,6 +71,14 @@ def test_the_shortened_validation_sets_every_papers_figures_beside_snarls(tmp_pa
     row = re.search(r"^\| non-hotspots \| 0.168 \| 2.246 \| ([0-9.]+) \| ([0-9.]+) \|", figures, re.M)
     assert row and float(row.group(2)) > float(row.group(1))
     assert "| ici-plus | " in figures
+    # Figure 5: the victim's perf ratio beside the study's words; the two aggressors of a
+    # cell share one baseline (the victims alone on the same nodes).
+    steady = figures.split("### Figure 5, LUMI-like: AllGather beside a steady Incast")[1]
+    row = re.search(r"^\| 8B \| ([0-9.]+) \|", steady, re.M)
+    assert row and 0.5 < float(row.group(1)) < 1.2
+    assert "The study: close to 1, within a few percent." in steady
+    assert "Figure 5, LUMI-like: 2 runs" in done.stderr
+    assert "Figure 5, LUMI-like: 1 baseline run(s) first" in done.stderr
     # A second validation finds every run cached and runs none.
     again = validate("--quick", "--out", str(tmp_path), "--only", "isolation")
     assert again.returncode == 0, again.stderr[-3000:]

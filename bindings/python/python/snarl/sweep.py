@@ -873,6 +873,14 @@ def _result_of(future: Any) -> dict[str, Any]:
         return {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None}
 
 
+def victims_alone(summary: str) -> str:
+    """The victims' times in a baseline run's summary (JSON text), as JSON text: what
+    :func:`run_point` takes as ``baseline``."""
+    jobs = json.loads(summary).get("jobs", {})
+    victims = {name: job["time"] for name, job in jobs.items() if job.get("role") == "victim" and job.get("time") is not None}
+    return json.dumps(victims, sort_keys=True)
+
+
 def _run_baselines(plan: Plan, runner: _Runner) -> dict[str, tuple[str, str] | dict[str, Any]]:
     """Runs, once each, the distinct baselines of the points to run (their victims alone:
     same nodes, seed and fabric, aggressors silent), keeping each in
@@ -902,9 +910,7 @@ def _run_baselines(plan: Plan, runner: _Runner) -> dict[str, tuple[str, str] | d
             error = f"its baseline (the victims alone) failed: {result['error']}"
             found[baseline] = {"status": "failed", "error": error, "summary": None, "baseline": baseline}
             continue
-        jobs = json.loads(result["summary"]).get("jobs", {})
-        victims = {name: job["time"] for name, job in jobs.items() if job.get("role") == "victim" and job.get("time") is not None}
-        text = json.dumps(victims, sort_keys=True)
+        text = victims_alone(result["summary"])
         folder.mkdir(exist_ok=True)
         _write_atomic(folder / f"{baseline}.json", text.encode("utf-8"))
         found[baseline] = (baseline, text)

@@ -1,0 +1,114 @@
+"""De Sensi et al., *Characterizing congestion in InfiniBand, Slingshot and Ethernet
+fabrics*: the victim/aggressor heatmaps of steady congestion (Figure 5) and of bursts
+(Figure 6) on the fabric presets of ``scenarios/presets/``, run by the sweeps of
+``scenarios/victim-aggressor/``. The study prints no cell values: its words stand
+beside snarl's medians over placements."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+
+from validation.lab import Lab, Result, Table, num
+
+TITLE = "Congestion in production fabrics: De Sensi et al., the victim/aggressor method"
+PRESETS = {"cresco8": "CRESCO8-like", "leonardo": "Leonardo-like", "lumi": "LUMI-like"}
+AGGRESSORS = {"alltoall": "AlltoAll", "incast": "Incast"}
+
+NODES = "workload.allocation.nodes"
+SIZE = "workload.jobs.0.size"
+AGGRESSOR = "workload.jobs.1.collective"
+LENGTH = "workload.jobs.1.burst.length"
+PAUSE = "workload.jobs.1.burst.pause"
+RATIO = "jobs.victim.perf_ratio"
+
+# Section V, what the study says of each heatmap of Figure 5.
+STEADY = {
+    ("cresco8", "alltoall"): "close to 1 up to 32 nodes; degraded from 64 on, as low as 0.45 for a few sizes",
+    ("cresco8", "incast"): "similar to the AlltoAll; down to 0.60",
+    ("leonardo", "alltoall"): "about 0.95-1.05 at every scale; 0.82-0.85 in places at 64 nodes",
+    ("leonardo", "incast"): "8 nodes unaffected; degraded from 16; about 0.2 for several sizes at 32-64 nodes",
+    ("lumi", "alltoall"): "within 5% of the baseline at every scale",
+    ("lumi", "incast"): "close to 1, within a few percent",
+}
+# Section VI, what the study says of each grid of Figure 6 (64 nodes).
+BURSTY = {
+    ("cresco8", "alltoall"): "down to 0.70, as steady congestion at 64 nodes",
+    ("cresco8", "incast"): "many configurations about 0.08",
+    ("leonardo", "alltoall"): "close to 1 for small and medium sizes; slowdowns only with short pauses",
+    ("leonardo", "incast"): "harmed with short pauses whatever the length; long pauses about 0.85 on short bursts, lower on long ones",
+    ("lumi", "alltoall"): "close to 1 almost everywhere",
+    ("lumi", "incast"): "close to 1 almost everywhere",
+}
+
+
+def tables(lab: Lab) -> Iterator[Table]:
+    for preset in PRESETS:
+        yield from steady(lab, preset)
+    for preset in PRESETS:
+        yield from bursty(lab, preset)
+    for preset in PRESETS:
+        yield from bursty(lab, preset, scaled=True)
+
+
+def medians(results: Sequence[Result], *keys: str) -> dict[tuple, float]:
+    """The median perf ratio over the placements (seeds) of each combination of ``keys``."""
+    cells: dict[tuple, list[float]] = defaultdict(list)
+    for r in results:
+        cells[tuple(r.job.values[k] for k in keys)].append(r.get(RATIO))
+    return {cell: statistics.median(values) for cell, values in cells.items()}
+
+
+def steady(lab: Lab, preset: str) -> Iterator[Table]:
+    jobs = lab.sweep_jobs(f"victim-aggressor/sweep-{preset}-steady", quick_axes={NODES: [8]}, keep=[AGGRESSOR])
+    results = lab.runs(f"Figure 5, {PRESETS[preset]}", jobs)
+    cell = medians(results, AGGRESSOR, SIZE, NODES)
+    nodes = list(dict.fromkeys(r.job.values[NODES] for r in results))
+    sizes = list(dict.fromkeys(r.job.values[SIZE] for r in results))
+    seeds = len({r.job.seed for r in results})
+    for aggressor in dict.fromkeys(r.job.values[AGGRESSOR] for r in results):
+        table = Table(
+            f"Figure 5, {PRESETS[preset]}: AllGather beside a steady {AGGRESSORS[aggressor]}",
+            ["victim vector", *(f"{n} nodes" for n in nodes)],
+            notes=[
+                f"The study: {STEADY[(preset, aggressor)]}.",
+                f"snarl: the victim's perf_ratio (uncongested / congested time), median of {seeds} placement(s);"
+                " the lowest row is each column's lowest cell.",
+            ],
+        )
+        for size in sizes:
+            table.rows.append([size, *(num(cell[(aggressor, size, n)], 2) for n in nodes)])
+        table.rows.append(["lowest", *(num(min(cell[(aggressor, s, n)] for s in sizes), 2) for n in nodes)])
+        yield table
+
+
+def bursty(lab: Lab, preset: str, scaled: bool = False) -> Iterator[Table]:
+    """Figure 6 at the study's scale (bursts of 1-100 ms of 2 MiB collectives), or, with
+    ``scaled``, the grid 100 times shorter with the aggressor's messages shrunk with it."""
+    sweep, what = (f"sweep-{preset}-bursty-fast", "Figure 6 scaled down in time") if scaled else (f"sweep-{preset}-bursty", "Figure 6")
+    jobs = lab.sweep_jobs(f"victim-aggressor/{sweep}", keep=[AGGRESSOR])
+    results = lab.runs(f"{what}, {PRESETS[preset]}", jobs)
+    cell = medians(results, AGGRESSOR, SIZE, LENGTH, PAUSE)
+    sizes = list(dict.fromkeys(r.job.values[SIZE] for r in results))
+    lengths = list(dict.fromkeys(r.job.values[LENGTH] for r in results))
+    pauses = list(dict.fromkeys(r.job.values[PAUSE] for r in results))
+    seeds = len({r.job.seed for r in results})
+    scale = (
+        "bursts and pauses 100 times shorter than the study's, the aggressor's messages with them (20 KiB)"
+        if scaled
+        else "the study's bursts, pauses and 2 MiB aggressor messages"
+    )
+    for aggressor in dict.fromkeys(r.job.values[AGGRESSOR] for r in results):
+        table = Table(
+            f"{what}, {PRESETS[preset]}: AllGather beside a bursty {AGGRESSORS[aggressor]}, 64 nodes",
+            ["victim vector, burst", *(f"pause {p}" for p in pauses)],
+            notes=[
+                f"The study (bursts of 1-100 ms, pauses of 1 us-10 ms): {BURSTY[(preset, aggressor)]}.",
+                f"snarl: {scale}; median perf_ratio of {seeds} placement(s).",
+            ],
+        )
+        for size in sizes:
+            for length in lengths:
+                table.rows.append([f"{size}, {length}", *(num(cell[(aggressor, size, length, p)], 2) for p in pauses)])
+        yield table
