@@ -44,8 +44,10 @@ BURSTY = {
 
 
 def tables(lab: Lab) -> Iterator[Table]:
+    yield nanjing(lab)
     for preset in PRESETS:
         yield from steady(lab, preset)
+    yield alltoall_victims(lab)
     for preset in PRESETS:
         yield from bursty(lab, preset)
     for preset in PRESETS:
@@ -58,6 +60,30 @@ def medians(results: Sequence[Result], *keys: str) -> dict[tuple, float]:
     for r in results:
         cells[tuple(r.job.values[k] for k in keys)].append(r.get(RATIO))
     return {cell: statistics.median(values) for cell, values in cells.items()}
+
+
+def nanjing(lab: Lab) -> Table:
+    """Figure 4: the AlltoAll victim's bandwidth alone and beside an AlltoAll, ECMP."""
+    jobs = lab.sweep_jobs("victim-aggressor/sweep-nanjing")
+    results = lab.runs("Figure 4, Nanjing-like", jobs)
+    sizes = list(dict.fromkeys(r.job.values[SIZE] for r in results))
+    table = Table(
+        "Figure 4, Nanjing-like: an AlltoAll victim beside an AlltoAll, ECMP (without NSLB)",
+        ["message per peer", "study, alone", "study, beside", "snarl, alone", "snarl, beside", "perf_ratio"],
+        notes=[
+            "Bandwidth: the victim's busbw (NCCL-tests' formula) in Gb/s, mean of the seeds (ECMP's hash salt);"
+            " alone = busbw / perf_ratio. The study gives the peak only: 180 Gb/s alone, 120 beside without NSLB"
+            " (180 with it; NSLB is not yet a routing of snarl's)."
+        ],
+    )
+    for size in sizes:
+        runs = [r for r in results if r.job.values[SIZE] == size]
+        beside = statistics.mean(8 * r.get("jobs.victim.busbw") for r in runs)
+        alone = statistics.mean(8 * r.get("jobs.victim.busbw") / r.get(RATIO) for r in runs)
+        ratio = statistics.mean(r.get(RATIO) for r in runs)
+        peak = size == sizes[-1]
+        table.rows.append([size, "180" if peak else "", "120" if peak else "", num(alone, 0), num(beside, 0), num(ratio, 2)])
+    return table
 
 
 def steady(lab: Lab, preset: str) -> Iterator[Table]:
@@ -81,6 +107,28 @@ def steady(lab: Lab, preset: str) -> Iterator[Table]:
             table.rows.append([size, *(num(cell[(aggressor, size, n)], 2) for n in nodes)])
         table.rows.append(["lowest", *(num(min(cell[(aggressor, s, n)] for s in sizes), 2) for n in nodes)])
         yield table
+
+
+def alltoall_victims(lab: Lab) -> Table:
+    """Section V-A's AlltoAll victims on CRESCO8 (not drawn in the study)."""
+    jobs = lab.sweep_jobs("victim-aggressor/sweep-cresco8-alltoall-victim", quick_axes={NODES: [64]}, keep=[AGGRESSOR])
+    results = lab.runs("Section V-A, AlltoAll victims, CRESCO8-like", jobs)
+    cell = medians(results, AGGRESSOR, SIZE, NODES)
+    nodes = list(dict.fromkeys(r.job.values[NODES] for r in results))
+    sizes = list(dict.fromkeys(r.job.values[SIZE] for r in results))
+    aggressors = list(dict.fromkeys(r.job.values[AGGRESSOR] for r in results))
+    seeds = len({r.job.seed for r in results})
+    table = Table(
+        "Section V-A, CRESCO8-like: an AlltoAll victim beside a steady AlltoAll or Incast",
+        ["message per peer", *(f"{AGGRESSORS[a]}, {n} nodes" for a in aggressors for n in nodes)],
+        notes=[
+            "The study: slowdowns up to 5x beside an AlltoAll and up to 25x beside an Incast (perf_ratio 0.2 and 0.04).",
+            f"snarl: median perf_ratio of {seeds} placement(s).",
+        ],
+    )
+    for size in sizes:
+        table.rows.append([size, *(num(cell[(a, size, n)], 2) for a in aggressors for n in nodes)])
+    return table
 
 
 def bursty(lab: Lab, preset: str, scaled: bool = False) -> Iterator[Table]:

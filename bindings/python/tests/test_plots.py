@@ -89,6 +89,31 @@ def test_load_curve_of_another_figure_with_units(points, tmp_path):
     assert (tmp_path / "latency.svg").read_text().lstrip().startswith("<?xml")
 
 
+def test_load_curve_over_message_sizes_with_zipped_keys():
+    """A victim's bandwidth over its message size: sizes read as bytes on a log scale,
+    labelled as written; the iterations zipped with the size make no curves of their own,
+    the aggressor swept beside them does."""
+    rows = [
+        {"status": "ok", "time_unit": "ns", "seed": seed, "workload.jobs.0.size": size,
+         "workload.jobs.0.iterations": iterations, "workload.jobs.1.collective": aggressor,
+         "jobs.victim.busbw": bw}
+        for size, iterations, bw in (("64KiB", 20, 10.0), ("1MiB", 20, 20.0), ("16MiB", 6, 24.0))
+        for aggressor in ("alltoall", "incast")
+        for seed in (1, 2)
+    ]
+    points = pd.DataFrame(rows)
+    keys = ["workload.jobs.0.size", "workload.jobs.0.iterations", "workload.jobs.1.collective", "seed"]
+    hue = plots.default_hue(keys, points, along="workload.jobs.0.size")
+    assert hue == ["workload.jobs.1.collective"]
+    fig = plots.load_curve(points, x="workload.jobs.0.size", y="jobs.victim.busbw", hue=hue)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "size (bytes)"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["64KiB", "1MiB", "16MiB"]
+    curve = ax.containers[0].lines[0]
+    np.testing.assert_allclose(np.asarray(curve.get_xdata(), dtype=float), [65536, 2**20, 2**24])
+    assert plots.parse_size("2MiB") == 2**21 and plots.parse_size("2ms") is None
+
+
 def test_load_curve_with_styles_a_reference_and_durations(tmp_path):
     """The windy and moving forests: one colour per B share, CC off dashed, the bound
     dotted; lifetimes written as durations are read as time."""

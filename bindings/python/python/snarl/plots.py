@@ -247,7 +247,8 @@ def load_curve(
     value keeping their colour: the value without a mechanism (a table of type
     ``"none"``, or ``"none"``, ``False``) is dashed, as in "CC off dashed".
     ``reference`` is a column drawn as a dotted black line per ``hue`` value (an upper
-    bound such as ``tmax``). An ``x`` of durations (``"2.5ms"``) is read as time.
+    bound such as ``tmax``). An ``x`` of durations (``"2.5ms"``) is read as time, one of
+    sizes (``"64KiB"``) as bytes on a log scale.
     ``ideal`` draws the line y = x (default: when both axes are loads).
     """
     import numpy as np
@@ -262,7 +263,11 @@ def load_curve(
         raise PlotError("no successful point to plot")
     unit = _unit(points, unit)
     x_label = label(x, unit)
-    if points[x].map(lambda v: isinstance(v, str)).any():
+    sizes = points[x].map(lambda v: isinstance(v, str) and parse_size(v) is not None).all()
+    if sizes:
+        points = points.assign(**{x: [parse_size(v) for v in points[x]]})
+        x_label = f"{x.split('.')[-1].replace('_', ' ')} (bytes)"
+    elif points[x].map(lambda v: isinstance(v, str)).any():
         top = max(parse_duration(str(v), unit) for v in points[x])
         scale, time_unit = (1e6, "ms") if top >= 1e6 else (1e3, "µs") if top >= 1e3 else (1.0, unit)
         points = points.assign(**{x: [parse_duration(str(v), unit) / scale for v in points[x]]})
@@ -306,6 +311,10 @@ def load_curve(
         high = float(max(points[x].max(), points[y].max()))
         (line,) = ax.plot([low, high], [low, high], linestyle=":", color="0.5", linewidth=1, label="accepted = offered")
         handles.append(line)
+    if sizes:
+        ax.set_xscale("log", base=2)
+        ticks = sorted(points[x].drop_duplicates())
+        ax.set_xticks(ticks, [_size_text(t) for t in ticks])
     ax.set_xlabel(x_label)
     ax.set_ylabel(label(y, unit))
     ax.grid(True, alpha=0.3)
@@ -422,6 +431,24 @@ def _phase_marks(phases: Any, unit: str) -> list[tuple[float, str]]:
 
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ps|ns|us|µs|ms|s|cycles?)\s*$")
 _NANOSECONDS = {"ps": 1e-3, "ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9, "cycle": 1.0, "cycles": 1.0}
+
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*(B|KiB|MiB|GiB|KB|MB|GB)\s*$")
+_BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "KB": 1e3, "MB": 1e6, "GB": 1e9}
+
+
+def parse_size(text: str) -> float | None:
+    """``"64KiB"`` -> 65536.0 bytes, or None for text that is not a size."""
+    match = _SIZE.match(text)
+    return float(match.group(1)) * _BYTES[match.group(2)] if match else None
+
+
+def _size_text(size: float) -> str:
+    """65536.0 -> ``"64KiB"``: the largest binary unit that divides the size."""
+    for unit in ("GiB", "MiB", "KiB"):
+        if size >= _BYTES[unit] and size % _BYTES[unit] == 0:
+            return f"{int(size // _BYTES[unit])}{unit}"
+    return f"{size:g}B"
 
 
 def parse_duration(text: str, unit: str = "ns") -> float:
@@ -1012,11 +1039,18 @@ def swept_keys(directory: Path, points: pd.DataFrame) -> list[str]:
     return sorted(keys, key=lambda k: points[k].nunique(dropna=False) <= 1)
 
 
-def default_hue(keys: list[str], points: pd.DataFrame, exclude: Iterable[str] = ("seed", "traffic.load")) -> list[str]:
+def default_hue(
+    keys: list[str], points: pd.DataFrame, exclude: Iterable[str] = ("seed", "traffic.load"), along: str | None = None
+) -> list[str]:
     """The swept keys, but seeds and the load, that take several values: each of their
-    combinations gets a curve."""
-    skip = set(exclude)
-    return [k for k in keys if k not in skip and k in points and points[k].nunique(dropna=False) > 1]
+    combinations gets a curve. With ``along`` (the x axis) a swept key, neither it nor the
+    keys that move with it (zipped with it, one value per x) make curves."""
+    skip = set(exclude) | ({along} if along else set())
+    hue = [k for k in keys if k not in skip and k in points and points[k].nunique(dropna=False) > 1]
+    if along in keys:
+        as_text = points.astype(str)
+        hue = [k for k in hue if as_text.groupby(along)[k].nunique().max() > 1]
+    return hue
 
 
 def phases_of(config: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -1198,7 +1232,7 @@ def plot_directory(
     points = where_rows(load_points(directory), where)
     keys = swept_keys(directory, points)
     if kind == "load-curve":
-        hue = hue_columns(hue) or default_hue(keys, points)
+        hue = hue_columns(hue) or default_hue(keys, points, along=x or "offered_load")
         return load_curve(
             points, x=x or "offered_load", y=y or "accepted_load", hue=hue, style=style, reference=reference,
             by=x if x and style else None,
