@@ -89,6 +89,28 @@ def test_load_curve_of_another_figure_with_units(points, tmp_path):
     assert (tmp_path / "latency.svg").read_text().lstrip().startswith("<?xml")
 
 
+def test_heatmap_orders_sizes_and_durations_by_magnitude():
+    """The study's heatmaps: vector sizes from 8 B up and burst pauses from 1 us up, not
+    in the order of their spelling; every cell keeps its own number."""
+    sizes, pauses = ["8B", "512B", "32KiB", "2MiB", "16MiB"], ["1us", "100us", "10ms"]
+    rows = [
+        {"status": "ok", "time_unit": "ns", "workload.jobs.0.size": size, "workload.jobs.1.burst.pause": pause,
+         "jobs.victim.perf_ratio": 0.1 * i + 0.01 * j}
+        for i, size in enumerate(reversed(sizes))
+        for j, pause in enumerate(reversed(pauses))
+    ]
+    fig = plots.heatmap(
+        pd.DataFrame(rows), x="workload.jobs.1.burst.pause", y="workload.jobs.0.size", value="jobs.victim.perf_ratio"
+    )
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == sizes
+    assert [t.get_text() for t in ax.get_xticklabels()] == pauses
+    # The bottom-left cell is 8 B with a 1 us pause: the last size and pause written above.
+    texts = {(round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts}
+    assert texts[(0, 0)] == format(0.1 * 4 + 0.01 * 2, ".3g")
+    assert texts[(4, 2)] == "0"
+
+
 def test_load_curve_over_message_sizes_with_zipped_keys():
     """A victim's bandwidth over its message size: sizes read as bytes on a log scale,
     labelled as written; the iterations zipped with the size make no curves of their own,

@@ -493,7 +493,7 @@ def heatmap(
             f"a heatmap over {x} and {y} needs {len(panels)} panels, one per value of {', '.join(facets)}: "
             "choose fewer (--where KEY=VALUE) or other axes (--x, --y)"
         )
-    tables = [(key, rows.pivot_table(index=y, columns=x, values=value, aggfunc="mean", sort=True)) for key, rows in panels]
+    tables = [(key, _by_magnitude(rows.pivot_table(index=y, columns=x, values=value, aggfunc="mean"))) for key, rows in panels]
     finite = np.concatenate([t.to_numpy(dtype=float).ravel() for _, t in tables])
     finite = finite[np.isfinite(finite)]
     low, high = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
@@ -528,6 +528,25 @@ def heatmap(
     if title:
         (fig.suptitle if facets else grid[0, 0].set_title)(title)
     return fig
+
+
+def _magnitude(value: Any) -> tuple[int, float, str]:
+    """A sort key that orders numbers, sizes (``"2MiB"`` before ``"16MiB"``) and durations
+    (``"1us"`` before ``"10ms"``) by what they measure, and other text by its spelling."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, float(value), "")
+    text = str(value)
+    size = parse_size(text)
+    if size is not None:
+        return (0, size, "")
+    if _DURATION.match(text):
+        return (0, parse_duration(text), "")
+    return (1, 0.0, text)
+
+
+def _by_magnitude(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its rows and columns in the order of :func:`_magnitude`."""
+    return table.loc[sorted(table.index, key=_magnitude), sorted(table.columns, key=_magnitude)]
 
 
 def cdf(
