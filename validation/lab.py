@@ -17,8 +17,7 @@ from typing import Any, TextIO
 import pandas as pd
 
 import snarl
-from snarl._core import baseline_config
-from snarl.sweep import load_spec, point_hash, run_point, victims_alone
+from snarl.sweep import baselines_of, load_spec, point_hash, run_point, victims_alone
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
@@ -179,9 +178,13 @@ class Lab:
     def _execute(self, what: str, todo: Mapping[str, tuple[Job, str]]) -> None:
         failures: list[str] = []
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(self.processes, mp_context=context) as pool:
-            baselines = self._baselines(what, todo, pool, failures)
-            futures = {pool.submit(run_point, config, baselines.get(point)): point for point, (_, config) in todo.items()}
+        with ProcessPoolExecutor(min(self.processes, len(todo)), mp_context=context) as pool:
+            baselines, orphans = self._baselines(what, todo, pool, failures)
+            futures = {
+                pool.submit(run_point, config, baselines.get(point)): point
+                for point, (_, config) in todo.items()
+                if point not in orphans
+            }
             for done, future in enumerate(as_completed(futures), 1):
                 point = futures[future]
                 job = todo[point][0]
@@ -196,21 +199,18 @@ class Lab:
                 self._store(point, todo[point][1], result)
                 self.runs_done += 1
                 self.seconds_run += result["wall_seconds"]
-                self.say(f"  {what} {done}/{len(todo)}: {job.describe()}, {result['wall_seconds']:.1f} s")
+                self.say(f"  {what} {done}/{len(futures)}: {job.describe()}, {result['wall_seconds']:.1f} s")
         if failures:
             raise ValidationError(f"{what}: {len(failures)} run(s) failed; first: {failures[0]}")
 
     def _baselines(
         self, what: str, todo: Mapping[str, tuple[Job, str]], pool: ProcessPoolExecutor, failures: list[str]
-    ) -> dict[str, str]:
+    ) -> tuple[dict[str, str], set[str]]:
         """Runs, once each, the victims alone of the victim/aggressor runs in ``todo``
         (cached under ``out/baselines``, shared by every run with the same placement,
-        victims and fabric, as a sweep shares them); returns each run's victims' times."""
-        wanted: dict[str, tuple[str, list[str]]] = {}
-        for point, (_, config) in todo.items():
-            alone = baseline_config(config)
-            if alone is not None:
-                wanted.setdefault(point_hash(alone), (alone, []))[1].append(point)
+        victims and fabric, as a sweep shares them). Returns each run's victims' times,
+        and the runs whose baseline failed (recorded in ``failures``), not to be run."""
+        wanted = baselines_of((point, config) for point, (_, config) in todo.items())
         folder = self.out / "baselines"
         missing = {b: config for b, (config, _) in wanted.items() if not (folder / f"{b}.json").is_file()}
         if missing:
@@ -222,16 +222,16 @@ class Lab:
             if broken:
                 failures.append(f"the victims alone of {what}: {broken}")
                 continue
-            folder.mkdir(parents=True, exist_ok=True)
-            temporary = folder / f".{futures[future]}.json.tmp"
-            temporary.write_text(victims_alone(result["summary"]))
-            temporary.replace(folder / f"{futures[future]}.json")
-        return {
-            point: (folder / f"{b}.json").read_text()
-            for b, (_, points) in wanted.items()
-            if (folder / f"{b}.json").is_file()
-            for point in points
-        }
+            _write_atomic(folder / f"{futures[future]}.json", victims_alone(result["summary"]))
+        times: dict[str, str] = {}
+        orphans: set[str] = set()
+        for b, (_, points) in wanted.items():
+            path = folder / f"{b}.json"
+            if path.is_file():
+                times.update(dict.fromkeys(points, path.read_text()))
+            else:
+                orphans.update(points)
+        return times, orphans
 
     def _store(self, point: str, config: str, result: Mapping[str, Any]) -> None:
         """Writes a run's tables, then its summary: a run counts as cached once its
@@ -241,9 +241,15 @@ class Lab:
         (directory / "config.toml").write_text(config)
         for name, data in result["tables"].items():
             (directory / f"{name}.parquet").write_bytes(data)
-        temporary = directory / ".summary.json.tmp"
-        temporary.write_text(result["summary"])
-        temporary.replace(directory / "summary.json")
+        _write_atomic(directory / "summary.json", result["summary"])
 
     def say(self, line: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {line}", file=self.log, flush=True)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Writes ``path`` whole or not at all (a validation cut short leaves no half file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text)
+    temporary.replace(path)

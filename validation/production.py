@@ -1,6 +1,7 @@
 """De Sensi et al., *Characterizing congestion in InfiniBand, Slingshot and Ethernet
-fabrics*: the victim/aggressor heatmaps of steady congestion (Figure 5) and of bursts
-(Figure 6) on the fabric presets of ``scenarios/presets/``, run by the sweeps of
+fabrics*: Nanjing's AlltoAll victim (Figure 4), the victim/aggressor heatmaps of steady
+congestion (Figure 5) and of bursts (Figure 6), and CRESCO8's AlltoAll victims, on the
+fabric presets of ``scenarios/presets/``, run by the sweeps of
 ``scenarios/victim-aggressor/``. The study prints no cell values: its words stand
 beside snarl's medians over placements."""
 
@@ -54,6 +55,11 @@ def tables(lab: Lab) -> Iterator[Table]:
         yield from bursty(lab, preset, scaled=True)
 
 
+def swept(results: Sequence[Result], key: str) -> list:
+    """The values ``key`` takes over ``results``, in the sweep's order."""
+    return list(dict.fromkeys(r.job.values[key] for r in results))
+
+
 def medians(results: Sequence[Result], *keys: str) -> dict[tuple, float]:
     """The median perf ratio over the placements (seeds) of each combination of ``keys``."""
     cells: dict[tuple, list[float]] = defaultdict(list)
@@ -66,7 +72,7 @@ def nanjing(lab: Lab) -> Table:
     """Figure 4: the AlltoAll victim's bandwidth alone and beside an AlltoAll, ECMP."""
     jobs = lab.sweep_jobs("victim-aggressor/sweep-nanjing")
     results = lab.runs("Figure 4, Nanjing-like", jobs)
-    sizes = list(dict.fromkeys(r.job.values[SIZE] for r in results))
+    sizes = swept(results, SIZE)
     table = Table(
         "Figure 4, Nanjing-like: an AlltoAll victim beside an AlltoAll, ECMP (without NSLB)",
         ["message per peer", "study, alone", "study, beside", "snarl, alone", "snarl, beside", "perf_ratio"],
@@ -90,10 +96,10 @@ def steady(lab: Lab, preset: str) -> Iterator[Table]:
     jobs = lab.sweep_jobs(f"victim-aggressor/sweep-{preset}-steady", quick_axes={NODES: [8]}, keep=[AGGRESSOR])
     results = lab.runs(f"Figure 5, {PRESETS[preset]}", jobs)
     cell = medians(results, AGGRESSOR, SIZE, NODES)
-    nodes = list(dict.fromkeys(r.job.values[NODES] for r in results))
-    sizes = list(dict.fromkeys(r.job.values[SIZE] for r in results))
+    nodes = swept(results, NODES)
+    sizes = swept(results, SIZE)
     seeds = len({r.job.seed for r in results})
-    for aggressor in dict.fromkeys(r.job.values[AGGRESSOR] for r in results):
+    for aggressor in swept(results, AGGRESSOR):
         table = Table(
             f"Figure 5, {PRESETS[preset]}: AllGather beside a steady {AGGRESSORS[aggressor]}",
             ["victim vector", *(f"{n} nodes" for n in nodes)],
@@ -114,9 +120,9 @@ def alltoall_victims(lab: Lab) -> Table:
     jobs = lab.sweep_jobs("victim-aggressor/sweep-cresco8-alltoall-victim", quick_axes={NODES: [64]}, keep=[AGGRESSOR])
     results = lab.runs("Section V-A, AlltoAll victims, CRESCO8-like", jobs)
     cell = medians(results, AGGRESSOR, SIZE, NODES)
-    nodes = list(dict.fromkeys(r.job.values[NODES] for r in results))
-    sizes = list(dict.fromkeys(r.job.values[SIZE] for r in results))
-    aggressors = list(dict.fromkeys(r.job.values[AGGRESSOR] for r in results))
+    nodes = swept(results, NODES)
+    sizes = swept(results, SIZE)
+    aggressors = swept(results, AGGRESSOR)
     seeds = len({r.job.seed for r in results})
     table = Table(
         "Section V-A, CRESCO8-like: an AlltoAll victim beside a steady AlltoAll or Incast",
@@ -138,16 +144,16 @@ def bursty(lab: Lab, preset: str, scaled: bool = False) -> Iterator[Table]:
     jobs = lab.sweep_jobs(f"victim-aggressor/{sweep}", keep=[AGGRESSOR])
     results = lab.runs(f"{what}, {PRESETS[preset]}", jobs)
     cell = medians(results, AGGRESSOR, SIZE, LENGTH, PAUSE)
-    sizes = list(dict.fromkeys(r.job.values[SIZE] for r in results))
-    lengths = list(dict.fromkeys(r.job.values[LENGTH] for r in results))
-    pauses = list(dict.fromkeys(r.job.values[PAUSE] for r in results))
+    sizes = swept(results, SIZE)
+    lengths = swept(results, LENGTH)
+    pauses = swept(results, PAUSE)
     seeds = len({r.job.seed for r in results})
     scale = (
         "bursts and pauses 100 times shorter than the study's, the aggressor's messages with them (20 KiB)"
         if scaled
         else "the study's bursts, pauses and 2 MiB aggressor messages"
     )
-    for aggressor in dict.fromkeys(r.job.values[AGGRESSOR] for r in results):
+    for aggressor in swept(results, AGGRESSOR):
         table = Table(
             f"{what}, {PRESETS[preset]}: AllGather beside a bursty {AGGRESSORS[aggressor]}, 64 nodes",
             ["victim vector, burst", *(f"pause {p}" for p in pauses)],

@@ -873,6 +873,21 @@ def _result_of(future: Any) -> dict[str, Any]:
         return {"status": "failed", "error": f"{type(e).__name__}: {e}", "summary": None}
 
 
+def baselines_of(points: Iterable[tuple[str, str]]) -> dict[str, tuple[str, list[str]]]:
+    """The distinct baselines of ``points`` (id, resolved config): for each baseline id,
+    its config (the victims alone: same nodes, seed and fabric, aggressors silent) and the
+    ids of the points that share it. Points without a victim beside an aggressor have
+    none."""
+    from snarl._core import baseline_config
+
+    wanted: dict[str, tuple[str, list[str]]] = {}
+    for point, config in points:
+        alone = baseline_config(config)
+        if alone is not None:
+            wanted.setdefault(point_hash(alone), (alone, []))[1].append(point)
+    return wanted
+
+
 def victims_alone(summary: str) -> str:
     """The victims' times in a baseline run's summary (JSON text), as JSON text: what
     :func:`run_point` takes as ``baseline``."""
@@ -887,13 +902,7 @@ def _run_baselines(plan: Plan, runner: _Runner) -> dict[str, tuple[str, str] | d
     ``baselines/<id>.json`` for later sweeps of the same directory. Returns, for each
     point with a baseline, (baseline id, the victims' times as JSON), or the failed result
     of its baseline. ``plan.baselines_run`` counts the baselines run now."""
-    from snarl._core import baseline_config
-
-    wanted: dict[str, tuple[str, list[str]]] = {}
-    for point in plan.todo:
-        config = baseline_config(point.config)
-        if config is not None:
-            wanted.setdefault(point_hash(config), (config, []))[1].append(point.id)
+    wanted = baselines_of((point.id, point.config) for point in plan.todo)
     folder = plan.out / BASELINES
     found: dict[str, tuple[str, str] | dict[str, Any]] = {}
     futures = {}

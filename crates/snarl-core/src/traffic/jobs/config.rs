@@ -196,7 +196,8 @@ impl JobsConfig {
         if self.jobs.is_empty() || self.jobs.len() > MAX_JOBS {
             p.add("workload.jobs", format!("needs 1 to {MAX_JOBS} jobs, found {}", self.jobs.len()));
         }
-        // Nodes given by list or slice, as ranges: nothing here is as large as the fabric.
+        // Nodes given by list or slice, as ranges with their job: nothing here is as large
+        // as the fabric, and overlaps are found by one sort, not by pairs.
         let mut taken: Vec<(std::ops::Range<u64>, usize)> = Vec::new();
         for (i, job) in self.jobs.iter().enumerate() {
             let at = format!("workload.jobs.{i}");
@@ -234,17 +235,11 @@ impl JobsConfig {
                 }
                 Nodes::Named(_) => Vec::new(),
             };
-            for range in listed {
-                if range.end > nodes {
-                    let node = range.start.max(nodes);
-                    p.add(format!("{at}.nodes"), format!("node {node} is beyond the {nodes} nodes of the allocation"));
-                    break;
-                }
-                if let Some(node) = taken.iter().find_map(|(r, _)| overlap(r, &range)) {
-                    p.add(format!("{at}.nodes"), format!("node {node} is given to another job (or listed twice)"));
-                    break;
-                }
-                taken.push((range, i));
+            if let Some(range) = listed.iter().find(|r| r.end > nodes) {
+                let node = range.start.max(nodes);
+                p.add(format!("{at}.nodes"), format!("node {node} is beyond the {nodes} nodes of the allocation"));
+            } else {
+                taken.extend(listed.into_iter().filter(|r| !r.is_empty()).map(|r| (r, i)));
             }
             if job.nodes == Nodes::Named(NamedNodes::All) && self.jobs.len() > 1 {
                 let others = self.jobs.iter().filter(|o| o.nodes == Nodes::Named(NamedNodes::All)).count();
@@ -255,6 +250,9 @@ impl JobsConfig {
                     );
                 }
             }
+        }
+        if let Some((node, i)) = first_overlap(taken) {
+            p.add(format!("workload.jobs.{i}.nodes"), format!("node {node} is given to another job (or listed twice)"));
         }
         for (i, (job, ranks)) in self.jobs.iter().zip(self.counts(nodes)).enumerate() {
             if let Some(why) = job.collective.refuses(ranks as usize) {
@@ -334,15 +332,34 @@ impl JobsConfig {
     }
 }
 
-/// The first node two ranges share, if any.
-fn overlap(a: &std::ops::Range<u64>, b: &std::ops::Range<u64>) -> Option<u64> {
-    let start = a.start.max(b.start);
-    (start < a.end.min(b.end)).then_some(start)
+/// The lowest node that two of `ranges` (non-empty, each with its job) share, with the
+/// later of their jobs, where the error is reported; None if no two overlap.
+fn first_overlap(mut ranges: Vec<(std::ops::Range<u64>, usize)>) -> Option<(u64, usize)> {
+    ranges.sort_by_key(|(r, job)| (r.start, *job));
+    // The furthest end of the ranges seen so far, and whose it is.
+    let mut reach: Option<(u64, usize)> = None;
+    for (range, job) in ranges {
+        match reach {
+            Some((end, other)) if range.start < end => return Some((range.start, job.max(other))),
+            Some((end, _)) if range.end <= end => {}
+            _ => reach = Some((range.end, job)),
+        }
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlaps_are_found_whatever_the_order_and_reported_at_the_later_job() {
+        assert_eq!(first_overlap(vec![(0..3, 0), (3..5, 1), (5..6, 0)]), None);
+        assert_eq!(first_overlap(vec![(4..5, 1), (0..10, 0), (20..21, 2)]), Some((4, 1)));
+        // A long range reaches past the next one: the third still meets it.
+        assert_eq!(first_overlap(vec![(0..100, 2), (10..11, 0), (50..51, 1)]), Some((10, 2)));
+        assert_eq!(first_overlap(vec![(7..8, 0), (7..8, 0)]), Some((7, 0)), "listed twice");
+    }
 
     #[test]
     fn rank_counts_are_those_the_placement_deals() {
