@@ -1,5 +1,6 @@
 """De Sensi et al., *Characterizing congestion in InfiniBand, Slingshot and Ethernet
-fabrics*: Nanjing's AlltoAll victim (Figure 4), the victim/aggressor heatmaps of steady
+fabrics*: collectives alone on HAICGU and Nanjing (Figure 3), Nanjing's AlltoAll victim
+(Figure 4), the victim/aggressor heatmaps of steady
 congestion (Figure 5) and of bursts (Figure 6), and CRESCO8's AlltoAll victims, on the
 fabric presets of ``scenarios/presets/``, run by the sweeps of
 ``scenarios/victim-aggressor/``. The study prints no cell values: its words stand
@@ -11,7 +12,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
-from validation.lab import Lab, Result, Table, num
+from validation.lab import Job, Lab, Result, Table, num
 
 TITLE = "Congestion in production fabrics: De Sensi et al., the victim/aggressor method"
 PRESETS = {"cresco8": "CRESCO8-like", "leonardo": "Leonardo-like", "lumi": "LUMI-like"}
@@ -45,6 +46,7 @@ BURSTY = {
 
 
 def tables(lab: Lab) -> Iterator[Table]:
+    yield uncongested(lab)
     yield nanjing(lab)
     for preset in PRESETS:
         yield from steady(lab, preset)
@@ -66,6 +68,43 @@ def medians(results: Sequence[Result], *keys: str) -> dict[tuple, float]:
     for r in results:
         cells[tuple(r.job.values[k] for k in keys)].append(r.get(RATIO))
     return {cell: statistics.median(values) for cell, values in cells.items()}
+
+
+# Figure 3's systems: scenario (under victim-aggressor/) and name.
+ALONE = {"haicgu-roce-alone": "HAICGU RoCE", "haicgu-ib-alone": "HAICGU InfiniBand", "nanjing-alone": "Nanjing"}
+COLLECTIVE = "workload.jobs.0.collective"
+
+
+def uncongested(lab: Lab) -> Table:
+    """Figure 3: AlltoAll and AllGather alone on every node, over the vector size."""
+    sizes = lab.pick(["256KiB", "1MiB", "4MiB", "16MiB", "64MiB"], ["1MiB"])
+    jobs = [
+        Job(f"victim-aggressor/{scenario}", {COLLECTIVE: collective, SIZE: size}, None, {"system": name, COLLECTIVE: collective, SIZE: size})
+        for scenario, name in ALONE.items()
+        for collective in ("alltoall", "allgather")
+        for size in sizes
+    ]
+    results = {(r.job.values["system"], r.job.values[COLLECTIVE], r.job.values[SIZE]): r for r in lab.runs("Figure 3", jobs)}
+    columns = [(name, c) for name in ALONE.values() for c in ("alltoall", "allgather")]
+    table = Table(
+        "Figure 3, HAICGU and Nanjing: collectives alone",
+        ["vector", *(f"{name}, {c}" for name, c in columns)],
+        notes=[
+            "The study: on HAICGU's RoCE (CE8850) AlltoAll and AllGather cannot hold their throughput above"
+            " 16 MiB (a recurring sawtooth it lays on the congestion control); InfiniBand on the same nodes and"
+            " Nanjing's CE9855 are stable.",
+            "snarl: busbw in Gb/s over the iterations after the warm-up, and in brackets the spread of their"
+            " times (slowest / fastest - 1, %). Sizes: per peer for AlltoAll, the whole vector for AllGather;"
+            " all nodes of each system (10 on HAICGU, 8 on Nanjing), seed 1.",
+        ],
+    )
+    for size in sizes:
+        cells = []
+        for name, c in columns:
+            job = results[(name, c, size)].get("jobs.alone")
+            cells.append(f"{num(8 * job['busbw'], 0)} ({num(100 * (job['time_max'] / job['time_min'] - 1), 0)}%)")
+        table.rows.append([size, *cells])
+    return table
 
 
 def nanjing(lab: Lab) -> Table:

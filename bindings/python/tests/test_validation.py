@@ -71,6 +71,10 @@ def test_the_shortened_validation_sets_every_papers_figures_beside_snarls(tmp_pa
     row = re.search(r"^\| non-hotspots \| 0.168 \| 2.246 \| ([0-9.]+) \| ([0-9.]+) \|", figures, re.M)
     assert row and float(row.group(2)) > float(row.group(1))
     assert "| ici-plus | " in figures
+    # Figure 3: alone on HAICGU, DCQCN's cuts under the AlltoAll's incasts cost the RoCE
+    # partition bandwidth the InfiniBand one keeps.
+    row = re.search(r"^\| 1MiB \| ([0-9]+) \([0-9]+%\) \| [0-9]+ \([0-9]+%\) \| ([0-9]+) \(", figures, re.M)
+    assert row and int(row.group(1)) < int(row.group(2)), row
     # Figure 5: the victim's perf ratio beside the study's words; the two aggressors of a
     # cell share one baseline (the victims alone on the same nodes).
     steady = figures.split("### Figure 5, LUMI-like: AllGather beside a steady Incast")[1]
