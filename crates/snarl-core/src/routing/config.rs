@@ -1,6 +1,9 @@
 //! `[routing]`: the routing algorithm and its choices.
 
-use crate::units::Bytes;
+use crate::config::Problems;
+use crate::memory::mul;
+use crate::topology::FabricSize;
+use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 fn yes() -> bool {
@@ -47,6 +50,20 @@ pub enum RoutingConfig {
         #[serde(default)]
         hash: EcmpHash,
     },
+    /// Flowlet switching (LetFlow): a flow keeps its port while the gaps between its
+    /// packets at a switch stay within `gap`, and takes a new pseudo-random one after a
+    /// longer pause. Timed in a fixed table per switch, shared by the flows that collide.
+    Flowlet {
+        /// Longest pause within a flowlet (default: 10 µs; see `docs/config.md`).
+        #[serde(default = "default_gap")]
+        gap: Time,
+        /// The flow identifier the table and the port hash use (as ECMP's).
+        #[serde(default)]
+        hash: EcmpHash,
+        /// Entries of each switch's flowlet table.
+        #[serde(default = "default_table")]
+        table: u32,
+    },
     /// Minimal routing on distance-based fabrics (Dragonfly, Megafly, HyperX, tori), with
     /// VCs by hop class.
     Minimal {
@@ -78,6 +95,42 @@ pub enum RoutingConfig {
         #[serde(default, skip_serializing_if = "MinimalVcs::is_class")]
         minimal_vcs: MinimalVcs,
     },
+}
+
+/// Most entries of a flowlet or QP table per switch (2^24).
+pub const MAX_TABLE: u32 = 1 << 24;
+
+fn default_gap() -> Time {
+    Time::from_ns(10_000)
+}
+fn default_table() -> u32 {
+    4096
+}
+
+impl RoutingConfig {
+    /// The checks of `[routing]` that serde cannot express (what needs the fabric is
+    /// checked as the routing is built: `AnyRouting::build`).
+    pub(crate) fn validate(&self, p: &mut Problems) {
+        let table = |p: &mut Problems, table: u32| {
+            if !(1..=MAX_TABLE).contains(&table) {
+                p.add("routing.table", format!("must be 1 to {MAX_TABLE} entries, found {table}"));
+            }
+        };
+        if let RoutingConfig::Flowlet { gap, table: entries, .. } = self {
+            p.positive("routing.gap", gap.0);
+            table(p, *entries);
+        }
+    }
+
+    /// The routing's part of the memory estimate (`memory::estimate`): per switch, a
+    /// flowlet table of `table` entries of 16 bytes. The others keep nothing.
+    pub(crate) fn memory(&self, size: &FabricSize) -> u64 {
+        let switches = size.switches();
+        match self {
+            RoutingConfig::Flowlet { table, .. } => mul(&[switches, *table as u64, 16]),
+            _ => 0,
+        }
+    }
 }
 
 /// The VCs a packet on a minimal route may take.
@@ -126,5 +179,67 @@ pub enum MinimalSelect {
 impl Default for RoutingConfig {
     fn default() -> Self {
         RoutingConfig::Updown { select: UpSelect::Random }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::load_config;
+
+    const SPINE_LEAF: &str = r#"
+        [simulation]
+        duration = "10us"
+        [topology]
+        type = "spine_leaf"
+        leaves = 2
+        spines = 1
+        hosts_per_leaf = 2
+        [traffic]
+        load = 0.5
+    "#;
+
+    /// The error of `SPINE_LEAF` with `overrides`, as text.
+    fn problem(overrides: &[(&str, &str)]) -> String {
+        let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        load_config(SPINE_LEAF, &o, None).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn load_balancing_defaults_resolve() {
+        let o = |t: &str| vec![("routing.type".to_string(), t.to_string())];
+        let resolved = |t: &str| load_config(SPINE_LEAF, &o(t), None).unwrap().to_toml();
+        let flowlet = resolved("flowlet");
+        assert!(flowlet.contains("gap = \"10us\"") && flowlet.contains("hash = \"five_tuple\""), "{flowlet}");
+        assert!(flowlet.contains("table = 4096"), "{flowlet}");
+    }
+
+    #[test]
+    fn the_tables_are_in_the_memory_estimate() {
+        let part = |routing: &str| {
+            let o = [("routing.type".to_string(), routing.to_string()), ("routing.table".to_string(), "100".into())];
+            crate::memory::estimate(&load_config(SPINE_LEAF, &o, None).unwrap()).part("routing tables")
+        };
+        // Three switches: two leaves of 2 + 1 ports, a spine of 2; 8 ports.
+        assert_eq!(part("flowlet"), 3 * 100 * 16);
+        let ecmp = load_config(SPINE_LEAF, &[("routing.type".into(), "ecmp".into())], None).unwrap();
+        assert_eq!(crate::memory::estimate(&ecmp).part("routing tables"), 0);
+    }
+
+    #[test]
+    fn times_and_tables_must_be_positive() {
+        let e = problem(&[("routing.type", "flowlet"), ("routing.gap", "0ns"), ("routing.table", "0")]);
+        assert!(e.contains("`routing.gap`") && e.contains("positive") && e.contains("`routing.table`"), "{e}");
+        let e = problem(&[("routing.type", "flowlet"), ("routing.table", "16777217")]);
+        assert!(e.contains("`routing.table`") && e.contains("1 to 16777216"), "{e}");
+    }
+
+    #[test]
+    fn misspelt_names_get_the_closest() {
+        let e = problem(&[("routing.type", "flowlet"), ("routing.hash", "five_tupel")]);
+        assert!(e.contains("routing.hash") && e.contains("`five_tuple`"), "{e}");
+        let e = problem(&[("routing.type", "flowlett")]);
+        assert!(e.contains("routing.type") && e.contains("`flowlet`"), "{e}");
+        let e = problem(&[("routing.type", "flowlet"), ("routing.idle", "1us")]);
+        assert!(e.contains("routing.idle") && e.contains("valid: gap, hash, table"), "{e}");
     }
 }
