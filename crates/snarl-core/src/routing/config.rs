@@ -1,7 +1,7 @@
 //! `[routing]`: the routing algorithm and its choices.
 
 use crate::config::Problems;
-use crate::memory::mul;
+use crate::memory::{bytes_of, mul};
 use crate::topology::FabricSize;
 use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
@@ -64,6 +64,11 @@ pub enum RoutingConfig {
         #[serde(default = "default_table")]
         table: u32,
     },
+    /// Packet spraying: every packet picks its port among the equal next hops.
+    Spray {
+        #[serde(default)]
+        mode: SprayMode,
+    },
     /// Minimal routing on distance-based fabrics (Dragonfly, Megafly, HyperX, tori), with
     /// VCs by hop class.
     Minimal {
@@ -97,6 +102,17 @@ pub enum RoutingConfig {
     },
 }
 
+/// How a sprayed packet picks its port.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SprayMode {
+    /// Uniformly at random, from the routing's random stream.
+    #[default]
+    Random,
+    /// The next port in turn, one turn per switch and group of equal ports.
+    RoundRobin,
+}
+
 /// Most entries of a flowlet or QP table per switch (2^24).
 pub const MAX_TABLE: u32 = 1 << 24;
 
@@ -123,11 +139,13 @@ impl RoutingConfig {
     }
 
     /// The routing's part of the memory estimate (`memory::estimate`): per switch, a
-    /// flowlet table of `table` entries of 16 bytes. The others keep nothing.
+    /// flowlet table of `table` entries of 16 bytes; round-robin spraying
+    /// keeps a turn of 2 bytes per port. The others keep nothing.
     pub(crate) fn memory(&self, size: &FabricSize) -> u64 {
-        let switches = size.switches();
+        let (switches, ports) = (size.switches(), size.ports());
         match self {
             RoutingConfig::Flowlet { table, .. } => mul(&[switches, *table as u64, 16]),
+            RoutingConfig::Spray { mode: SprayMode::RoundRobin } => mul(&[ports, bytes_of::<u16>()]),
             _ => 0,
         }
     }
@@ -211,16 +229,23 @@ mod tests {
         let flowlet = resolved("flowlet");
         assert!(flowlet.contains("gap = \"10us\"") && flowlet.contains("hash = \"five_tuple\""), "{flowlet}");
         assert!(flowlet.contains("table = 4096"), "{flowlet}");
+        assert!(resolved("spray").contains("mode = \"random\""));
     }
 
     #[test]
     fn the_tables_are_in_the_memory_estimate() {
         let part = |routing: &str| {
             let o = [("routing.type".to_string(), routing.to_string()), ("routing.table".to_string(), "100".into())];
+            let o = if routing == "spray" {
+                vec![o[0].clone(), ("routing.mode".into(), "round_robin".into())]
+            } else {
+                o.to_vec()
+            };
             crate::memory::estimate(&load_config(SPINE_LEAF, &o, None).unwrap()).part("routing tables")
         };
         // Three switches: two leaves of 2 + 1 ports, a spine of 2; 8 ports.
         assert_eq!(part("flowlet"), 3 * 100 * 16);
+        assert_eq!(part("spray"), 8 * 2);
         let ecmp = load_config(SPINE_LEAF, &[("routing.type".into(), "ecmp".into())], None).unwrap();
         assert_eq!(crate::memory::estimate(&ecmp).part("routing tables"), 0);
     }
@@ -235,11 +260,11 @@ mod tests {
 
     #[test]
     fn misspelt_names_get_the_closest() {
-        let e = problem(&[("routing.type", "flowlet"), ("routing.hash", "five_tupel")]);
-        assert!(e.contains("routing.hash") && e.contains("`five_tuple`"), "{e}");
+        let e = problem(&[("routing.type", "spray"), ("routing.mode", "round_robbin")]);
+        assert!(e.contains("routing.mode") && e.contains("`round_robin`"), "{e}");
         let e = problem(&[("routing.type", "flowlett")]);
         assert!(e.contains("routing.type") && e.contains("`flowlet`"), "{e}");
-        let e = problem(&[("routing.type", "flowlet"), ("routing.idle", "1us")]);
-        assert!(e.contains("routing.idle") && e.contains("valid: gap, hash, table"), "{e}");
+        let e = problem(&[("routing.type", "spray"), ("routing.gap", "1us")]);
+        assert!(e.contains("routing.gap") && e.contains("valid: mode"), "{e}");
     }
 }

@@ -15,6 +15,7 @@ mod ecmp;
 mod flowlet;
 pub mod hash;
 mod minimal;
+mod spray;
 mod state;
 #[cfg(test)]
 mod stateful_test;
@@ -23,11 +24,12 @@ mod updown;
 mod valiant;
 
 pub use candidates::{Candidate, Candidates, MAX_CANDIDATES};
-pub use config::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, UgalInformation, UpSelect, MAX_TABLE};
+pub use config::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, UgalInformation, UpSelect, MAX_TABLE};
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
 pub use flowlet::Flowlet;
 pub use minimal::MinimalRouting;
+pub use spray::Spray;
 pub use state::PerSwitch;
 pub use ugal::Ugal;
 pub use updown::UpDownRouting;
@@ -123,6 +125,7 @@ pub enum AnyRouting {
     DModK(DModK),
     Ecmp(Ecmp),
     Flowlet(Flowlet),
+    Spray(Spray),
     Minimal(MinimalRouting),
     Valiant(Valiant),
     Ugal(Ugal),
@@ -144,6 +147,7 @@ impl Routing for AnyRouting {
             AnyRouting::DModK(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Ecmp(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Flowlet(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Spray(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Minimal(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Valiant(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Ugal(r) => r.route(topo, q, view, rng, out),
@@ -160,7 +164,11 @@ impl AnyRouting {
             AnyRouting::UpDown(r) => r.select == UpSelect::Adaptive,
             AnyRouting::Minimal(r) => r.select == MinimalSelect::Adaptive,
             AnyRouting::Ugal(_) => true,
-            AnyRouting::DModK(_) | AnyRouting::Ecmp(_) | AnyRouting::Flowlet(_) | AnyRouting::Valiant(_) => false,
+            AnyRouting::DModK(_)
+            | AnyRouting::Ecmp(_)
+            | AnyRouting::Flowlet(_)
+            | AnyRouting::Spray(_)
+            | AnyRouting::Valiant(_) => false,
             AnyRouting::Custom(r) => r.offers_choices(),
         }
     }
@@ -175,6 +183,7 @@ impl AnyRouting {
                 | RoutingConfig::Dmodk {}
                 | RoutingConfig::Ecmp { .. }
                 | RoutingConfig::Flowlet { .. }
+                | RoutingConfig::Spray { .. }
         );
         if tree && !topo.supports_up_down() {
             return Err(Error::config(
@@ -185,7 +194,7 @@ impl AnyRouting {
         if !tree && !topo.supports_minimal() {
             return Err(Error::config(
                 "routing.type",
-                format!("{} has no distance-based routes: use updown, dmodk, ecmp or flowlet", topo.describe()),
+                format!("{} has no distance-based routes: use updown, dmodk, ecmp, flowlet or spray", topo.describe()),
             ));
         }
         let classes = match config {
@@ -228,6 +237,7 @@ impl AnyRouting {
             RoutingConfig::Flowlet { gap, hash, table } => {
                 AnyRouting::Flowlet(Flowlet::new(*hash, gap.0, *table, topo.num_switches())?)
             }
+            RoutingConfig::Spray { mode } => AnyRouting::Spray(Spray::new(*mode, topo)?),
             RoutingConfig::Minimal { select, deadlock_avoidance } => {
                 AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
             }
@@ -466,6 +476,8 @@ mod tests {
                 RoutingConfig::Ecmp { hash: EcmpHash::FiveTuple },
                 RoutingConfig::Ecmp { hash: EcmpHash::Qp },
                 RoutingConfig::Flowlet { gap: crate::units::Time(1), hash: EcmpHash::FiveTuple, table: 64 },
+                RoutingConfig::Spray { mode: SprayMode::Random },
+                RoutingConfig::Spray { mode: SprayMode::RoundRobin },
             ] {
                 walk_all_pairs(&fabric, &routing, 1);
             }
@@ -480,7 +492,7 @@ mod tests {
                 .unwrap();
         let err = AnyRouting::build(&RoutingConfig::Dmodk {}, &torus, 4, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
-        let load_balancing = ["type = 'flowlet'"];
+        let load_balancing = ["type = 'flowlet'", "type = 'spray'\nmode = 'round_robin'"];
         for text in load_balancing {
             let err = AnyRouting::build(&toml::from_str(text).unwrap(), &torus, 4, 4096).err().unwrap();
             assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
