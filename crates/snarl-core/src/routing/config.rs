@@ -1,7 +1,7 @@
 //! `[routing]`: the routing algorithm and its choices.
 
 use crate::config::Problems;
-use crate::memory::{bytes_of, mul};
+use crate::memory::{bytes_of, mul, sum};
 use crate::topology::FabricSize;
 use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
@@ -69,6 +69,18 @@ pub enum RoutingConfig {
         #[serde(default)]
         mode: SprayMode,
     },
+    /// A per-QP path planner: each switch gives a QP its port when it first sees it, the
+    /// one with the fewest active QPs, and frees it once the QP has been idle for longer
+    /// than `idle`.
+    Planner {
+        /// How long a QP may send nothing through a switch before that switch takes it to
+        /// have ended (default: 100 µs; see `docs/config.md`).
+        #[serde(default = "default_idle")]
+        idle: Time,
+        /// Entries of each switch's QP table.
+        #[serde(default = "default_table")]
+        table: u32,
+    },
     /// Minimal routing on distance-based fabrics (Dragonfly, Megafly, HyperX, tori), with
     /// VCs by hop class.
     Minimal {
@@ -119,6 +131,9 @@ pub const MAX_TABLE: u32 = 1 << 24;
 fn default_gap() -> Time {
     Time::from_ns(10_000)
 }
+fn default_idle() -> Time {
+    Time::from_ns(100_000)
+}
 fn default_table() -> u32 {
     4096
 }
@@ -132,19 +147,28 @@ impl RoutingConfig {
                 p.add("routing.table", format!("must be 1 to {MAX_TABLE} entries, found {table}"));
             }
         };
-        if let RoutingConfig::Flowlet { gap, table: entries, .. } = self {
-            p.positive("routing.gap", gap.0);
-            table(p, *entries);
+        match self {
+            RoutingConfig::Flowlet { gap, table: entries, .. } => {
+                p.positive("routing.gap", gap.0);
+                table(p, *entries);
+            }
+            RoutingConfig::Planner { idle, table: entries } => {
+                p.positive("routing.idle", idle.0);
+                table(p, *entries);
+            }
+            _ => {}
         }
     }
 
     /// The routing's part of the memory estimate (`memory::estimate`): per switch, a
-    /// flowlet table of `table` entries of 16 bytes; round-robin spraying
+    /// flowlet table of `table` entries of 16 bytes, or a QP table of `table` entries of
+    /// 32 bytes and 12 bytes per port (the ports' lists and counts); round-robin spraying
     /// keeps a turn of 2 bytes per port. The others keep nothing.
     pub(crate) fn memory(&self, size: &FabricSize) -> u64 {
         let (switches, ports) = (size.switches(), size.ports());
         match self {
             RoutingConfig::Flowlet { table, .. } => mul(&[switches, *table as u64, 16]),
+            RoutingConfig::Planner { table, .. } => sum(&[mul(&[switches, *table as u64, 32]), mul(&[ports, 12])]),
             RoutingConfig::Spray { mode: SprayMode::RoundRobin } => mul(&[ports, bytes_of::<u16>()]),
             _ => 0,
         }
@@ -230,6 +254,8 @@ mod tests {
         assert!(flowlet.contains("gap = \"10us\"") && flowlet.contains("hash = \"five_tuple\""), "{flowlet}");
         assert!(flowlet.contains("table = 4096"), "{flowlet}");
         assert!(resolved("spray").contains("mode = \"random\""));
+        let planner = resolved("planner");
+        assert!(planner.contains("idle = \"100us\"") && planner.contains("table = 4096"), "{planner}");
     }
 
     #[test]
@@ -245,6 +271,7 @@ mod tests {
         };
         // Three switches: two leaves of 2 + 1 ports, a spine of 2; 8 ports.
         assert_eq!(part("flowlet"), 3 * 100 * 16);
+        assert_eq!(part("planner"), 3 * 100 * 32 + 8 * 12);
         assert_eq!(part("spray"), 8 * 2);
         let ecmp = load_config(SPINE_LEAF, &[("routing.type".into(), "ecmp".into())], None).unwrap();
         assert_eq!(crate::memory::estimate(&ecmp).part("routing tables"), 0);
@@ -254,7 +281,9 @@ mod tests {
     fn times_and_tables_must_be_positive() {
         let e = problem(&[("routing.type", "flowlet"), ("routing.gap", "0ns"), ("routing.table", "0")]);
         assert!(e.contains("`routing.gap`") && e.contains("positive") && e.contains("`routing.table`"), "{e}");
-        let e = problem(&[("routing.type", "flowlet"), ("routing.table", "16777217")]);
+        let e = problem(&[("routing.type", "planner"), ("routing.idle", "0us")]);
+        assert!(e.contains("`routing.idle`") && e.contains("positive"), "{e}");
+        let e = problem(&[("routing.type", "planner"), ("routing.table", "16777217")]);
         assert!(e.contains("`routing.table`") && e.contains("1 to 16777216"), "{e}");
     }
 
@@ -264,7 +293,7 @@ mod tests {
         assert!(e.contains("routing.mode") && e.contains("`round_robin`"), "{e}");
         let e = problem(&[("routing.type", "flowlett")]);
         assert!(e.contains("routing.type") && e.contains("`flowlet`"), "{e}");
-        let e = problem(&[("routing.type", "spray"), ("routing.gap", "1us")]);
-        assert!(e.contains("routing.gap") && e.contains("valid: mode"), "{e}");
+        let e = problem(&[("routing.type", "planner"), ("routing.gap", "1us")]);
+        assert!(e.contains("routing.gap") && e.contains("valid: idle, table"), "{e}");
     }
 }

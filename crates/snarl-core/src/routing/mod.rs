@@ -15,6 +15,7 @@ mod ecmp;
 mod flowlet;
 pub mod hash;
 mod minimal;
+mod planner;
 mod spray;
 mod state;
 #[cfg(test)]
@@ -29,6 +30,7 @@ pub use dmodk::DModK;
 pub use ecmp::Ecmp;
 pub use flowlet::Flowlet;
 pub use minimal::MinimalRouting;
+pub use planner::Planner;
 pub use spray::Spray;
 pub use state::PerSwitch;
 pub use ugal::Ugal;
@@ -126,6 +128,7 @@ pub enum AnyRouting {
     Ecmp(Ecmp),
     Flowlet(Flowlet),
     Spray(Spray),
+    Planner(Planner),
     Minimal(MinimalRouting),
     Valiant(Valiant),
     Ugal(Ugal),
@@ -148,6 +151,7 @@ impl Routing for AnyRouting {
             AnyRouting::Ecmp(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Flowlet(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Spray(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Planner(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Minimal(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Valiant(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Ugal(r) => r.route(topo, q, view, rng, out),
@@ -168,6 +172,7 @@ impl AnyRouting {
             | AnyRouting::Ecmp(_)
             | AnyRouting::Flowlet(_)
             | AnyRouting::Spray(_)
+            | AnyRouting::Planner(_)
             | AnyRouting::Valiant(_) => false,
             AnyRouting::Custom(r) => r.offers_choices(),
         }
@@ -184,6 +189,7 @@ impl AnyRouting {
                 | RoutingConfig::Ecmp { .. }
                 | RoutingConfig::Flowlet { .. }
                 | RoutingConfig::Spray { .. }
+                | RoutingConfig::Planner { .. }
         );
         if tree && !topo.supports_up_down() {
             return Err(Error::config(
@@ -194,7 +200,10 @@ impl AnyRouting {
         if !tree && !topo.supports_minimal() {
             return Err(Error::config(
                 "routing.type",
-                format!("{} has no distance-based routes: use updown, dmodk, ecmp, flowlet or spray", topo.describe()),
+                format!(
+                    "{} has no distance-based routes: use updown, dmodk, ecmp, flowlet, spray or planner",
+                    topo.describe()
+                ),
             ));
         }
         let classes = match config {
@@ -238,6 +247,7 @@ impl AnyRouting {
                 AnyRouting::Flowlet(Flowlet::new(*hash, gap.0, *table, topo.num_switches())?)
             }
             RoutingConfig::Spray { mode } => AnyRouting::Spray(Spray::new(*mode, topo)?),
+            RoutingConfig::Planner { idle, table } => AnyRouting::Planner(Planner::new(idle.0, *table, topo)?),
             RoutingConfig::Minimal { select, deadlock_avoidance } => {
                 AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
             }
@@ -478,6 +488,7 @@ mod tests {
                 RoutingConfig::Flowlet { gap: crate::units::Time(1), hash: EcmpHash::FiveTuple, table: 64 },
                 RoutingConfig::Spray { mode: SprayMode::Random },
                 RoutingConfig::Spray { mode: SprayMode::RoundRobin },
+                RoutingConfig::Planner { idle: crate::units::Time(1), table: 64 },
             ] {
                 walk_all_pairs(&fabric, &routing, 1);
             }
@@ -492,7 +503,8 @@ mod tests {
                 .unwrap();
         let err = AnyRouting::build(&RoutingConfig::Dmodk {}, &torus, 4, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
-        let load_balancing = ["type = 'flowlet'", "type = 'spray'\nmode = 'round_robin'"];
+        let load_balancing =
+            ["type = 'flowlet'", "type = 'spray'\nmode = 'round_robin'", "type = 'planner'\nidle = '1us'"];
         for text in load_balancing {
             let err = AnyRouting::build(&toml::from_str(text).unwrap(), &torus, 4, 4096).err().unwrap();
             assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");

@@ -73,7 +73,7 @@ impl IoqFabric {
             return Err(crate::Error::config(
                 "isolation.type",
                 "congestion isolation needs a routing that gives every packet one route (dmodk, ecmp, \
-                 flowlet, spray, updown) and FIFO input queues with per-port crossbar transfers: \
+                 flowlet, spray, planner, updown) and FIFO input queues with per-port crossbar transfers: \
                  its entries follow a flow's path",
             ));
         }
