@@ -1,8 +1,8 @@
 //! Flowlet switching (LetFlow): a flow keeps its port while the gaps between its packets
 //! at a switch stay within `gap`; a packet after a longer pause starts a new flowlet,
 //! which takes a new pseudo-random port. A pause longer than the paths' difference in
-//! delay lets a flow move without reordering its packets, so flows leave congested or
-//! colliding paths at their pauses.
+//! delay lets a flow move without reordering its packets, so flows that collide on a
+//! path part at their pauses, by chance rather than by measuring the paths.
 //!
 //! Each switch times its flows in a flowlet table of fixed size, as switch hardware does:
 //! an entry per flow hash (modulo the size) holding the time of its last packet and a

@@ -11,8 +11,8 @@
 //! Each switch keeps a QP table of fixed size, sized at build time: a QP's entry is among
 //! the `WAYS` entries after its hash (modulo the size), so a packet looks at one window
 //! and allocates nothing. A new QP takes a free entry of its window, else the least
-//! recently active one (released first: a live QP evicted so plans anew when it next
-//! sends, as on a switch whose table is full).
+//! recently active one (released first; a live QP evicted so is planned anew when it
+//! next sends, as on a switch whose table is full).
 //!
 //! Ended QPs are released lazily, without scanning the table: every port keeps its QPs in
 //! a list ordered by their last packet (each packet moves its QP to the end, a few index
@@ -22,7 +22,6 @@
 //! a plan looks at them. Each QP is released once, so this costs O(1) per QP amortised,
 //! plus a look at each candidate port per plan.
 
-use super::hash::five_tuple;
 use super::{Candidates, PerSwitch, PortView, Route, RouteQuery, Routing};
 use crate::error::Result;
 use crate::memory::fallible::{self, Zero};
@@ -31,7 +30,7 @@ use crate::topology::{AnyTopology, PortRange, Topology, UpDown};
 use rand_pcg::Pcg64Mcg;
 use strength_reduce::StrengthReducedU64;
 
-/// The entries a QP may occupy after its hash: two cache lines.
+/// The entries a QP may occupy from its hash on: 128 bytes, two or three cache lines.
 const WAYS: usize = 4;
 /// No entry (the ends of a port's list).
 const NONE: u32 = u32::MAX;
@@ -101,7 +100,7 @@ impl Routing for Planner {
             return out.only(Route { port: hops.first, vc: q.vc, via: NIL });
         }
         // 0 marks a free entry.
-        let key = five_tuple(q.src, q.dst, q.qp).max(1);
+        let key = q.flow_hash().max(1);
         let start = (key % self.entries) as usize;
         let port = self.tables.with(q.switch, |table| table.port(key, start, q.now, hops, self.idle));
         out.only(Route { port, vc: q.vc, via: NIL });

@@ -239,6 +239,15 @@ fn spraying_spreads_a_permutation_over_every_link() {
     assert!(random_report.summary.accepted_load > 0.5, "{}", random_report.summary.accepted_load);
 }
 
+/// Random spraying draws as up/down's random choice does: the same run, summary for
+/// summary.
+#[test]
+fn random_spraying_is_updowns_random_choice() {
+    let spray = summary(snarl_core::run(&config("type = \"spray\"\nmode = \"random\"", 0.9, "", &[])).unwrap());
+    let updown = summary(snarl_core::run(&config("type = \"updown\"\nselect = \"random\"", 0.9, "", &[])).unwrap());
+    assert_eq!(spray, updown);
+}
+
 /// Four long flows from leaf 0 to leaf 1, from hosts 0 to 3 to hosts 8 to 11. ECMP's hash
 /// puts three of them on one uplink (the control: they share it, and the group carries
 /// 0.5); the planner gives each its own uplink and its own link down from the spine, and
