@@ -47,6 +47,7 @@ impl Config {
         let mut p = Problems::default();
         self.validate_simulation(&mut p);
         self.topology.validate(&mut p);
+        self.routing.validate(&mut p);
         self.switch.validate(self, &mut p);
         self.nic.validate(self, &mut p);
         self.traffic.validate(self, &mut p);

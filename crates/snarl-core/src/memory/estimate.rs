@@ -14,6 +14,7 @@
 //! | fabric tables | the topology's own: 12 per XGFT switch, g·A² for a megafly's distances, ... |
 //! | switch ports | P · 138 (port state 64, credit-return ring 64, link class 2, shared memory 8) + S · 14, and 8 per request-mask word (⌈radix · V / 64⌉ per port) |
 //! | switch queues | P · V · 88 (input and output queue 24 each, credits 16, pause state 21, probe slot 2, PFC flag 1); with `input_queuing = "voq"`, P · V · (R · 24 + 8) more: a virtual output queue of 24 bytes per output port of the widest switch (R ports) for every input queue, and the bytes waiting for each output queue |
+//! | routing tables | with `flowlet`, S · `table` · 16 (a flowlet table per switch); with `planner`, S · `table` · 32 + P · 12 (a QP table per switch, a list and a count per port); with round-robin `spray`, P · 2 (a turn per port); none otherwise |
 //! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN, H · Q · (160 + 8 · ⌈cap / MTU⌉) with the per-pair control (a pair per slot, with the sizes of its packets in flight), H · 8 with a receive cap (when each host's drain ends) |
 //! | traffic tables | H · 10 for group membership, and H · 4 per pattern (or part of a mix) that keeps a host list or a destination table; with shared hotspots H · 9 and 24 per hotspot and lifetime of the run |
 //! | latency histograms | 5 · G + 8 HDR histograms of about 280 KB (3 latency and 2 FCT per group, 8 for the FCT size buckets), and one per queue probe |
@@ -84,6 +85,7 @@ pub fn estimate(config: &Config) -> Estimate {
 
     let switch_ports = config.switch.port_memory(&size);
     let switch_queues = config.switch.queue_memory(&size);
+    let routing = config.routing.memory(&size);
     let nics = sum(&[config.nic.memory(config, h, v, q), config.congestion_control.nic_memory(config, h, v, p, q)]);
     let traffic = sum(&[t.memory(h, config.simulation.duration), config.workload.memory(h)]);
     let histograms = config.observe.histogram_memory(groups);
@@ -117,6 +119,7 @@ pub fn estimate(config: &Config) -> Estimate {
             ("fabric tables", size.table_bytes),
             ("switch ports", switch_ports),
             ("switch queues", switch_queues),
+            ("routing tables", routing),
             ("NICs", nics),
             ("traffic tables", traffic),
             ("latency histograms", histograms),

@@ -1,6 +1,9 @@
 //! `[routing]`: the routing algorithm and its choices.
 
-use crate::units::Bytes;
+use crate::config::Problems;
+use crate::memory::{bytes_of, mul, sum};
+use crate::topology::FabricSize;
+use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
 
 fn yes() -> bool {
@@ -47,6 +50,37 @@ pub enum RoutingConfig {
         #[serde(default)]
         hash: EcmpHash,
     },
+    /// Flowlet switching (LetFlow): a flow keeps its port while the gaps between its
+    /// packets at a switch stay within `gap`, and takes a new pseudo-random one after a
+    /// longer pause. Timed in a fixed table per switch, shared by the flows that collide.
+    Flowlet {
+        /// Longest pause within a flowlet (default: 10 µs; see `docs/config.md`).
+        #[serde(default = "default_gap")]
+        gap: Time,
+        /// The flow identifier the table and the port hash use (as ECMP's).
+        #[serde(default)]
+        hash: EcmpHash,
+        /// Entries of each switch's flowlet table.
+        #[serde(default = "default_table")]
+        table: u32,
+    },
+    /// Packet spraying: every packet picks its port among the equal next hops.
+    Spray {
+        #[serde(default)]
+        mode: SprayMode,
+    },
+    /// A per-QP path planner: each switch gives a QP its port when it first sees it, the
+    /// one with the fewest active QPs, and frees it once the QP has been idle for longer
+    /// than `idle`.
+    Planner {
+        /// How long a QP may send nothing through a switch before that switch takes it to
+        /// have ended (default: 100 µs; see `docs/config.md`).
+        #[serde(default = "default_idle")]
+        idle: Time,
+        /// Entries of each switch's QP table.
+        #[serde(default = "default_table")]
+        table: u32,
+    },
     /// Minimal routing on distance-based fabrics (Dragonfly, Megafly, HyperX, tori), with
     /// VCs by hop class.
     Minimal {
@@ -78,6 +112,67 @@ pub enum RoutingConfig {
         #[serde(default, skip_serializing_if = "MinimalVcs::is_class")]
         minimal_vcs: MinimalVcs,
     },
+}
+
+/// How a sprayed packet picks its port.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum SprayMode {
+    /// Uniformly at random, from the routing's random stream.
+    #[default]
+    Random,
+    /// The next port in turn, one turn per switch and group of equal ports.
+    RoundRobin,
+}
+
+/// Most entries of a flowlet or QP table per switch (2^24).
+pub const MAX_TABLE: u32 = 1 << 24;
+
+fn default_gap() -> Time {
+    Time::from_ns(10_000)
+}
+fn default_idle() -> Time {
+    Time::from_ns(100_000)
+}
+fn default_table() -> u32 {
+    4096
+}
+
+impl RoutingConfig {
+    /// The checks of `[routing]` that serde cannot express (what needs the fabric is
+    /// checked as the routing is built: `AnyRouting::build`).
+    pub(crate) fn validate(&self, p: &mut Problems) {
+        let table = |p: &mut Problems, table: u32| {
+            if !(1..=MAX_TABLE).contains(&table) {
+                p.add("routing.table", format!("must be 1 to {MAX_TABLE} entries, found {table}"));
+            }
+        };
+        match self {
+            RoutingConfig::Flowlet { gap, table: entries, .. } => {
+                p.positive("routing.gap", gap.0);
+                table(p, *entries);
+            }
+            RoutingConfig::Planner { idle, table: entries } => {
+                p.positive("routing.idle", idle.0);
+                table(p, *entries);
+            }
+            _ => {}
+        }
+    }
+
+    /// The routing's part of the memory estimate (`memory::estimate`): per switch, a
+    /// flowlet table of `table` entries of 16 bytes, or a QP table of `table` entries of
+    /// 32 bytes and 12 bytes per port (the ports' lists and counts); round-robin spraying
+    /// keeps a turn of 2 bytes per port. The others keep nothing.
+    pub(crate) fn memory(&self, size: &FabricSize) -> u64 {
+        let (switches, ports) = (size.switches(), size.ports());
+        match self {
+            RoutingConfig::Flowlet { table, .. } => mul(&[switches, *table as u64, 16]),
+            RoutingConfig::Planner { table, .. } => sum(&[mul(&[switches, *table as u64, 32]), mul(&[ports, 12])]),
+            RoutingConfig::Spray { mode: SprayMode::RoundRobin } => mul(&[ports, bytes_of::<u16>()]),
+            _ => 0,
+        }
+    }
 }
 
 /// The VCs a packet on a minimal route may take.
@@ -126,5 +221,79 @@ pub enum MinimalSelect {
 impl Default for RoutingConfig {
     fn default() -> Self {
         RoutingConfig::Updown { select: UpSelect::Random }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::load_config;
+
+    const SPINE_LEAF: &str = r#"
+        [simulation]
+        duration = "10us"
+        [topology]
+        type = "spine_leaf"
+        leaves = 2
+        spines = 1
+        hosts_per_leaf = 2
+        [traffic]
+        load = 0.5
+    "#;
+
+    /// The error of `SPINE_LEAF` with `overrides`, as text.
+    fn problem(overrides: &[(&str, &str)]) -> String {
+        let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        load_config(SPINE_LEAF, &o, None).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn load_balancing_defaults_resolve() {
+        let o = |t: &str| vec![("routing.type".to_string(), t.to_string())];
+        let resolved = |t: &str| load_config(SPINE_LEAF, &o(t), None).unwrap().to_toml();
+        let flowlet = resolved("flowlet");
+        assert!(flowlet.contains("gap = \"10us\"") && flowlet.contains("hash = \"five_tuple\""), "{flowlet}");
+        assert!(flowlet.contains("table = 4096"), "{flowlet}");
+        assert!(resolved("spray").contains("mode = \"random\""));
+        let planner = resolved("planner");
+        assert!(planner.contains("idle = \"100us\"") && planner.contains("table = 4096"), "{planner}");
+    }
+
+    #[test]
+    fn the_tables_are_in_the_memory_estimate() {
+        let part = |routing: &str| {
+            let o = [("routing.type".to_string(), routing.to_string()), ("routing.table".to_string(), "100".into())];
+            let o = if routing == "spray" {
+                vec![o[0].clone(), ("routing.mode".into(), "round_robin".into())]
+            } else {
+                o.to_vec()
+            };
+            crate::memory::estimate(&load_config(SPINE_LEAF, &o, None).unwrap()).part("routing tables")
+        };
+        // Three switches: two leaves of 2 + 1 ports, a spine of 2; 8 ports.
+        assert_eq!(part("flowlet"), 3 * 100 * 16);
+        assert_eq!(part("planner"), 3 * 100 * 32 + 8 * 12);
+        assert_eq!(part("spray"), 8 * 2);
+        let ecmp = load_config(SPINE_LEAF, &[("routing.type".into(), "ecmp".into())], None).unwrap();
+        assert_eq!(crate::memory::estimate(&ecmp).part("routing tables"), 0);
+    }
+
+    #[test]
+    fn times_and_tables_must_be_positive() {
+        let e = problem(&[("routing.type", "flowlet"), ("routing.gap", "0ns"), ("routing.table", "0")]);
+        assert!(e.contains("`routing.gap`") && e.contains("positive") && e.contains("`routing.table`"), "{e}");
+        let e = problem(&[("routing.type", "planner"), ("routing.idle", "0us")]);
+        assert!(e.contains("`routing.idle`") && e.contains("positive"), "{e}");
+        let e = problem(&[("routing.type", "planner"), ("routing.table", "16777217")]);
+        assert!(e.contains("`routing.table`") && e.contains("1 to 16777216"), "{e}");
+    }
+
+    #[test]
+    fn misspelt_names_get_the_closest() {
+        let e = problem(&[("routing.type", "spray"), ("routing.mode", "round_robbin")]);
+        assert!(e.contains("routing.mode") && e.contains("`round_robin`"), "{e}");
+        let e = problem(&[("routing.type", "flowlett")]);
+        assert!(e.contains("routing.type") && e.contains("`flowlet`"), "{e}");
+        let e = problem(&[("routing.type", "planner"), ("routing.gap", "1us")]);
+        assert!(e.contains("routing.gap") && e.contains("valid: idle, table"), "{e}");
     }
 }

@@ -12,8 +12,11 @@ mod candidates;
 mod config;
 mod dmodk;
 mod ecmp;
+mod flowlet;
 pub mod hash;
 mod minimal;
+mod planner;
+mod spray;
 mod state;
 #[cfg(test)]
 mod stateful_test;
@@ -22,10 +25,13 @@ mod updown;
 mod valiant;
 
 pub use candidates::{Candidate, Candidates, MAX_CANDIDATES};
-pub use config::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, UgalInformation, UpSelect};
+pub use config::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, UgalInformation, UpSelect, MAX_TABLE};
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
+pub use flowlet::Flowlet;
 pub use minimal::MinimalRouting;
+pub use planner::Planner;
+pub use spray::Spray;
 pub use state::PerSwitch;
 pub use ugal::Ugal;
 pub use updown::UpDownRouting;
@@ -120,6 +126,9 @@ pub enum AnyRouting {
     UpDown(UpDownRouting),
     DModK(DModK),
     Ecmp(Ecmp),
+    Flowlet(Flowlet),
+    Spray(Spray),
+    Planner(Planner),
     Minimal(MinimalRouting),
     Valiant(Valiant),
     Ugal(Ugal),
@@ -140,6 +149,9 @@ impl Routing for AnyRouting {
             AnyRouting::UpDown(r) => r.route(topo, q, view, rng, out),
             AnyRouting::DModK(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Ecmp(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Flowlet(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Spray(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Planner(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Minimal(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Valiant(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Ugal(r) => r.route(topo, q, view, rng, out),
@@ -156,7 +168,12 @@ impl AnyRouting {
             AnyRouting::UpDown(r) => r.select == UpSelect::Adaptive,
             AnyRouting::Minimal(r) => r.select == MinimalSelect::Adaptive,
             AnyRouting::Ugal(_) => true,
-            AnyRouting::DModK(_) | AnyRouting::Ecmp(_) | AnyRouting::Valiant(_) => false,
+            AnyRouting::DModK(_)
+            | AnyRouting::Ecmp(_)
+            | AnyRouting::Flowlet(_)
+            | AnyRouting::Spray(_)
+            | AnyRouting::Planner(_)
+            | AnyRouting::Valiant(_) => false,
             AnyRouting::Custom(r) => r.offers_choices(),
         }
     }
@@ -165,8 +182,15 @@ impl AnyRouting {
     /// routings on fabrics without an up/down structure, distance-based routings on
     /// fabrics without a distance, and too few VCs for the hop classes a routing needs.
     pub fn build(config: &RoutingConfig, topo: &AnyTopology, vcs: usize, mtu: u64) -> Result<AnyRouting> {
-        let tree =
-            matches!(config, RoutingConfig::Updown { .. } | RoutingConfig::Dmodk {} | RoutingConfig::Ecmp { .. });
+        let tree = matches!(
+            config,
+            RoutingConfig::Updown { .. }
+                | RoutingConfig::Dmodk {}
+                | RoutingConfig::Ecmp { .. }
+                | RoutingConfig::Flowlet { .. }
+                | RoutingConfig::Spray { .. }
+                | RoutingConfig::Planner { .. }
+        );
         if tree && !topo.supports_up_down() {
             return Err(Error::config(
                 "routing.type",
@@ -176,7 +200,10 @@ impl AnyRouting {
         if !tree && !topo.supports_minimal() {
             return Err(Error::config(
                 "routing.type",
-                format!("{} has no distance-based routes: use updown, dmodk or ecmp", topo.describe()),
+                format!(
+                    "{} has no distance-based routes: use updown, dmodk, ecmp, flowlet, spray or planner",
+                    topo.describe()
+                ),
             ));
         }
         let classes = match config {
@@ -216,6 +243,11 @@ impl AnyRouting {
             RoutingConfig::Updown { select } => AnyRouting::UpDown(UpDownRouting { select: *select }),
             RoutingConfig::Dmodk {} => AnyRouting::DModK(DModK),
             RoutingConfig::Ecmp { hash } => AnyRouting::Ecmp(Ecmp { hash: *hash }),
+            RoutingConfig::Flowlet { gap, hash, table } => {
+                AnyRouting::Flowlet(Flowlet::new(*hash, gap.0, *table, topo.num_switches())?)
+            }
+            RoutingConfig::Spray { mode } => AnyRouting::Spray(Spray::new(*mode, topo)?),
+            RoutingConfig::Planner { idle, table } => AnyRouting::Planner(Planner::new(idle.0, *table, topo)?),
             RoutingConfig::Minimal { select, deadlock_avoidance } => {
                 AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
             }
@@ -453,6 +485,10 @@ mod tests {
                 RoutingConfig::Dmodk {},
                 RoutingConfig::Ecmp { hash: EcmpHash::FiveTuple },
                 RoutingConfig::Ecmp { hash: EcmpHash::Qp },
+                RoutingConfig::Flowlet { gap: crate::units::Time(1), hash: EcmpHash::FiveTuple, table: 64 },
+                RoutingConfig::Spray { mode: SprayMode::Random },
+                RoutingConfig::Spray { mode: SprayMode::RoundRobin },
+                RoutingConfig::Planner { idle: crate::units::Time(1), table: 64 },
             ] {
                 walk_all_pairs(&fabric, &routing, 1);
             }
@@ -467,6 +503,12 @@ mod tests {
                 .unwrap();
         let err = AnyRouting::build(&RoutingConfig::Dmodk {}, &torus, 4, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
+        let load_balancing =
+            ["type = 'flowlet'", "type = 'spray'\nmode = 'round_robin'", "type = 'planner'\nidle = '1us'"];
+        for text in load_balancing {
+            let err = AnyRouting::build(&toml::from_str(text).unwrap(), &torus, 4, 4096).err().unwrap();
+            assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
+        }
         let err = AnyRouting::build(&RoutingConfig::Valiant {}, &torus, 2, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "switch.vcs"), "{err}");
         let tree = topology::build(&TopologyConfig::FatTree { radix: 4, levels: 2 }, &links).unwrap();

@@ -68,7 +68,7 @@ impl PortView for Idle {
 }
 
 /// The one route `routing` offers.
-fn only_route(routing: &impl Routing, topo: &AnyTopology, q: &RouteQuery, rng: &mut Pcg64Mcg) -> Route {
+pub(super) fn only_route(routing: &impl Routing, topo: &AnyTopology, q: &RouteQuery, rng: &mut Pcg64Mcg) -> Route {
     let mut offer = Candidates::new();
     routing.route(topo, q, &Idle, rng, &mut offer);
     assert_eq!(offer.len(), 1);
@@ -80,7 +80,7 @@ fn fat_tree() -> AnyTopology {
 }
 
 /// The query at the leaf of `src` for a packet of flow (src, dst, qp) at `now`.
-fn at_leaf(topo: &AnyTopology, src: u32, dst: u32, qp: u32, now: u64) -> RouteQuery {
+pub(super) fn at_leaf(topo: &AnyTopology, src: u32, dst: u32, qp: u32, now: u64) -> RouteQuery {
     let Endpoint::Switch { switch, port } = topo.attachment(src as usize) else { panic!("host {src}") };
     RouteQuery { switch, src, dst, qp, vc: 0, hops: 0, in_port: port, via: NIL, size: 64, now }
 }

@@ -17,6 +17,7 @@ mod ibcc;
 mod infiniband;
 mod isolation;
 mod layering;
+mod load_balancing;
 mod lossless_ethernet;
 mod mechanisms;
 mod memory;

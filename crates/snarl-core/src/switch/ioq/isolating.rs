@@ -73,8 +73,8 @@ impl IoqFabric {
             return Err(crate::Error::config(
                 "isolation.type",
                 "congestion isolation needs a routing that gives every packet one route (dmodk, ecmp, \
-                 updown) and FIFO input queues with per-port crossbar transfers: its entries follow a \
-                 flow's path",
+                 flowlet, spray, planner, updown) and FIFO input queues with per-port crossbar transfers: \
+                 its entries follow a flow's path",
             ));
         }
         let state = IsolationState::new(params, self.ports.len(), self.vcs, self.queues)?;
