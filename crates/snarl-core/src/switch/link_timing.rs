@@ -23,13 +23,15 @@ pub struct LinkTiming {
 }
 
 impl LinkTiming {
-    pub fn new(link: Link, speedup: f64) -> LinkTiming {
+    /// The timing of `link` behind a crossbar `speedup` times faster, with `framing`
+    /// bytes of link time around every frame (a pause frame's too).
+    pub fn new(link: Link, speedup: f64, framing: u64) -> LinkTiming {
         let serializer = SerialTime::new(link.rate);
         LinkTiming {
             serializer,
             crossbar: SerialTime::new(Rate(((link.rate.0 as f64) * speedup).round() as u64)),
             latency: link.latency.0,
-            pause_flight: serializer.time(PAUSE_FRAME_BYTES) + link.latency.0,
+            pause_flight: serializer.time(PAUSE_FRAME_BYTES + framing) + link.latency.0,
         }
     }
 }
@@ -44,11 +46,11 @@ pub struct LinkTimings {
 }
 
 impl LinkTimings {
-    /// Timings of the `ports` links at `speedup`, in port order.
-    pub fn new(ports: usize, links: impl IntoIterator<Item = Link>, speedup: f64) -> Result<LinkTimings> {
+    /// Timings of the `ports` links at `speedup` with `framing`, in port order.
+    pub fn new(ports: usize, links: impl IntoIterator<Item = Link>, speedup: f64, framing: u64) -> Result<LinkTimings> {
         let (mut classes, mut rates): (Vec<LinkTiming>, Vec<u64>) = (Vec::new(), Vec::new());
         let class_of = links.into_iter().map(|link| {
-            let timing = LinkTiming::new(link, speedup);
+            let timing = LinkTiming::new(link, speedup, framing);
             let same = |c: usize| classes[c] == timing && rates[c] == link.rate.0;
             let class = (0..classes.len()).find(|&c| same(c)).unwrap_or_else(|| {
                 classes.push(timing);
@@ -96,7 +98,7 @@ mod tests {
         let host = Link { rate: Rate(100_000_000_000), latency: Time::from_ns(25) };
         let global = Link { rate: Rate(200_000_000_000), latency: Time::from_ns(100) };
         let ports = [host, global, host, host, global];
-        let t = LinkTimings::new(ports.len(), ports.iter().copied(), 2.0).unwrap();
+        let t = LinkTimings::new(ports.len(), ports.iter().copied(), 2.0, 0).unwrap();
         assert_eq!(t.classes(), 2);
         assert_eq!(t.of(2), t.of(0));
         assert_eq!(t.of(4).latency, 100_000);
@@ -104,5 +106,8 @@ mod tests {
         assert_eq!((t.of(0).serializer.time(4096), t.of(0).crossbar.time(4096)), (327_680, 163_840));
         assert_eq!(t.of(1).pause_flight, t.of(1).serializer.time(PAUSE_FRAME_BYTES) + 100_000);
         assert_eq!((t.rate(2), t.rate(4)), (100_000_000_000, 200_000_000_000));
+        // Ethernet's 20 bytes of preamble and gap delay a pause frame too.
+        let framed = LinkTimings::new(1, [host], 1.0, 20).unwrap();
+        assert_eq!(framed.of(0).pause_flight, framed.of(0).serializer.time(PAUSE_FRAME_BYTES + 20) + 25_000);
     }
 }

@@ -105,6 +105,8 @@ pub struct IoqParams {
     /// face them hold credits for an input buffer per queue, returned as they drain.
     pub receive_cap: Option<Rate>,
     pub latency: u64,
+    /// Link time each packet takes beyond its frame (`nic.framing`), in bytes.
+    pub framing: u64,
     pub control: LinkControl,
     /// Start of the measurement interval (for paused time).
     pub measure_from: u64,
@@ -122,6 +124,9 @@ pub struct IoqFabric {
     input_capacity: u64,
     output_capacity: u64,
     latency: u64,
+    /// Bytes of link time each packet takes beyond its frame (preamble, gap), added
+    /// where a link serialises; buffers and credits hold the frame alone.
+    framing: u64,
     control: LinkControl,
     /// Shared-buffer fabrics: the ingress side of the packet memory.
     memory: SharedMemory,
@@ -194,6 +199,7 @@ impl IoqFabric {
             voq,
             receive_cap,
             latency,
+            framing,
             mut control,
             measure_from,
         } = params;
@@ -247,7 +253,7 @@ impl IoqFabric {
             }
         }
         let max_bits = radix.iter().map(|&r| r as usize * queues).max().unwrap_or(0);
-        let timing = LinkTimings::new(total, links, speedup)?;
+        let timing = LinkTimings::new(total, links, speedup, framing)?;
         let rates = collected(total, (0..total).map(|p| timing.rate(p)), what)?;
         let owners = collected(total, port_state.iter().map(|p: &Port| p.owner), what)?;
         let shares = shares::Shares::new(&rates, &owners, switches)?;
@@ -268,6 +274,7 @@ impl IoqFabric {
             input_capacity,
             output_capacity,
             latency,
+            framing,
             control,
             memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
             plain_arrival: credit_based && !voq,
