@@ -207,3 +207,81 @@ fn frames_beyond_32_bits_or_larger_than_the_buffers_are_refused() {
     assert_eq!(path, "nic.hedaer");
     assert!(message.contains("`header`"), "{message}");
 }
+
+/// The fabric of an NCCL spine-leaf test report: 2 leaves of 8 hosts at 400 Gb/s, 1
+/// spine, 4 links of 800 Gb/s per leaf-spine pair (1:1), 560 ns through each switch.
+/// Cables of 3 m at 5 ns/m: 15 ns a link. Buffers cover an 800 Gb/s link's credit loop
+/// through a 560 ns switch. Every host sends to the host 8 places on, on the other leaf:
+/// all traffic crosses the spine, and d-mod-k spreads it over a leaf's uplinks by
+/// destination.
+const NCCL_SPINE_LEAF: &str = r#"
+[simulation]
+duration = "60us"
+warmup = "20us"
+
+[topology]
+type = "spine_leaf"
+leaves = 2
+spines = 1
+hosts_per_leaf = 8
+links_per_pair = 4
+
+[links]
+host = { rate = "400Gbps", latency = "15ns" }
+switch = { rate = "800Gbps", latency = "15ns" }
+
+[switch]
+type = "ioq"
+input_buffer = "256KiB"
+output_buffer = "256KiB"
+latency = "560ns"
+
+[routing]
+type = "dmodk"
+
+[nic]
+mtu = "4KiB"
+
+[traffic]
+load = 1.0
+message_size = "64KiB"
+pattern = { type = "shift", offset = 8 }
+"#;
+
+/// Removing uplinks caps what crosses the spine at the links kept: 4 uplinks of 800 Gb/s
+/// carry the 8 hosts' 3.2 Tb/s in full, 3 carry 3/4 of it, 2 half (8 flows on k links,
+/// d-mod-k by destination, every link kept runs full).
+#[test]
+fn removing_uplinks_scales_what_crosses_the_spine() {
+    let by_links = |ratio: &str| {
+        let o = [("topology.oversubscription", ratio), ("topology.oversubscription_by", "links")];
+        run(NCCL_SPINE_LEAF, &o).summary.accepted_load
+    };
+    let control = run(NCCL_SPINE_LEAF, &[]).summary.accepted_load;
+    let (full, three, two) = (by_links("1:1"), by_links("1:0.75"), by_links("1:0.5"));
+    assert_close("every uplink", control, 1.0, 0.02);
+    assert_eq!(full, control, "1:1 by links is the fabric as cabled");
+    assert_close("3 of 4 uplinks", three / full, 0.75, 0.02);
+    assert_close("2 of 4 uplinks", two / full, 0.5, 0.02);
+}
+
+/// A ratio that keeps no whole number of uplinks is refused at its key, in one line that
+/// says which ratios the uplinks allow.
+#[test]
+fn a_ratio_between_uplink_counts_is_refused_at_its_key() {
+    let by_links = [("topology.oversubscription", "1:0.6"), ("topology.oversubscription_by", "links")];
+    let (path, message) = config_error(NCCL_SPINE_LEAF, &by_links);
+    assert_eq!(path, "topology.oversubscription");
+    assert!(message.contains("1:0.25, 1:0.5, 1:0.75 or 1:1"), "{message}");
+    assert!(message.contains("found \"1:0.6\" (2.4 uplinks)"), "{message}");
+    assert!(!message.contains('\n'), "{message}");
+    // By rate, the same ratio slows the four uplinks instead.
+    let o = [("topology.oversubscription".to_string(), "1:0.6".to_string())];
+    assert!(load_config(NCCL_SPINE_LEAF, &o, None).is_ok());
+    // The mode alone would change nothing.
+    let (path, _) = config_error(NCCL_SPINE_LEAF, &[("topology.oversubscription_by", "links")]);
+    assert_eq!(path, "topology.oversubscription_by");
+    let (path, message) = config_error(NCCL_SPINE_LEAF, &[("topology.oversubscription_by", "link")]);
+    assert_eq!(path, "topology.oversubscription_by");
+    assert!(message.contains("`links`"), "{message}");
+}
