@@ -83,7 +83,7 @@ pub fn fabric_size(cfg: &TopologyConfig) -> FabricSize {
                 }
                 _ => all,
             };
-            let (per_spine, more) = if s == 0 { (0, 0) } else { (kept / s, kept % s) };
+            let (per_spine, more) = kept.checked_div(s).map_or((0, 0), |q| (q, kept - q * s));
             from_classes(
                 l.saturating_mul(h),
                 &[

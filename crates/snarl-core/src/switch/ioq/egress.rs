@@ -289,7 +289,7 @@ impl IoqFabric {
         self.ports[o].queue_next = if queue + 1 == n { 0 } else { queue as u8 + 1 };
         let size = ctx.packets[id].size as u64;
         let link = *self.timing.of(o);
-        let serialise = link.serializer.time(size + self.framing);
+        let serialise = link.serializer.time(size);
         let end = now + serialise;
         let class = D::sent(self, o, queue, size);
         self.sender.on_send(o, class, size);

@@ -120,7 +120,7 @@ impl IoqFabric {
     /// hop: the slowest link's serialisation (with the framing) and latency, and the
     /// switch's own latency.
     pub fn slowest_hop(&self, frame: u64) -> u64 {
-        self.timing.slowest(frame + self.framing) + self.latency
+        self.timing.slowest(frame) + self.latency
     }
 
     /// The most loaded non-empty queues, for deadlock reports.

@@ -73,7 +73,7 @@ impl IoqFabric {
         } else {
             link.crossbar.time(mtu)
         };
-        self.latency + transfer.max(link.serializer.time(mtu + self.framing))
+        self.latency + transfer.max(link.serializer.time(mtu))
     }
 
     /// Per-VC crossbar paths take one transfer at a time: a port k times faster than

@@ -105,7 +105,8 @@ pub struct IoqParams {
     /// face them hold credits for an input buffer per queue, returned as they drain.
     pub receive_cap: Option<Rate>,
     pub latency: u64,
-    /// Link time each packet takes beyond its frame (`nic.framing`), in bytes.
+    /// Link time each packet takes beyond its frame (`nic.framing`), in bytes: in the
+    /// links' serialisation, never in buffers or credits.
     pub framing: u64,
     pub control: LinkControl,
     /// Start of the measurement interval (for paused time).
@@ -124,9 +125,6 @@ pub struct IoqFabric {
     input_capacity: u64,
     output_capacity: u64,
     latency: u64,
-    /// Bytes of link time each packet takes beyond its frame (preamble, gap), added
-    /// where a link serialises; buffers and credits hold the frame alone.
-    framing: u64,
     control: LinkControl,
     /// Shared-buffer fabrics: the ingress side of the packet memory.
     memory: SharedMemory,
@@ -274,7 +272,6 @@ impl IoqFabric {
             input_capacity,
             output_capacity,
             latency,
-            framing,
             control,
             memory: SharedMemory::new(total, switches, input_capacity, shared_pool)?,
             plain_arrival: credit_based && !voq,
@@ -437,7 +434,7 @@ impl IoqFabric {
         if let Feedback::Pause { queue, on } = feedback {
             ctx.trace(TraceEvent::PauseSent { port: gp, queue, on });
         }
-        let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
+        let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.pause_flight(gp as usize);
         ctx.schedule(at, upstream.feedback_event(feedback));
     }
 
