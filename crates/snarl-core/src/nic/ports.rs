@@ -9,12 +9,13 @@ use crate::packet::{Message, Packet, PacketKind, NIL};
 
 impl Nics {
     /// Puts the next `size` bytes of message `mid` (`m`) on host `host`'s link, in class
-    /// `class` (its VC's, or the congested-flow class of an isolated flow): launches
-    /// the packet, paces a capped group, and counts the injection. Returns the
-    /// serialisation time.
+    /// `class` (its VC's, or the congested-flow class of an isolated flow), in a frame
+    /// with the header: launches the packet, paces a capped group, and counts the
+    /// injection. Returns the serialisation time.
     pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64, class: u8) -> u64 {
         let group = ctx.stats.host_group[host as usize];
-        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, PacketKind::DATA);
+        let frame = size + self.wire.header;
+        let serialise = self.launch(ctx, host, m.dst, frame, m.qp, mid, group, m.vc, class, PacketKind::DATA);
         let cap = self.cap[host as usize];
         if cap < 1.0 {
             self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
@@ -23,7 +24,8 @@ impl Nics {
         serialise
     }
 
-    /// Puts a packet of `host` on its link now; returns its serialisation time.
+    /// Puts a packet of `host`, a frame of `size` bytes, on its link now; returns its
+    /// serialisation time (the framing's included).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch(
         &mut self,
@@ -39,7 +41,7 @@ impl Nics {
         kind: PacketKind,
     ) -> u64 {
         let (h, now) = (host as usize, ctx.now);
-        let serialise = self.serializer[h].time(size);
+        let serialise = self.serializer[h].time(self.wire.on_link(size));
         let arrival = now + self.latency[h];
         let packet = ctx.packets.alloc(Packet {
             next: NIL,
