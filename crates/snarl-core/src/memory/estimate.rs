@@ -21,7 +21,7 @@
 //! | time series | W · G · 32 counters, the report's table of W · (G + 1) rows of 72 bytes, W · 8 for recovery, W · 80 for the fabric series of runs with PFC, drops, ECN or congestion control, W · Q · 32 for the windows of the Q probed queues |
 //! | event calendar | 25 per wheel bucket (2^k of them, k = log2(H / 2) within 10..24), and 32 per event for 4,096 + 2 · H + 16 · (H + P) · ρ events: a generation pending per host and, at saturation, about two events per host and port in bucket buffers that keep up to eight times that room |
 //! | watchdog | 2 · P · V · ρ queues (inputs and outputs, the non-empty ones at saturation) of 32 bytes: the heads seen at the last check and at the next; with virtual output queues, P · V · ρ · min(R, B) more (the non-empty ones of an input buffer) |
-//! | packets in flight | 1.5 · ρ · (H · B packets of 64 bytes + H · Q messages of 48 bytes): at saturation every host keeps about one buffer's worth of packets in flight and a full source queue, in slabs that grow by doubling |
+//! | packets in flight | 1.5 · ρ · (H · B packets of 64 bytes + H · Q messages of 56 bytes): at saturation every host keeps about one buffer's worth of packets in flight and a full source queue, in slabs that grow by doubling |
 //!
 //! The last two parts, which scale with the load, dominate fabrics with deep buffers and
 //! small packets (cycle-level configs). Not counted: what grows with the length of the

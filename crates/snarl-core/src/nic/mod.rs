@@ -268,6 +268,7 @@ impl Nics {
                 vc,
                 stream,
                 next_free: NIL,
+                next_in_flow: NIL,
             });
             let slot = self.slot_after_head(h, self.queue_len[h] as usize);
             self.queue[h * self.queue_capacity + slot] = id;

@@ -14,7 +14,7 @@ impl Nics {
     /// serialisation time.
     pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64, class: u8) -> u64 {
         let group = ctx.stats.host_group[host as usize];
-        let serialise = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, PacketKind::DATA);
+        let (serialise, _) = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, PacketKind::DATA);
         let cap = self.cap[host as usize];
         if cap < 1.0 {
             self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
@@ -23,7 +23,8 @@ impl Nics {
         serialise
     }
 
-    /// Puts a packet of `host` on its link now; returns its serialisation time.
+    /// Puts a packet of `host` on its link now; returns its serialisation time and the
+    /// packet.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch(
         &mut self,
@@ -37,7 +38,7 @@ impl Nics {
         vc: u8,
         class: u8,
         kind: PacketKind,
-    ) -> u64 {
+    ) -> (u64, u32) {
         let (h, now) = (host as usize, ctx.now);
         let serialise = self.serializer[h].time(size);
         let arrival = now + self.latency[h];
@@ -68,7 +69,7 @@ impl Nics {
             Some(port) => ctx.schedule(arrival, Event::Arrive { port, packet }),
             None => ctx.send_to_host(arrival + serialise, packet),
         }
-        serialise
+        (serialise, packet)
     }
 
     pub fn credit(&mut self, ctx: &mut Ctx, host: u32, vc: usize, bytes: u64) {

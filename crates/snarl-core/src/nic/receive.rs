@@ -9,6 +9,7 @@ use crate::cc::{Acknowledgement, CongestionControl, FlowKey};
 use crate::kernel::Timer;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
+use crate::routing::hash::flow_vc;
 
 impl Nics {
     /// The tail of `packet` reached its destination NIC, which decides what its kind
@@ -47,8 +48,9 @@ impl Nics {
         if !cc.on_marked(ctx, FlowKey { src, dst, qp }) {
             return;
         }
-        // On the flow's (injection) VC.
-        let vc = ctx.messages[p.message].vc;
+        // On the flow's (injection) VC, as its message has it (`Nics::post`): from the
+        // flow, since an in-order receiver's duplicate may outlive its message.
+        let vc = flow_vc(src, dst, qp, &self.vc_divisor);
         let kind = cc.notification();
         scheduler.control[dst as usize].push_back(ControlRequest { dst: src, qp, vc, kind });
         self.try_inject(ctx, dst);
@@ -63,7 +65,7 @@ impl Nics {
         let (src, dst, qp) = (p.src, p.dst, p.qp);
         let Some(ack) = cc.on_data(ctx, FlowKey { src, dst, qp }, &p) else { return };
         let kind = ack.kind();
-        let vc = ctx.messages[p.message].vc;
+        let vc = flow_vc(src, dst, qp, &self.vc_divisor);
         scheduler.control[dst as usize].push_back(ControlRequest { dst: src, qp, vc, kind });
         self.try_inject(ctx, dst);
     }

@@ -123,7 +123,7 @@ impl Nics {
             if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
                 scheduler.control[h].pop_front();
                 let group = ctx.stats.host_group[h];
-                let serialise =
+                let (serialise, _) =
                     self.launch(ctx, host, cnp.dst, CONTROL_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
                 if cnp.kind.notifies_congestion() {
                     ctx.trace(TraceEvent::CnpSent { group });

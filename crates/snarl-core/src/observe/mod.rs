@@ -53,6 +53,8 @@ pub struct GroupStats {
     pub injected_packets: u64,
     pub delivered_packets: u64,
     pub dropped_packets: u64,
+    /// Data packets an in-order receiver discarded (out of sequence, or duplicates).
+    pub discarded_packets: u64,
     pub latency: Latency,
     pub network_latency: Latency,
     pub message_latency: Latency,
@@ -88,6 +90,9 @@ pub struct Stats {
     pub pfc: PfcCounters,
     /// The windows of the per-pair congestion control, in runs that have it.
     pub per_pair: Option<PerPairWindows>,
+    /// Data packets in-order receivers discarded: neither delivered nor dropped, they
+    /// reached their host and were let go (`PacketCounts::discarded`).
+    pub discarded: u64,
     pub fct: Fct,
     /// The optional collectors this run has.
     pub collectors: Collectors,
@@ -154,6 +159,7 @@ impl Stats {
             counters: Counters::default(),
             pfc: PfcCounters::default(),
             per_pair: None,
+            discarded: 0,
             fct: Fct::new(ideal, groups),
             collectors: Collectors::default(),
             injected: 0,
@@ -352,6 +358,7 @@ impl Stats {
             total.injected_packets += g.injected_packets;
             total.delivered_packets += g.delivered_packets;
             total.dropped_packets += g.dropped_packets;
+            total.discarded_packets += g.discarded_packets;
             total.latency.merge(&g.latency);
             total.network_latency.merge(&g.network_latency);
             total.message_latency.merge(&g.message_latency);
@@ -431,8 +438,9 @@ impl Stats {
         PacketCounts {
             injected: self.injected,
             delivered: self.delivered,
-            in_flight: self.injected - self.delivered - self.counters.packets_dropped,
+            in_flight: self.injected - self.delivered - self.counters.packets_dropped - self.discarded,
             dropped: self.counters.packets_dropped,
+            discarded: self.discarded,
         }
     }
 }
@@ -563,8 +571,9 @@ fn group_summary(g: &GroupStats, fct: &FctDist, info: &GroupInfo, seconds: f64, 
         packets: PacketCounts {
             injected: g.injected_packets,
             delivered: g.delivered_packets,
-            in_flight: g.injected_packets - g.delivered_packets - g.dropped_packets,
+            in_flight: g.injected_packets - g.delivered_packets - g.dropped_packets - g.discarded_packets,
             dropped: g.dropped_packets,
+            discarded: g.discarded_packets,
         },
     }
 }
