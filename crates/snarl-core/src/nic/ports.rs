@@ -2,6 +2,7 @@
 //! back along it (credits, pause and resume frames).
 
 use super::Nics;
+use crate::cc::FlowKey;
 use crate::kernel::Event;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
@@ -12,15 +13,54 @@ impl Nics {
     /// `class` (its VC's, or the congested-flow class of an isolated flow): launches
     /// the packet, paces a capped group, and counts the injection. Returns the
     /// serialisation time.
+    /// (Inlined into the FIFO path: the message travels in registers, not as a copy.)
+    #[inline(always)]
     pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64, class: u8) -> u64 {
+        let (serialise, packet) = self.put_data(ctx, host, m, mid, size, class);
+        if let Some(sequence) = self.sequence.as_deref_mut() {
+            // Its first packet: `m` is the message before this packet was cut from it.
+            let first = m.unsent == m.size;
+            sequence.number_new(ctx.messages, FlowKey { src: host, dst: m.dst, qp: m.qp }, first, mid, packet);
+        }
+        serialise
+    }
+
+    /// `launch_data` out of line, for the flow scheduler, whose loop over the flows keeps
+    /// its registers so.
+    #[inline(never)]
+    pub(super) fn launch_data_apart(
+        &mut self,
+        ctx: &mut Ctx,
+        host: u32,
+        m: Message,
+        mid: u32,
+        size: u64,
+        class: u8,
+    ) -> u64 {
+        self.launch_data(ctx, host, m, mid, size, class)
+    }
+
+    /// `launch_data` without numbering: the packet (new, or sent again after a NAK) on
+    /// the link, the cap's pacing, the injection counted. Returns the serialisation time
+    /// and the packet.
+    #[inline(always)]
+    pub(super) fn put_data(
+        &mut self,
+        ctx: &mut Ctx,
+        host: u32,
+        m: Message,
+        mid: u32,
+        size: u64,
+        class: u8,
+    ) -> (u64, u32) {
         let group = ctx.stats.host_group[host as usize];
-        let (serialise, _) = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, PacketKind::DATA);
+        let (serialise, packet) = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, PacketKind::DATA);
         let cap = self.cap[host as usize];
         if cap < 1.0 {
             self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
         }
         ctx.trace(TraceEvent::Injected { group });
-        serialise
+        (serialise, packet)
     }
 
     /// Puts a packet of `host` on its link now; returns its serialisation time and the

@@ -1,7 +1,7 @@
-//! What reaches a NIC: data is delivered; what a packet's kind means is decided here
-//! with the congestion control (a marked packet at its receiver, a CNP or BECN at its
-//! sender, and on the receive path every data packet at its receiver and every ACK or
-//! NACK at its sender).
+//! What reaches a NIC: data is delivered (or, by an in-order receiver, discarded:
+//! `sequence.rs`); what a packet's kind means is decided here with the congestion control
+//! (a marked packet at its receiver, a CNP or BECN at its sender, and on the receive path
+//! every data packet at its receiver and every ACK or NACK at its sender).
 
 use super::scheduling::ControlRequest;
 use super::Nics;
@@ -16,12 +16,16 @@ impl Nics {
     /// means: a notification (CNP, BECN) or an acknowledgement (ACK, NACK) goes to the
     /// sender's congestion control; a marked data packet to the receiver's (notification
     /// point), and on the receive path every data packet too (`on_data`, which may answer
-    /// with an acknowledgement), before it is delivered.
+    /// with an acknowledgement), before it is delivered. A NAK of a sequence error goes to
+    /// the sender's go-back-N; a data packet of a run whose NICs number packets to its
+    /// receiver, which may discard it.
     pub fn receive(&mut self, ctx: &mut Ctx, packet: u32) {
         let kind = ctx.packets[packet].kind;
         if kind.is_control() {
             if kind.is_notification() {
                 self.receive_cnp(ctx, packet);
+            } else if kind.is_sequence_nak() {
+                self.receive_nak(ctx, packet);
             } else {
                 self.receive_ack(ctx, packet);
             }
@@ -32,6 +36,9 @@ impl Nics {
         }
         if self.receipts {
             self.receipt(ctx, packet);
+        }
+        if self.sequence.is_some() && !self.arrive_numbered(ctx, packet) {
+            return;
         }
         ctx.deliver(ctx.now, packet);
     }
