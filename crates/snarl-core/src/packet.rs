@@ -13,6 +13,8 @@ pub struct Packet {
     pub next: u32,
     pub src: u32,
     pub dst: u32,
+    /// Bytes of its frame: the payload and the header (`[nic] header`), which buffers and
+    /// credits hold and links serialise (with the framing, which takes link time only).
     pub size: u32,
     /// Queue pair of the flow within (src, dst).
     pub qp: u32,
@@ -143,6 +145,8 @@ pub struct PacketSlab {
     packets: Vec<Packet>,
     free: u32,
     live: u32,
+    /// Bytes of every data packet's size that are header, not payload (`[nic] header`).
+    header: u32,
 }
 
 impl PacketSlab {
@@ -174,7 +178,18 @@ impl PacketSlab {
     }
 
     pub fn new() -> PacketSlab {
-        PacketSlab { packets: Vec::new(), free: NIL, live: 0 }
+        PacketSlab::with_header(0)
+    }
+
+    /// A pool of packets whose frames carry `header` bytes besides their payload.
+    pub fn with_header(header: u32) -> PacketSlab {
+        PacketSlab { packets: Vec::new(), free: NIL, live: 0, header }
+    }
+
+    /// The payload of data packet `id`: its frame less the header.
+    #[inline]
+    pub fn payload(&self, id: u32) -> u64 {
+        (self.packets[id as usize].size - self.header) as u64
     }
 }
 

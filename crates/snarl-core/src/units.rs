@@ -77,6 +77,32 @@ impl SerialTime {
     }
 }
 
+/// Serialisation on a link that adds `framing` bytes of link time to every frame
+/// (Ethernet's preamble and gap): a [`SerialTime`] whose rounding constant carries the
+/// framing's time, so that the framing costs nothing per packet. With no framing it is
+/// the `SerialTime` of its rate, to the picosecond. Exact while framing × picoseconds
+/// per byte stays below 2^32 (4 KiB of framing on a 10 Mb/s link); beyond, it saturates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FramedTime {
+    ps_per_byte_q32: u64,
+    /// The framing's time in 32.32 fixed point, plus the rounding up.
+    round: u64,
+}
+
+impl FramedTime {
+    pub fn new(rate: Rate, framing: u64) -> FramedTime {
+        let ps_per_byte_q32 = SerialTime::new(rate).ps_per_byte_q32;
+        let round = framing as u128 * ps_per_byte_q32 as u128 + ((1u128 << 32) - 1);
+        FramedTime { ps_per_byte_q32, round: u64::try_from(round).unwrap_or(u64::MAX) }
+    }
+
+    /// Time to serialise a frame of `bytes` and its framing, rounded up.
+    #[inline]
+    pub fn time(self, bytes: u64) -> u64 {
+        ((bytes as u128 * self.ps_per_byte_q32 as u128 + self.round as u128) >> 32) as u64
+    }
+}
+
 /// Splits "25 ns" into (25.0, "ns").
 fn split_number(text: &str) -> Option<(f64, &str)> {
     let text = text.trim();
@@ -306,6 +332,18 @@ mod tests {
             for bytes in [1, 8, 64, 1500, 2048, 4096, 65536, 1 << 30] {
                 let (exact, fast) = (r.serialize(bytes), s.time(bytes));
                 assert!(fast >= exact && fast - exact <= 1, "{rate} {bytes}: {fast} vs {exact}");
+            }
+        }
+    }
+
+    #[test]
+    fn framing_folds_into_the_rounding() {
+        for rate in ["100Gbps", "400Gbps", "800Gbps", "1phit/cycle", "13.6Gbps"] {
+            let r: Rate = rate.parse().unwrap();
+            let (plain, bare) = (SerialTime::new(r), FramedTime::new(r, 0));
+            for bytes in [1, 64, 4096, 4158, 1 << 30] {
+                assert_eq!(bare.time(bytes), plain.time(bytes), "{rate} {bytes}");
+                assert_eq!(FramedTime::new(r, 20).time(bytes), plain.time(bytes + 20), "{rate} {bytes}");
             }
         }
     }

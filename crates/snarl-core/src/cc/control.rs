@@ -66,7 +66,9 @@ pub trait CongestionControl {
     fn next_send(&self, flow: &FlowKey) -> u64;
 
     /// A packet of `bytes` of `flow` starts now at its source; it takes `serialise` ps on
-    /// the host link.
+    /// the host link. `bytes` is its payload (byte counters and windows count what the
+    /// flow delivers); `serialise` is its frame's time on the wire, header and framing
+    /// included.
     fn on_sent(&mut self, ctx: &mut Ctx, flow: &FlowKey, bytes: u64, serialise: u64);
 
     /// Notification point: a data packet of `flow` that a switch marked reached its

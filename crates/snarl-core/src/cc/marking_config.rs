@@ -182,12 +182,14 @@ impl MarkingConfig {
                     format!("must be at most {} (a 16-bit field), found {}", u16::MAX, fecn.marking_rate),
                 );
             }
-            if fecn.packet_size.0 > config.nic.mtu.0 {
+            // Switches see whole packets: the size compared is the frame, header included.
+            if fecn.packet_size.0 > config.nic.frame() {
                 p.add(
                     "marking.packet_size",
                     format!(
                         "no packet would be marked: it exceeds the MTU ({}), found {}",
-                        config.nic.mtu, fecn.packet_size
+                        config.nic.frame_text(),
+                        fecn.packet_size
                     ),
                 );
             }

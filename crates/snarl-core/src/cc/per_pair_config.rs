@@ -94,7 +94,8 @@ impl PerPairConfig {
     /// A threshold the output queues can exceed, a cut that cuts, positive times, a
     /// lossless fabric, and no `[marking]` of its own.
     pub(crate) fn validate(&self, config: &Config, p: &mut Problems) {
-        let mtu = config.nic.mtu.0;
+        // Queues hold frames: the leaving packet's header too.
+        let mtu = config.nic.frame();
         let (key, queue) = match &config.switch {
             SwitchConfig::Ioq { output_buffer, .. } => ("switch.output_buffer", output_buffer.0),
             SwitchConfig::SharedBuffer { egress_cap, .. } => ("switch.egress_cap", egress_cap.0),

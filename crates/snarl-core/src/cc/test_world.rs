@@ -23,8 +23,13 @@ pub struct World {
 impl World {
     /// Hosts on 100 Gb/s links, 4 KiB packets.
     pub fn new() -> World {
-        let ideal =
-            IdealFct { host_rate: Rate(100_000_000_000), host_latency: 0, switch_link_latency: 0, switch_latency: 0 };
+        let ideal = IdealFct {
+            host_rate: Rate(100_000_000_000),
+            host_latency: 0,
+            switch_link_latency: 0,
+            switch_latency: 0,
+            per_packet: Default::default(),
+        };
         World {
             queue: EventQueue::new(1_000_000, 10).unwrap(),
             packets: PacketSlab::new(),

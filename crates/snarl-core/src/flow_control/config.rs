@@ -170,7 +170,8 @@ pub const PAUSE_FRAME_BYTES: u64 = 64;
 /// PFC is lossless only if, on every priority, what arrives after the pause was
 /// decided (the headroom) fits above `xoff` in the port's ingress share.
 pub(crate) fn validate_pfc(config: &Config, p: &mut Problems, xoff: &Thresholds, xon: &Thresholds, ingress: u64) {
-    let (mtu, priorities) = (config.nic.mtu.0, config.switch.vcs() as usize);
+    // Buffers hold frames: an MTU is its payload and the header.
+    let (mtu, priorities) = (config.nic.frame(), config.switch.vcs() as usize);
     for (key, list) in [("flow_control.xoff", xoff), ("flow_control.xon", xon)] {
         if list.0.len() != 1 && list.0.len() != priorities {
             p.add(key, format!("give one threshold, or one per priority ({priorities}), found {}", list.0.len()));

@@ -195,7 +195,8 @@ pub(crate) fn validate_isolation(config: &Config, p: &mut Problems) {
     if !matches!(config.flow_control, FlowControlConfig::Pfc { .. }) {
         p.add("isolation.type", "congestion isolation needs `flow_control.type = \"pfc\"`: it isolates flows in a lossless class of their own");
     }
-    let (mtu, priorities) = (config.nic.mtu.0, config.switch.vcs() as usize);
+    // Queues hold frames: an MTU is its payload and the header.
+    let (mtu, priorities) = (config.nic.frame(), config.switch.vcs() as usize);
     let k = isolation.knobs();
     let iso = isolation.resolve(egress_cap.0, mtu);
     if !(1..=64).contains(&iso.cft_entries) {

@@ -20,7 +20,8 @@ pub struct Isolating {
 impl Isolating {
     /// Installed in runs with an `[isolation]` section.
     pub fn for_run(config: &Config) -> Option<Isolating> {
-        let mtu = config.nic.mtu.0;
+        // Thresholds in packets count frames, as the queues hold them.
+        let mtu = config.nic.frame();
         config.isolation.as_ref().map(|i| Isolating { params: i.resolve(config.port_vl_buffer(), mtu) })
     }
 }

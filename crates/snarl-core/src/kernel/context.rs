@@ -104,7 +104,8 @@ impl<O: Observer> Ctx<'_, O> {
         let (created, size) = (message.created, message.size);
         message.outstanding -= 1;
         let done = message.outstanding == 0;
-        let bytes = p.size as u64;
+        // Goodput: the header the frame carried is not counted.
+        let bytes = self.packets.payload(packet);
         self.stats.trace(
             at,
             TraceEvent::Delivered { src_group: p.group, dst_group, dst: p.dst, bytes, created, injected: p.injected },

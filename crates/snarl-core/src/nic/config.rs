@@ -35,6 +35,37 @@ pub struct NicConfig {
     /// counts nothing unless the routing sprays; see `receiver_in_force`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receiver: Option<Receiver>,
+    /// Bytes every packet carries on the wire besides its payload (RoCEv2 over Ethernet:
+    /// 62). They take link time, buffer space and credits as the frame does, and count in
+    /// no payload figure; `mtu` stays the payload.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub header: Bytes,
+    /// Link time every packet takes beyond its frame, in bytes (Ethernet's preamble,
+    /// start delimiter and inter-frame gap: 20): serialisation only, never buffered.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub framing: Bytes,
+}
+
+/// Left out of a resolved config at its default, so that configs without it keep their
+/// text (and sweeps their point ids).
+fn is_zero(b: &Bytes) -> bool {
+    b.0 == 0
+}
+
+/// What the wire adds to every packet's payload (`[nic] header`, `framing`): the header
+/// is in the frame that buffers and credits hold, the framing only in link time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wire {
+    pub header: u64,
+    pub framing: u64,
+}
+
+impl Wire {
+    /// Bytes of link time of a frame of `frame` bytes.
+    #[inline(always)]
+    pub fn on_link(self, frame: u64) -> u64 {
+        frame + self.framing
+    }
 }
 
 /// What a receiving NIC does with a packet that arrives ahead of an earlier one of its
@@ -86,16 +117,56 @@ impl Default for NicConfig {
             scheduling: None,
             receive_cap: None,
             receiver: None,
+            header: Bytes(0),
+            framing: Bytes(0),
         }
     }
 }
 
 impl NicConfig {
+    /// The largest packet on the wire as buffers and credits hold it: the MTU's payload
+    /// and the header.
+    pub fn frame(&self) -> u64 {
+        self.mtu.0.saturating_add(self.header.0)
+    }
+
+    /// The largest frame in words for messages: "4KiB", or "4158 B (4KiB and a 62B
+    /// header)".
+    pub fn frame_text(&self) -> String {
+        if self.header.0 == 0 {
+            self.mtu.to_string()
+        } else {
+            format!("{} B ({} and a {} header)", self.frame(), self.mtu, self.header)
+        }
+    }
+
+    /// A control packet's frame (CNP, BECN, ACK): its own bytes and the header.
+    pub fn control_frame(&self) -> u64 {
+        crate::nic::CONTROL_BYTES.saturating_add(self.header.0)
+    }
+
+    /// The header and the framing.
+    pub fn wire(&self) -> Wire {
+        Wire { header: self.header.0, framing: self.framing.0 }
+    }
+
     /// `[nic]`: packet sizes, queues, the receive cap and the scheduling congestion control needs.
     pub(crate) fn validate(&self, config: &Config, p: &mut Problems) {
         p.positive("nic.mtu", self.mtu.0);
         if self.mtu.0 > MAX_MTU {
             p.add("nic.mtu", format!("packets are at most 1GiB (sizes travel as 32-bit counts), found {}", self.mtu));
+        }
+        if self.mtu.0 <= MAX_MTU && self.frame() > MAX_MTU {
+            p.add(
+                "nic.header",
+                format!(
+                    "an MTU ({}) and its header are at most 1GiB on the wire (sizes travel as 32-bit counts), found {}",
+                    self.mtu, self.header
+                ),
+            );
+        }
+        if self.framing.0 > MAX_MTU {
+            p.add("nic.framing", format!("must be at most 1GiB, found {}", self.framing));
         }
         p.positive("nic.source_queue", self.source_queue as u64);
         p.positive("nic.qps_per_destination", self.qps_per_destination as u64);

@@ -37,7 +37,7 @@ mod receive;
 mod scheduling;
 mod sequence;
 
-pub use config::{NicConfig, NicScheduling, Receiver};
+pub use config::{NicConfig, NicScheduling, Receiver, Wire};
 
 use crate::cc::{AnyCongestionControl, CongestionControl};
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
@@ -57,7 +57,13 @@ pub struct Nics {
     vcs: usize,
     /// `vcs` as a divisor: a flow's VC is a hash modulo `vcs`, once per message.
     vc_divisor: StrengthReducedUsize,
+    /// Largest payload of a packet.
     mtu: u64,
+    /// What the wire adds to each packet: the header (in the packet's size, which
+    /// buffers and credits hold) and the framing (link time only).
+    wire: Wire,
+    /// A control packet's frame: its own bytes and the header.
+    control_frame: u64,
     /// Slots of each host's ring: the source-queue bound times the streams.
     queue_capacity: usize,
     /// Streams per host (1 unless the run has mixes), each bounded to `stream_capacity`
@@ -94,14 +100,17 @@ pub struct Nics {
     sequence: Option<Box<sequence::Sequencing>>,
 }
 
-/// Size of a control packet on the wire: a congestion notification (CNP, BECN) or an
-/// acknowledgement (ACK, NACK).
+/// Size of a control packet: a congestion notification (CNP, BECN), an acknowledgement
+/// (ACK, NACK) or an in-order receiver's NAK of a sequence error. It is an Ethernet or
+/// InfiniBand frame like any packet, so the wire adds `[nic] header` and `framing` to it
+/// as to data.
 pub const CONTROL_BYTES: u64 = 64;
 
 impl Nics {
     /// `port_of(switch, port)` gives the global id of a switch port;
     /// `switch_input_capacity` is the credit budget per VC of a host link (`None`: the
-    /// link is not credit-controlled).
+    /// link is not credit-controlled); `mtu` is the largest payload, `wire` what the wire
+    /// adds to it.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         topo: &impl Topology,
@@ -109,6 +118,7 @@ impl Nics {
         vcs: usize,
         switch_input_capacity: Option<u64>,
         mtu: u64,
+        wire: Wire,
         queue_capacity: usize,
         measure_from: u64,
     ) -> crate::Result<Nics> {
@@ -136,6 +146,8 @@ impl Nics {
             vcs,
             vc_divisor: StrengthReducedUsize::new(vcs.max(1)),
             mtu,
+            wire,
+            control_frame: CONTROL_BYTES + wire.header,
             queue_capacity,
             streams: 1,
             stream_capacity: queue_capacity as u32,

@@ -10,9 +10,9 @@ use crate::packet::{Message, Packet, PacketKind, NIL};
 
 impl Nics {
     /// Puts the next `size` bytes of message `mid` (`m`) on host `host`'s link, in class
-    /// `class` (its VC's, or the congested-flow class of an isolated flow): launches
-    /// the packet, paces a capped group, and counts the injection. Returns the
-    /// serialisation time.
+    /// `class` (its VC's, or the congested-flow class of an isolated flow), in a frame
+    /// with the header: launches the packet, paces a capped group, and counts the
+    /// injection; numbers it when a receiver is in force. Returns the serialisation time.
     /// (Inlined into the FIFO path: the message travels in registers, not as a copy.)
     #[inline(always)]
     pub(super) fn launch_data(&mut self, ctx: &mut Ctx, host: u32, m: Message, mid: u32, size: u64, class: u8) -> u64 {
@@ -54,7 +54,10 @@ impl Nics {
         class: u8,
     ) -> (u64, u32) {
         let group = ctx.stats.host_group[host as usize];
-        let (serialise, packet) = self.launch(ctx, host, m.dst, size, m.qp, mid, group, m.vc, class, PacketKind::DATA);
+        // A frame, the header with the payload, as every data packet is (a retransmission
+        // too).
+        let frame = size + self.wire.header;
+        let (serialise, packet) = self.launch(ctx, host, m.dst, frame, m.qp, mid, group, m.vc, class, PacketKind::DATA);
         let cap = self.cap[host as usize];
         if cap < 1.0 {
             self.next_allowed[host as usize] = ctx.now + (serialise as f64 / cap).round() as u64;
@@ -63,8 +66,8 @@ impl Nics {
         (serialise, packet)
     }
 
-    /// Puts a packet of `host` on its link now; returns its serialisation time and the
-    /// packet.
+    /// Puts a packet of `host`, a frame of `size` bytes, on its link now; returns its
+    /// serialisation time (the framing's included) and the packet.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch(
         &mut self,
@@ -80,7 +83,7 @@ impl Nics {
         kind: PacketKind,
     ) -> (u64, u32) {
         let (h, now) = (host as usize, ctx.now);
-        let serialise = self.serializer[h].time(size);
+        let serialise = self.serializer[h].time(self.wire.on_link(size));
         let arrival = now + self.latency[h];
         let packet = ctx.packets.alloc(Packet {
             next: NIL,

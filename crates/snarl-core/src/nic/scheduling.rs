@@ -4,7 +4,7 @@
 //! BECNs, ACKs, NACKs) ahead of data.
 
 use super::policy::{ByDcqcn, ByIbcc, ByPriority, Isolating, Opaque, Pacing, SendClass};
-use super::{Nics, CONTROL_BYTES};
+use super::Nics;
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::Event;
 use crate::model::Ctx;
@@ -86,7 +86,7 @@ impl Nics {
             return; // Its flow goes back first; its last retransmission wakes the NIC.
         }
         let size = self.mtu.min(m.unsent);
-        if !self.credits.can_send(h, m.vc as usize, size) {
+        if !self.credits.can_send(h, m.vc as usize, size + self.wire.header) {
             self.wait_for_credits(ctx, host);
             return;
         }
@@ -126,12 +126,12 @@ impl Nics {
         ctx.host_returns.collect(h, now, &mut self.credits);
         let mut credit_blocked = false;
         if let Some(&cnp) = scheduler.control[h].front() {
-            credit_blocked = !self.credits.can_send(h, cnp.vc as usize, CONTROL_BYTES);
+            credit_blocked = !self.credits.can_send(h, cnp.vc as usize, self.control_frame);
             if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
                 scheduler.control[h].pop_front();
                 let group = ctx.stats.host_group[h];
                 let (serialise, _) =
-                    self.launch(ctx, host, cnp.dst, CONTROL_BYTES, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
+                    self.launch(ctx, host, cnp.dst, self.control_frame, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
                 if cnp.kind.notifies_congestion() {
                     ctx.trace(TraceEvent::CnpSent { group });
                 } else {
@@ -194,7 +194,7 @@ impl Nics {
                     earliest = earliest.min(at);
                     continue;
                 }
-                if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent)) {
+                if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent) + self.wire.header) {
                     credit_blocked = true;
                     continue;
                 }

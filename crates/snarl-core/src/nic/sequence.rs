@@ -38,13 +38,18 @@
 //!   expected packet always arrives (an original late, or a copy) and every gap is NAKed.
 //!   Validation refuses an in-order receiver without lossless flow control.
 //!
+//! A retransmission is a frame as its original was: it leaves through the launch new data
+//! takes (`Nics::put_data`, which adds `[nic] header` to the payload), and its credit
+//! check counts the frame; a NAK is a control packet's frame (64 bytes and the header).
+//!
 //! A discarded packet reached its host: the packet counts have it as `discarded`, and
 //! conservation (injected = delivered + in flight + dropped + discarded) still proves that
-//! the fabric lost nothing. A flow's state is forgotten when nothing of it is in flight
-//! (packets or NAKs) and nothing waits for acceptance: a flow that starts again numbers
-//! from 0, with nothing of its past left to confuse it.
+//! the fabric lost nothing; it is released without being delivered, so it adds no payload
+//! to any figure. A flow's state is forgotten when nothing of it is in flight (packets or
+//! NAKs) and nothing waits for acceptance: a flow that starts again numbers from 0, with
+//! nothing of its past left to confuse it.
 
-use super::{Nics, CONTROL_BYTES};
+use super::Nics;
 use crate::cc::{CongestionControl, FlowKey, FlowTable};
 use crate::config::Receiver;
 use crate::memory::fallible::filled;
@@ -505,13 +510,14 @@ impl Nics {
         ctx.host_returns.collect(h, now, &mut self.credits);
         let mut credit_blocked = false;
         if let Some(&nak) = sequence.naks[h].front() {
-            credit_blocked = !self.credits.can_send(h, nak.vc as usize, CONTROL_BYTES);
+            // A control packet's frame, the header with it, as a CNP's or an ACK's.
+            credit_blocked = !self.credits.can_send(h, nak.vc as usize, self.control_frame);
             if !credit_blocked && !self.pause.is_paused(h, nak.vc as usize) {
                 sequence.naks[h].pop_front();
                 let group = ctx.stats.host_group[h];
                 let kind = PacketKind::SEQUENCE_NAK;
                 let (serialise, packet) =
-                    self.launch(ctx, host, nak.dst, CONTROL_BYTES, nak.qp, NIL, group, nak.vc, nak.vc, kind);
+                    self.launch(ctx, host, nak.dst, self.control_frame, nak.qp, NIL, group, nak.vc, nak.vc, kind);
                 sequence.set_numbers(packet, Numbers { psn: nak.psn, tx: 0 });
                 ctx.trace(TraceEvent::Receiver(ReceiverEvent::NakSent { group }));
                 return Some(serialise);
@@ -535,7 +541,8 @@ impl Nics {
             }
             let (mid, size) = sequence.next_resend(ctx.messages, slot);
             let vc = ctx.messages[mid].vc;
-            if !self.credits.can_send(h, vc as usize, size) {
+            // Credits for the frame, as new data takes them (`put_data` adds the header).
+            if !self.credits.can_send(h, vc as usize, size + self.wire.header) {
                 credit_blocked = true;
                 continue;
             }

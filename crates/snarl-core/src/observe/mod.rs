@@ -28,7 +28,7 @@ pub use collector::{
 };
 pub use config::{ObserveConfig, QueueProbeConfig};
 pub use fabric_series::FabricSeries;
-pub use fct::{Fct, FctDist, IdealFct, BUCKETS as FCT_BUCKETS};
+pub use fct::{Fct, FctDist, IdealFct, PerPacket, BUCKETS as FCT_BUCKETS};
 pub use hotspots::{HotspotTime, ReceiveRate};
 pub use ibcc::{IbccSeries, IbccSummary, MarkingPort};
 pub use latency::Latency;

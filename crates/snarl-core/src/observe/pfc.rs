@@ -22,7 +22,7 @@ pub struct PfcCounters {
 impl PfcCounters {
     pub fn for_run(config: &Config) -> PfcCounters {
         let headroom = match config.flow_control {
-            FlowControlConfig::Pfc { .. } => pfc_headroom(&config.links, config.nic.mtu.0),
+            FlowControlConfig::Pfc { .. } => pfc_headroom(&config.links, config.nic.frame()),
             _ => 0,
         };
         PfcCounters { headroom, ..PfcCounters::default() }

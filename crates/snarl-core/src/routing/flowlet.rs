@@ -101,6 +101,7 @@ mod tests {
             hosts_per_leaf: 8,
             links_per_pair: 4,
             oversubscription: None,
+            oversubscription_by: None,
         };
         topology::build(&t, &LinksConfig::default()).unwrap()
     }

@@ -475,6 +475,16 @@ mod tests {
                 hosts_per_leaf: 3,
                 links_per_pair: 2,
                 oversubscription: None,
+                oversubscription_by: None,
+            },
+            // Uplinks removed: 2 of a leaf's 3 links to spine 0, 1 of its 3 to spine 1.
+            TopologyConfig::SpineLeaf {
+                leaves: 3,
+                spines: 2,
+                hosts_per_leaf: 3,
+                links_per_pair: 3,
+                oversubscription: Some("1:0.5".into()),
+                oversubscription_by: Some(crate::config::OversubscriptionBy::Links),
             },
         ];
         for fabric in fabrics {

@@ -81,6 +81,7 @@ mod tests {
             hosts_per_leaf: 8,
             links_per_pair: 2,
             oversubscription: None,
+            oversubscription_by: None,
         };
         topology::build(&t, &LinksConfig::default()).unwrap()
     }

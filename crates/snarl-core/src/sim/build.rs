@@ -15,8 +15,8 @@ use crate::install::{self, Install};
 use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
 use crate::nic::Nics;
 use crate::observe::{
-    collectors_for_run, AnyCollector, HotspotTime, IdealFct, PerPairWindows, PfcCounters, QueueProbes, QueueSeries,
-    ReceiverCounts, Setup, Stats,
+    collectors_for_run, AnyCollector, HotspotTime, IdealFct, PerPacket, PerPairWindows, PfcCounters, QueueProbes,
+    QueueSeries, ReceiverCounts, Setup, Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::routing::hash::mix64;
@@ -41,7 +41,7 @@ impl Simulation {
         let vcs = config.switch.vcs() as usize;
         let routing = match parts.routing {
             Some(routing) => routing,
-            None => AnyRouting::build(&config.routing, &topo, vcs, config.nic.mtu.0)?,
+            None => AnyRouting::build(&config.routing, &topo, vcs, config.nic.frame())?,
         };
         let sim = &config.simulation;
         // The mechanisms that change the switches and the NICs install themselves, each
@@ -51,19 +51,21 @@ impl Simulation {
         let params = IoqParams { extra_queues, ..fabric_params(config, vcs, &mechanisms) };
         let host_credits = matches!(params.control, LinkControl::Credit).then_some(params.input_capacity);
         let mut fabric = IoqFabric::new(topo, routing, params)?;
-        let warnings = fabric.warnings(config.nic.mtu.0);
+        let warnings = fabric.warnings(config.nic.frame());
         for mechanism in &mechanisms {
             mechanism.fabric(&mut fabric)?;
         }
         let topo = fabric.topology();
         let hosts = topo.num_hosts();
-        let packet_time = topo.host_link(0).rate.serialize(config.nic.mtu.0);
+        let wire = config.nic.wire();
+        let packet_time = topo.host_link(0).rate.serialize(wire.on_link(config.nic.frame()));
         let mut nics = Nics::new(
             topo,
             |s, p| fabric.global_port(s, p),
             vcs,
             host_credits,
             config.nic.mtu.0,
+            wire,
             // A job posts a step's sends at once: the queue holds them all.
             (config.nic.source_queue as usize).max(config.workload.posts_at_once(hosts)),
             sim.warmup.0,
@@ -116,6 +118,7 @@ impl Simulation {
             host_latency: config.links.host.latency.0,
             switch_link_latency: config.links.switch.latency.0,
             switch_latency: config.switch.latency().0,
+            per_packet: PerPacket { mtu: config.nic.mtu.0, bytes: wire.header + wire.framing },
         };
         let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal, config.nic.mtu.0)?;
         stats.pfc = PfcCounters::for_run(config);
@@ -175,13 +178,14 @@ impl Simulation {
         let hosts = hosts as u64;
         let bucket = (packet_time * 4 / hosts).max(16);
         let wheel_bits = (hosts / 2).max(1024).ilog2();
-        let watchdog = sim.watchdog.map_or_else(|| default_watchdog(fabric.slowest_hop(config.nic.mtu.0)), |w| w.0);
+        let watchdog = sim.watchdog.map_or_else(|| default_watchdog(fabric.slowest_hop(config.nic.frame())), |w| w.0);
         let kernel = Kernel {
             now: 0,
             end,
             events: 0,
             queue: EventQueue::new(bucket, wheel_bits)?,
-            packets: PacketSlab::new(),
+            // Validation keeps the header with the MTU within 32 bits.
+            packets: PacketSlab::with_header(wire.header as u32),
             messages: MessageSlab::new(),
             observers: stats,
             routing_rng,
@@ -246,7 +250,9 @@ fn default_watchdog(slowest_hop: u64) -> u64 {
 /// The switch buffers and link-level flow control of `config`, with the PFC thresholds
 /// of the queues `mechanisms` add.
 fn fabric_params(config: &Config, vcs: usize, mechanisms: &[Box<dyn Install>]) -> IoqParams {
-    let mtu = config.nic.mtu.0;
+    // Thresholds in packets count frames: what the buffers hold.
+    let mtu = config.nic.frame();
+    let framing = config.nic.framing.0;
     let measure_from = config.simulation.warmup.0;
     match &config.switch {
         SwitchConfig::Ioq { input_buffer, output_buffer, speedup, crossbar, input_queuing, latency, .. } => IoqParams {
@@ -260,6 +266,7 @@ fn fabric_params(config: &Config, vcs: usize, mechanisms: &[Box<dyn Install>]) -
             voq: *input_queuing == InputQueuing::Voq,
             receive_cap: config.nic.receive_cap,
             latency: latency.0,
+            framing,
             control: LinkControl::Credit,
             measure_from,
         },
@@ -292,6 +299,7 @@ fn fabric_params(config: &Config, vcs: usize, mechanisms: &[Box<dyn Install>]) -
                 // Validation refuses a receive cap without credits.
                 receive_cap: None,
                 latency: latency.0,
+                framing,
                 control,
                 measure_from,
             }

@@ -102,7 +102,7 @@ impl Simulation {
             if let Event::Deliver { packet } = event {
                 let p = kernel.packets[packet];
                 if p.message != NIL && self.world.nics.accepts_at_end(&kernel.packets, packet) {
-                    stats.arriving_at_end(end, p.group, p.dst, p.size as u64, tail_at);
+                    stats.arriving_at_end(end, p.group, p.dst, kernel.packets.payload(packet), tail_at);
                 }
             }
         }

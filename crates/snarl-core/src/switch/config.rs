@@ -4,7 +4,6 @@ use super::{InputQueue, OutputQueue, Port};
 use crate::config::{Config, FlowControlConfig, Problems};
 use crate::flow_control::{validate_pfc, Ring};
 use crate::memory::{bytes_of, mul, sum};
-use crate::nic::CONTROL_BYTES;
 use crate::topology::FabricSize;
 use crate::units::{Bytes, Time};
 use serde::{Deserialize, Serialize};
@@ -171,15 +170,16 @@ impl SwitchConfig {
         let (vcs_key, speedup) = match self {
             SwitchConfig::Ioq { input_buffer, output_buffer, speedup, .. } => {
                 for (key, size) in [("switch.input_buffer", input_buffer), ("switch.output_buffer", output_buffer)] {
-                    if size.0 < config.nic.mtu.0 {
-                        p.add(key, format!("must hold at least one MTU ({}), found {size}", config.nic.mtu));
-                    } else if size.0 < CONTROL_BYTES && config.congestion_control_acts() {
+                    if size.0 < config.nic.frame() {
+                        p.add(key, format!("must hold at least one MTU ({}), found {size}", config.nic.frame_text()));
+                    } else if size.0 < config.nic.control_frame() && config.congestion_control_acts() {
                         // Notifications could never be sent: the control would silently do nothing.
                         p.add(
                             key,
                             format!(
-                                "must hold a {CONTROL_BYTES} B congestion notification (a CNP, BECN or marked ACK) when \
-                                 `congestion_control` is set, found {size}"
+                                "must hold a {} B congestion notification (a CNP, BECN or marked ACK) when \
+                                 `congestion_control` is set, found {size}",
+                                config.nic.control_frame()
                             ),
                         );
                     }
@@ -190,26 +190,27 @@ impl SwitchConfig {
                 ("switch.vcs", *speedup)
             }
             SwitchConfig::SharedBuffer { port_buffer, egress_cap, shared_pool, speedup, .. } => {
-                if egress_cap.0 < config.nic.mtu.0 {
+                if egress_cap.0 < config.nic.frame() {
                     p.add(
                         "switch.egress_cap",
-                        format!("must hold at least one MTU ({}), found {egress_cap}", config.nic.mtu),
+                        format!("must hold at least one MTU ({}), found {egress_cap}", config.nic.frame_text()),
                     );
-                } else if egress_cap.0 < CONTROL_BYTES && config.congestion_control_acts() {
+                } else if egress_cap.0 < config.nic.control_frame() && config.congestion_control_acts() {
                     p.add(
                         "switch.egress_cap",
                         format!(
-                            "must hold a {CONTROL_BYTES} B congestion notification (a CNP, BECN or marked ACK) when \
-                             `congestion_control` is set, found {egress_cap}"
+                            "must hold a {} B congestion notification (a CNP, BECN or marked ACK) when \
+                             `congestion_control` is set, found {egress_cap}",
+                            config.nic.control_frame()
                         ),
                     );
                 }
-                if port_buffer.0 < egress_cap.0 + config.nic.mtu.0 {
+                if port_buffer.0 < egress_cap.0.saturating_add(config.nic.frame()) {
                     p.add(
                         "switch.port_buffer",
                         format!(
                             "must exceed the egress cap ({egress_cap}) by at least one MTU ({}), found {port_buffer}",
-                            config.nic.mtu
+                            config.nic.frame_text()
                         ),
                     );
                 }

@@ -1,9 +1,10 @@
 //! From a topology config to a fabric.
 
 use super::{
-    AnyTopology, BackToBack, Dragonfly, HyperX, Link, LinkClasses, Megafly, Mesh, SingleSwitch, SpineLeaf, Torus, Xgft,
+    AnyTopology, BackToBack, Dragonfly, HyperX, Link, LinkClasses, Megafly, Mesh, Oversubscription, SingleSwitch,
+    SpineLeaf, Torus, Xgft,
 };
-use crate::config::{LinkConfig, LinksConfig, TopologyConfig};
+use crate::config::{LinkConfig, LinksConfig, OversubscriptionBy, TopologyConfig};
 use crate::error::{Error, Result};
 
 impl From<LinkConfig> for Link {
@@ -24,9 +25,27 @@ pub fn build(cfg: &TopologyConfig, links: &LinksConfig) -> Result<AnyTopology> {
     Ok(match cfg {
         TopologyConfig::SingleSwitch { hosts } => AnyTopology::SingleSwitch(SingleSwitch::new(*hosts, links)?),
         TopologyConfig::BackToBack {} => AnyTopology::BackToBack(BackToBack::new(links)),
-        TopologyConfig::SpineLeaf { leaves, spines, hosts_per_leaf, links_per_pair, oversubscription } => {
+        TopologyConfig::SpineLeaf {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            links_per_pair,
+            oversubscription,
+            oversubscription_by,
+        } => {
             let fraction = oversubscription.as_deref().map(uplink_fraction).transpose()?;
-            AnyTopology::SpineLeaf(SpineLeaf::new(*leaves, *spines, *hosts_per_leaf, *links_per_pair, fraction, links)?)
+            let oversubscription = fraction.map(|f| match oversubscription_by.unwrap_or_default() {
+                OversubscriptionBy::Rate => Oversubscription::Rate(f),
+                OversubscriptionBy::Links => Oversubscription::Links(f),
+            });
+            AnyTopology::SpineLeaf(SpineLeaf::new(
+                *leaves,
+                *spines,
+                *hosts_per_leaf,
+                *links_per_pair,
+                oversubscription,
+                links,
+            )?)
         }
         TopologyConfig::FatTree { radix, levels } => AnyTopology::Xgft(Xgft::fat_tree(*radix, *levels, links)?),
         TopologyConfig::KAryNTree { k, n } => AnyTopology::Xgft(Xgft::k_ary_n_tree(*k, *n, links)?),
@@ -103,6 +122,7 @@ mod tests {
                     hosts_per_leaf: 8,
                     links_per_pair: 1,
                     oversubscription: Some("1:0.75".into()),
+                    oversubscription_by: None,
                 },
                 "spine-leaf: 8 leaves of 8 hosts, 4 spines, 1 link per pair at 150Gbps: 64 hosts, 12 switches",
             ),
@@ -195,6 +215,7 @@ mod tests {
             hosts_per_leaf: 4,
             links_per_pair: 1,
             oversubscription: Some(oversubscription.into()),
+            oversubscription_by: None,
         };
         for cfg in [
             TopologyConfig::SingleSwitch { hosts: 0 },

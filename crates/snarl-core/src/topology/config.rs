@@ -12,7 +12,8 @@ pub enum TopologyConfig {
     /// Two hosts wired to each other, no switch.
     BackToBack {},
     /// Two-tier leaf-spine. `oversubscription = "1:0.5"` scales the uplink rate so that
-    /// a leaf's uplink capacity is that fraction of its host capacity.
+    /// a leaf's uplink capacity is that fraction of its host capacity, or with
+    /// `oversubscription_by = "links"` keeps that fraction of each leaf's uplinks.
     SpineLeaf {
         leaves: u32,
         spines: u32,
@@ -21,6 +22,9 @@ pub enum TopologyConfig {
         links_per_pair: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         oversubscription: Option<String>,
+        /// How `oversubscription` makes its ratio (absent: by rate).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        oversubscription_by: Option<OversubscriptionBy>,
     },
     /// Folded Clos built from switches of `radix` ports: 2 levels give radix²/2 hosts,
     /// 3 levels give radix³/4 hosts (the "k-ary fat-tree").
@@ -92,6 +96,20 @@ pub enum Arrangement {
     Consecutive,
 }
 
+/// How a spine-leaf's `oversubscription` makes its ratio.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OversubscriptionBy {
+    /// Every uplink stays, slowed so that a leaf's uplink capacity is the ratio of its
+    /// host capacity.
+    #[default]
+    Rate,
+    /// Uplinks are removed: a leaf keeps the ratio of its spines × links_per_pair
+    /// uplinks, at the switch link rate. ECMP and d-mod-k then spread over fewer links,
+    /// as on a fabric cabled so.
+    Links,
+}
+
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
@@ -130,15 +148,36 @@ impl TopologyConfig {
                 }
             }
             TopologyConfig::BackToBack {} => {}
-            TopologyConfig::SpineLeaf { leaves, spines, hosts_per_leaf, links_per_pair, oversubscription } => {
+            TopologyConfig::SpineLeaf {
+                leaves,
+                spines,
+                hosts_per_leaf,
+                links_per_pair,
+                oversubscription,
+                oversubscription_by,
+            } => {
                 p.positive("topology.leaves", *leaves as u64);
                 p.positive("topology.spines", *spines as u64);
                 p.positive("topology.hosts_per_leaf", *hosts_per_leaf as u64);
                 p.positive("topology.links_per_pair", *links_per_pair as u64);
-                if let Some(text) = oversubscription {
-                    if let Err(message) = parse_oversubscription(text) {
-                        p.add("topology.oversubscription", message);
-                    }
+                let by_links = *oversubscription_by == Some(OversubscriptionBy::Links);
+                match (oversubscription, oversubscription_by) {
+                    (Some(text), _) => match parse_oversubscription(text) {
+                        Err(message) => p.add("topology.oversubscription", message),
+                        Ok(fraction) if by_links && *spines > 0 && *links_per_pair > 0 => {
+                            let (spines, uplinks) = (*spines as u64, *spines as u64 * *links_per_pair as u64);
+                            if kept_uplinks(spines, uplinks, fraction).is_none() {
+                                p.add("topology.oversubscription", uplink_ratios(text, fraction, spines, uplinks));
+                            }
+                        }
+                        Ok(_) => {}
+                    },
+                    // A key that cannot act is refused, not ignored.
+                    (None, Some(_)) => p.add(
+                        "topology.oversubscription_by",
+                        "has no effect without `oversubscription`: give the ratio, e.g. oversubscription = \"1:0.5\"",
+                    ),
+                    (None, None) => {}
                 }
             }
             TopologyConfig::FatTree { radix, levels } => {
@@ -264,9 +303,74 @@ pub fn parse_oversubscription(text: &str) -> std::result::Result<f64, String> {
     Ok(up / down)
 }
 
+/// With `oversubscription_by = "links"`: the uplinks a leaf keeps of its `uplinks`
+/// (spines × links_per_pair) when its uplink capacity is `fraction` of the full set's,
+/// if that is a whole number and leaves every one of the `spines` a link (a spine
+/// without one would be a switch cut off from the fabric: fewer spines say that).
+pub fn kept_uplinks(spines: u64, uplinks: u64, fraction: f64) -> Option<u64> {
+    let kept = uplinks as f64 * fraction;
+    let whole = kept.round();
+    let exact = (kept - whole).abs() <= 1e-9 * whole.max(1.0);
+    (exact && whole >= spines.max(1) as f64 && whole <= uplinks as f64).then_some(whole as u64)
+}
+
+/// The one line refusing the ratio `text` (`fraction`), which keeps no whole number of
+/// the `uplinks`: the ratios they allow.
+fn uplink_ratios(text: &str, fraction: f64, spines: u64, uplinks: u64) -> String {
+    let ratio = |k: u64| {
+        // "1:0.75" where four decimals say it exactly, "3:1" otherwise.
+        if (k * 10_000).is_multiple_of(uplinks) {
+            let f = k as f64 / uplinks as f64;
+            format!("1:{}", (f * 10_000.0).round() / 10_000.0)
+        } else {
+            format!("{uplinks}:{k}")
+        }
+    };
+    let allowed = if uplinks - spines < 8 {
+        let list: Vec<String> = (spines..=uplinks).map(ratio).collect();
+        match list.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => list.join(""),
+        }
+    } else {
+        format!(
+            "{uplinks}:k for a whole k from {spines} to {uplinks} (e.g. {}, {})",
+            ratio(uplinks / 2),
+            ratio(uplinks)
+        )
+    };
+    format!(
+        "with oversubscription_by = \"links\" a leaf keeps a whole number of its {uplinks} uplinks (spines x \
+         links_per_pair), at least one per spine, so the ratio must be {allowed}; found \"{text}\" ({} uplinks)",
+        (uplinks as f64 * fraction * 1000.0).round() / 1000.0
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uplinks_kept_by_links() {
+        // The NCCL test fabric: 1 spine, 4 links per leaf-spine pair.
+        let kept = |ratio: &str| kept_uplinks(1, 4, parse_oversubscription(ratio).unwrap());
+        assert_eq!((kept("1:1"), kept("1:0.75"), kept("1:0.5"), kept("1:0.25")), (Some(4), Some(3), Some(2), Some(1)));
+        assert_eq!((kept("4:3"), kept("1:0.6"), kept("1:1.25"), kept("1:0.1")), (Some(3), None, None, None));
+        // 3 uplinks: a third is "3:1", which a decimal cannot say exactly.
+        assert_eq!(kept_uplinks(1, 3, parse_oversubscription("3:1").unwrap()), Some(1));
+        // Every spine keeps a link.
+        assert_eq!(kept_uplinks(4, 8, 0.5), Some(4));
+        assert_eq!(kept_uplinks(4, 8, 0.25), None);
+        let line = uplink_ratios("1:0.6", 0.6, 1, 4);
+        assert_eq!(
+            line,
+            "with oversubscription_by = \"links\" a leaf keeps a whole number of its 4 uplinks (spines x \
+             links_per_pair), at least one per spine, so the ratio must be 1:0.25, 1:0.5, 1:0.75 or 1:1; found \
+             \"1:0.6\" (2.4 uplinks)"
+        );
+        assert!(uplink_ratios("1:0.5", 0.5, 1, 3).contains("3:1, 3:2 or 1:1"));
+        assert!(uplink_ratios("1:0.3", 0.3, 2, 64).contains("64:k for a whole k from 2 to 64 (e.g. 1:0.5, 1:1)"));
+    }
 
     #[test]
     fn oversubscription_ratios() {

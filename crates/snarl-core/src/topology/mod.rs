@@ -30,14 +30,16 @@ mod xgft;
 pub use any::AnyTopology;
 pub use back_to_back::BackToBack;
 pub use build::build;
-pub use config::{parse_oversubscription, Arrangement, LinkConfig, LinksConfig, TopologyConfig};
+pub use config::{
+    kept_uplinks, parse_oversubscription, Arrangement, LinkConfig, LinksConfig, OversubscriptionBy, TopologyConfig,
+};
 pub use dragonfly::Dragonfly;
 pub use hyperx::HyperX;
 pub use megafly::Megafly;
 pub use mesh::Mesh;
 pub use single_switch::SingleSwitch;
 pub use size::{fabric_size, within_limits, FabricSize};
-pub use spine_leaf::SpineLeaf;
+pub use spine_leaf::{Oversubscription, SpineLeaf};
 pub use torus::Torus;
 pub use xgft::Xgft;
 

@@ -4,7 +4,8 @@
 //! The tests check these numbers against the built fabrics.
 
 use super::limits::{MAX_NODES, MAX_PORTS};
-use crate::config::TopologyConfig;
+use super::{kept_uplinks, parse_oversubscription};
+use crate::config::{OversubscriptionBy, TopologyConfig};
 
 /// Hosts and switches of a fabric, and the bytes of its own tables.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,11 +65,32 @@ pub fn fabric_size(cfg: &TopologyConfig) -> FabricSize {
     match cfg {
         TopologyConfig::SingleSwitch { hosts } => from_classes(u(*hosts), &[(1, u(*hosts))], 0),
         TopologyConfig::BackToBack {} => from_classes(2, &[], 0),
-        TopologyConfig::SpineLeaf { leaves, spines, hosts_per_leaf, links_per_pair, .. } => {
+        TopologyConfig::SpineLeaf {
+            leaves,
+            spines,
+            hosts_per_leaf,
+            links_per_pair,
+            oversubscription,
+            oversubscription_by,
+        } => {
             let (l, s, h, p) = (u(*leaves), u(*spines), u(*hosts_per_leaf), u(*links_per_pair));
+            let all = s.saturating_mul(p);
+            // Uplinks removed: k per leaf, dealt round robin, so k mod s spines have
+            // one link more to every leaf than the others.
+            let kept = match (oversubscription, oversubscription_by) {
+                (Some(text), Some(OversubscriptionBy::Links)) => {
+                    parse_oversubscription(text).ok().and_then(|f| kept_uplinks(s, all, f)).unwrap_or(all)
+                }
+                _ => all,
+            };
+            let (per_spine, more) = kept.checked_div(s).map_or((0, 0), |q| (q, kept - q * s));
             from_classes(
                 l.saturating_mul(h),
-                &[(l, h.saturating_add(s.saturating_mul(p))), (s, l.saturating_mul(p))],
+                &[
+                    (l, h.saturating_add(kept)),
+                    (more, l.saturating_mul(per_spine + 1)),
+                    (s - more, l.saturating_mul(per_spine)),
+                ],
                 0,
             )
         }
@@ -180,6 +202,15 @@ mod tests {
                 hosts_per_leaf: 8,
                 links_per_pair: 2,
                 oversubscription: None,
+                oversubscription_by: None,
+            },
+            TopologyConfig::SpineLeaf {
+                leaves: 3,
+                spines: 2,
+                hosts_per_leaf: 4,
+                links_per_pair: 3,
+                oversubscription: Some("1:0.5".into()),
+                oversubscription_by: Some(OversubscriptionBy::Links),
             },
             TopologyConfig::FatTree { radix: 16, levels: 3 },
             TopologyConfig::FatTree { radix: 36, levels: 2 },

@@ -36,6 +36,7 @@ mod traffic_mix;
 mod victim_aggressor;
 mod voq;
 mod watchdog;
+mod wire;
 mod workload;
 
 /// Counts allocations for the memory tests (only in the child processes they start).

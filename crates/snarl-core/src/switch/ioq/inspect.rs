@@ -116,10 +116,11 @@ impl IoqFabric {
         }
     }
 
-    /// The longest time a packet of MTU `mtu` takes to cross one hop: the slowest link's
-    /// serialisation and latency, and the switch's own latency.
-    pub fn slowest_hop(&self, mtu: u64) -> u64 {
-        self.timing.slowest(mtu) + self.latency
+    /// The longest time a frame of `frame` bytes (the largest packet) takes to cross one
+    /// hop: the slowest link's serialisation (with the framing) and latency, and the
+    /// switch's own latency.
+    pub fn slowest_hop(&self, frame: u64) -> u64 {
+        self.timing.slowest(frame) + self.latency
     }
 
     /// The most loaded non-empty queues, for deadlock reports.

@@ -290,7 +290,7 @@ impl IoqFabric {
         }
         mirror.signalled_at = ctx.now;
         // Sent like a pause frame: after the frame on the reverse wire.
-        let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
+        let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.pause_flight(gp as usize);
         ctx.schedule(at, upstream.feedback_event(Feedback::Isolate { mirror: m as u32 }));
         ctx.trace(TraceEvent::Isolation(IsolationEvent::MessageSent));
     }

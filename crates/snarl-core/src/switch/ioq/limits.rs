@@ -8,7 +8,8 @@ use crate::report::text::{int, num};
 use std::collections::BTreeMap;
 
 impl IoqFabric {
-    /// The warnings of this fabric for packets of `mtu` bytes.
+    /// The warnings of this fabric for packets of `mtu` bytes on the wire (the largest
+    /// frame, header included).
     pub fn warnings(&self, mtu: u64) -> Vec<String> {
         let mut lines = self.output_buffer_warnings(mtu);
         lines.extend(self.per_vc_warnings());

@@ -105,6 +105,9 @@ pub struct IoqParams {
     /// face them hold credits for an input buffer per queue, returned as they drain.
     pub receive_cap: Option<Rate>,
     pub latency: u64,
+    /// Link time each packet takes beyond its frame (`nic.framing`), in bytes: in the
+    /// links' serialisation, never in buffers or credits.
+    pub framing: u64,
     pub control: LinkControl,
     /// Start of the measurement interval (for paused time).
     pub measure_from: u64,
@@ -194,6 +197,7 @@ impl IoqFabric {
             voq,
             receive_cap,
             latency,
+            framing,
             mut control,
             measure_from,
         } = params;
@@ -247,7 +251,7 @@ impl IoqFabric {
             }
         }
         let max_bits = radix.iter().map(|&r| r as usize * queues).max().unwrap_or(0);
-        let timing = LinkTimings::new(total, links, speedup)?;
+        let timing = LinkTimings::new(total, links, speedup, framing)?;
         let rates = collected(total, (0..total).map(|p| timing.rate(p)), what)?;
         let owners = collected(total, port_state.iter().map(|p: &Port| p.owner), what)?;
         let shares = shares::Shares::new(&rates, &owners, switches)?;
@@ -430,7 +434,7 @@ impl IoqFabric {
         if let Feedback::Pause { queue, on } = feedback {
             ctx.trace(TraceEvent::PauseSent { port: gp, queue, on });
         }
-        let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.of(gp as usize).pause_flight;
+        let at = self.ports[gp as usize].link_free_at.max(ctx.now) + self.timing.pause_flight(gp as usize);
         ctx.schedule(at, upstream.feedback_event(feedback));
     }
 

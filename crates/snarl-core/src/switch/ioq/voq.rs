@@ -209,6 +209,7 @@ mod tests {
             voq,
             receive_cap: None,
             latency: 100_000,
+            framing: 0,
             control: LinkControl::Credit,
             measure_from: 0,
         };
@@ -223,7 +224,13 @@ mod tests {
         let mut queue = EventQueue::new(1000, 10).unwrap();
         let (mut packets, mut messages) = (PacketSlab::new(), MessageSlab::new());
         let (host_rate, host_latency) = (crate::units::Rate(100_000_000_000), 25_000);
-        let ideal = IdealFct { host_rate, host_latency, switch_link_latency: 25_000, switch_latency: 100_000 };
+        let ideal = IdealFct {
+            host_rate,
+            host_latency,
+            switch_link_latency: 25_000,
+            switch_latency: 100_000,
+            per_packet: Default::default(),
+        };
         let mut stats = Stats::new(1, 0, 1_000_000, 10_000_000, ideal, 4096).unwrap();
         stats.host_group = vec![0; 4];
         // Deliveries wait as events: nothing here is delivered.
