@@ -48,8 +48,8 @@ pub struct Packet {
 /// may mark (ECN's congestion experienced, InfiniBand's FECN), or a control packet that
 /// travels from a receiver back to a sender (a notification: DCQCN's CNP, IB CC's BECN;
 /// an acknowledgement: ACK, NACK, or an ACK that echoes the mark of the data it
-/// acknowledges). Control packets are never marked; plain data is 0, which the
-/// per-packet path tests in one comparison.
+/// acknowledges; an in-order receiver's NAK of a sequence error). Control packets are
+/// never marked; plain data is 0, which the per-packet path tests in one comparison.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(transparent)]
 pub struct PacketKind(u8);
@@ -72,10 +72,15 @@ impl PacketKind {
     /// An acknowledgement of a data packet a switch marked, echoing the mark back to its
     /// sender (the per-pair congestion control's notification).
     pub const ACK_MARKED: PacketKind = PacketKind(64);
+    /// An in-order receiver's NAK of a sequence error: a packet beyond the one it expects
+    /// arrived, and the sender is to go back to the expected one (go-back-N). A matter of
+    /// the NICs' transport, not of the congestion control, which never hears of it.
+    pub const SEQUENCE_NAK: PacketKind = PacketKind(128);
 
     const MARKS: u8 = 1 | 2;
     const NOTIFICATIONS: u8 = 4 | 8;
     const ACKNOWLEDGEMENTS: u8 = 16 | 32 | 64;
+    const CONTROL: u8 = Self::NOTIFICATIONS | Self::ACKNOWLEDGEMENTS | 128;
 
     /// Data that no switch marked.
     #[inline(always)]
@@ -86,7 +91,7 @@ impl PacketKind {
     /// Data (marked or not), not control.
     #[inline(always)]
     pub fn is_data(self) -> bool {
-        self.0 & (Self::NOTIFICATIONS | Self::ACKNOWLEDGEMENTS) == 0
+        self.0 & Self::CONTROL == 0
     }
 
     /// Data a switch marked (ECN or FECN).
@@ -111,6 +116,12 @@ impl PacketKind {
     #[inline(always)]
     pub fn is_acknowledgement(self) -> bool {
         self.0 & Self::ACKNOWLEDGEMENTS != 0
+    }
+
+    /// An in-order receiver's NAK of a sequence error.
+    #[inline(always)]
+    pub fn is_sequence_nak(self) -> bool {
+        self == Self::SEQUENCE_NAK
     }
 
     /// A control packet that tells its sender of congestion, and is counted as a
@@ -282,12 +293,17 @@ pub struct Message {
     pub size: u64,
     /// Bytes not yet segmented into packets.
     pub unsent: u64,
-    /// Packets created but not yet delivered, plus one while bytes remain unsent.
+    /// Packets created but not yet delivered, plus one while bytes remain unsent. (With an
+    /// in-order receiver: packets sent at least once and not yet accepted; a packet sent
+    /// again after a NAK is not counted twice.)
     pub outstanding: u32,
     pub vc: u8,
     /// The source stream it was posted to (a mix's part; 0 otherwise).
     pub stream: u8,
     pub next_free: u32,
+    /// With an in-order receiver: the next message of its flow the sender keeps for going
+    /// back (sent, not yet all accepted), or `NIL`.
+    pub next_in_flow: u32,
 }
 
 /// Pool of messages, bounded in practice by the source queues.
@@ -356,6 +372,10 @@ mod tests {
         let notifying = |k: PacketKind| k.notifies_congestion();
         assert!(notifying(PacketKind::CNP) && notifying(PacketKind::BECN) && notifying(PacketKind::ACK_MARKED));
         assert!(!notifying(PacketKind::ACK) && !notifying(PacketKind::NACK) && !notifying(PacketKind::ECN_MARKED));
+        let nak = PacketKind::SEQUENCE_NAK;
+        assert!(nak.is_control() && nak.is_sequence_nak() && !nak.is_data() && !nak.is_plain_data());
+        assert!(!nak.is_acknowledgement() && !nak.is_notification() && !nak.notifies_congestion() && !nak.is_marked());
+        assert!(!PacketKind::NACK.is_sequence_nak() && !PacketKind::DATA.is_sequence_nak());
         assert_eq!(std::mem::size_of::<PacketKind>(), 1);
     }
 
@@ -387,6 +407,12 @@ mod tests {
         // A field more and every packet spans two lines, which the per-hop path touches.
         assert_eq!(std::mem::size_of::<Packet>(), 64);
         assert_eq!(std::mem::align_of::<Packet>(), 64);
+    }
+
+    #[test]
+    fn messages_stay_small() {
+        // The go-back-N link fits in what was padding.
+        assert_eq!(std::mem::size_of::<Message>(), 56);
     }
 
     #[test]

@@ -46,13 +46,23 @@ impl LatencyStats {
     }
 }
 
-/// Packet conservation counters over the whole run: injected = delivered + in_flight.
+/// Packet conservation counters over the whole run: injected = delivered + in_flight +
+/// dropped + discarded.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct PacketCounts {
     pub injected: u64,
     pub delivered: u64,
     pub in_flight: u64,
+    /// Lost in the fabric (a buffer without room: only without lossless flow control).
     pub dropped: u64,
+    /// Reached their host and discarded by an in-order receiver (out of sequence, or
+    /// duplicates of packets it had): the fabric lost nothing. Reported when non-zero.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub discarded: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The figures of one node group (or of all endpoints). Loads are per endpoint over the

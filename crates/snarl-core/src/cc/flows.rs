@@ -150,6 +150,12 @@ impl<K: Copy + Eq + Hash, S> FlowTable<K, S> {
         self.slots.get_mut(slot as usize).filter(|s| s.epoch == epoch).map(|s| &mut s.state)
     }
 
+    /// The flows with state: slot, key and state, in no particular order (for checks,
+    /// never for anything that affects results).
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &K, &S)> {
+        self.index.iter().map(|(key, &slot)| (slot, key, &self.slots[slot as usize].state))
+    }
+
     /// Drops the flow's state (its timers become stale); the slot is reused.
     pub fn release(&mut self, slot: u32) {
         self.bump_epoch(slot);

@@ -21,7 +21,7 @@ pub use event_queue::EventQueue;
 pub use observer::Observer;
 pub use peer::Peer;
 pub use stop::Stop;
-pub use trace::{IsolationEvent, TraceEvent};
+pub use trace::{IsolationEvent, ReceiverEvent, TraceEvent};
 pub use watchdog::{find_cycles, StallTracker, WaitCycles, BYTES_PER_QUEUE as WATCHDOG_BYTES_PER_QUEUE};
 
 use crate::error::{Error, Result};

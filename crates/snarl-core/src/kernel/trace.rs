@@ -23,6 +23,8 @@ pub enum TraceEvent {
     MessageDone { group: u16, created: u64, bytes: u64, hops: u16 },
     /// A packet of `group` found no buffer space and was dropped.
     Dropped { group: u16 },
+    /// A receiver that numbers packets acted (`nic.receiver`, or spraying).
+    Receiver(ReceiverEvent),
     /// A packet left its first switch on a non-minimal route (Valiant, UGAL).
     NonMinimal,
     /// A switch input sent a pause (`on`) or resume frame for `queue` upstream.
@@ -57,6 +59,22 @@ pub enum TraceEvent {
     Hotspot { host: u32, on: bool },
     /// Congestion isolation acted.
     Isolation(IsolationEvent),
+}
+
+/// What the receivers and the senders' go-back-N report (`TraceEvent::Receiver`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiverEvent {
+    /// A data packet reached its host after one of its flow that its NIC sent later:
+    /// `depth` transmissions behind the latest of the flow to arrive.
+    Reordered { depth: u32 },
+    /// An in-order receiver discarded a data packet of `group`: beyond the PSN it expects
+    /// (`duplicate` false), or a copy of one it has accepted already (`duplicate`).
+    Discarded { group: u16, duplicate: bool },
+    /// An in-order receiver of `group` sent a NAK (a sequence error) back to a sender.
+    NakSent { group: u16 },
+    /// A data packet left its NIC again, the sender having gone back on a NAK (also
+    /// reported as `Injected`).
+    Retransmitted,
 }
 
 /// What congestion isolation reports (`TraceEvent::Isolation`).

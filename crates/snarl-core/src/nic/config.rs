@@ -1,6 +1,6 @@
 //! `[nic]`: the hosts' network interfaces, and their checks.
 
-use crate::config::{Config, FlowControlConfig, Problems, TopologyConfig};
+use crate::config::{Config, FlowControlConfig, Problems, RoutingConfig, TopologyConfig};
 use crate::memory::{mul, sum};
 use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
@@ -31,6 +31,10 @@ pub struct NicConfig {
     /// this rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receive_cap: Option<Rate>,
+    /// Whether a receiver accepts a flow's packets out of order (absent: it does, and
+    /// counts nothing unless the routing sprays; see `receiver_in_force`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<Receiver>,
     /// Bytes every packet carries on the wire besides its payload (RoCEv2 over Ethernet:
     /// 62). They take link time, buffer space and credits as the frame does, and count in
     /// no payload figure; `mtu` stays the payload.
@@ -64,6 +68,29 @@ impl Wire {
     }
 }
 
+/// What a receiving NIC does with a packet that arrives ahead of an earlier one of its
+/// flow.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Receiver {
+    /// Places it (in memory) at once: a message is complete when all its packets have
+    /// arrived, in any order. Reordering is counted.
+    OutOfOrder,
+    /// RoCE's default: accepts a flow's packets only in sequence; one beyond the expected
+    /// PSN is discarded and answered with a NAK, and the sender goes back to the expected
+    /// PSN and sends everything again from there (go-back-N).
+    InOrder,
+}
+
+impl Receiver {
+    pub fn name(self) -> &'static str {
+        match self {
+            Receiver::OutOfOrder => "out_of_order",
+            Receiver::InOrder => "in_order",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum NicScheduling {
@@ -89,6 +116,7 @@ impl Default for NicConfig {
             qps_per_destination: 1,
             scheduling: None,
             receive_cap: None,
+            receiver: None,
             header: Bytes(0),
             framing: Bytes(0),
         }
@@ -145,6 +173,14 @@ impl NicConfig {
         if let Some(cap) = self.receive_cap {
             Self::validate_receive_cap(config, p, cap);
         }
+        if self.receiver == Some(Receiver::InOrder) && matches!(config.flow_control, FlowControlConfig::None {}) {
+            p.add(
+                "nic.receiver",
+                "an in-order receiver goes back on NAKs alone, without a retransmission timeout, so it needs a \
+                 lossless fabric (`flow_control.type = \"credit\"` or `\"pfc\"`): a dropped packet with none after \
+                 it, or a dropped NAK, would never be sent again",
+            );
+        }
         if self.scheduling == Some(NicScheduling::Fifo) && !config.congestion_control.is_none() {
             p.add(
                 "nic.scheduling",
@@ -179,12 +215,32 @@ impl NicConfig {
 }
 
 impl NicConfig {
+    /// The receiver a run models with per-flow sequence numbers: the configured one, or,
+    /// when the routing sprays a flow's packets over paths of different queueing, the
+    /// default out-of-order one, whose reordering the run then reports. `None`: the NICs
+    /// number nothing and deliver as they always have, at no cost per packet.
+    pub fn receiver_in_force(&self, config: &Config) -> Option<Receiver> {
+        self.receiver.or(matches!(config.routing, RoutingConfig::Spray { .. }).then_some(Receiver::OutOfOrder))
+    }
+
+    /// Bytes per packet in flight beyond the packet itself: its sequence numbers, with a
+    /// receiver in force (a slot per packet handle).
+    pub(crate) fn packet_memory(&self, config: &Config) -> u64 {
+        if self.receiver_in_force(config).is_some() {
+            8
+        } else {
+            0
+        }
+    }
+
     /// The NICs' part of the memory estimate, without their congestion control's state
     /// (`CongestionControlConfig::nic_memory`), for `h` hosts, `v` VCs and `q` source-queue
     /// slots per host. Per host: link peer, rate, serialiser, latency, three times, queue
     /// head and length, epoch, its credit-return ring; per host and VC credits and pause
     /// state (37, rounded to 40); the source queue's slots; the flow scheduler's state when
-    /// it serves flows round robin; when each host's drain ends under a receive cap.
+    /// it serves flows round robin; when each host's drain ends under a receive cap; with
+    /// a receiver in force, a flow's sequence state (96 bytes with its map entry) per
+    /// source-queue slot and two queue heads per host (NAKs and flows going back).
     pub(crate) fn memory(&self, config: &Config, h: u64, v: u64, q: u64) -> u64 {
         let ring = crate::memory::bytes_of::<crate::flow_control::Ring>();
         let mut nics = mul(&[h, sum(&[4 + 8 + 8 + 8 + 3 * 8 + 4 + 4 + 4, ring, mul(&[v, 40]), mul(&[q, 4])])]);
@@ -194,6 +250,9 @@ impl NicConfig {
         }
         if self.receive_cap.is_some() {
             nics = sum(&[nics, mul(&[h, 8])]);
+        }
+        if self.receiver_in_force(config).is_some() {
+            nics = sum(&[nics, mul(&[h, sum(&[mul(&[q, 96]), 64])])]);
         }
         nics
     }

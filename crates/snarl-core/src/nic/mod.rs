@@ -35,8 +35,9 @@ mod policy;
 mod ports;
 mod receive;
 mod scheduling;
+mod sequence;
 
-pub use config::{NicConfig, NicScheduling, Wire};
+pub use config::{NicConfig, NicScheduling, Receiver, Wire};
 
 use crate::cc::{AnyCongestionControl, CongestionControl};
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
@@ -95,11 +96,14 @@ pub struct Nics {
     /// The receive path: the congestion control hears of every data packet at its
     /// destination (`CongestionControl::wants_receipts`), which then arrives as an event.
     receipts: bool,
+    /// Per-flow sequence numbers and the receivers' order (`nic.receiver`), if in force.
+    sequence: Option<Box<sequence::Sequencing>>,
 }
 
-/// Size of a control packet: a congestion notification (CNP, BECN) or an acknowledgement
-/// (ACK, NACK). It is an Ethernet or InfiniBand frame like any packet, so the wire adds
-/// `[nic] header` and `framing` to it as to data.
+/// Size of a control packet: a congestion notification (CNP, BECN), an acknowledgement
+/// (ACK, NACK) or an in-order receiver's NAK of a sequence error. It is an Ethernet or
+/// InfiniBand frame like any packet, so the wire adds `[nic] header` and `framing` to it
+/// as to data.
 pub const CONTROL_BYTES: u64 = 64;
 
 impl Nics {
@@ -164,6 +168,7 @@ impl Nics {
             scheduler: None,
             isolation: None,
             receipts: false,
+            sequence: None,
         })
     }
 
@@ -213,10 +218,10 @@ impl Nics {
     }
 
     /// Whether every data packet must reach its destination NIC as a `Deliver` event (the
-    /// receive path of a congestion control that acknowledges data): decided when the
-    /// congestion control is installed, before the run starts.
+    /// receive path of a congestion control that acknowledges data, or of a receiver that
+    /// numbers packets): decided when they are installed, before the run starts.
     pub fn receipts(&self) -> bool {
-        self.receipts
+        self.receipts || self.sequence.is_some()
     }
 
     pub fn rate(&self, host: usize) -> Rate {
@@ -279,6 +284,7 @@ impl Nics {
                 vc,
                 stream,
                 next_free: NIL,
+                next_in_flow: NIL,
             });
             let slot = self.slot_after_head(h, self.queue_len[h] as usize);
             self.queue[h * self.queue_capacity + slot] = id;
@@ -289,7 +295,9 @@ impl Nics {
                     let other = &ctx.messages[self.queue[base + (head + j) % capacity]];
                     other.dst == dst && other.qp == qp
                 });
-                scheduler.flow_head[base + slot] = !older;
+                // A flow going back after a NAK sends new data once it has caught up.
+                let held = self.sequence.as_deref().is_some_and(|s| s.holds(host, dst, qp));
+                scheduler.flow_head[base + slot] = !older && !held;
             }
             self.queue_len[h] += 1;
             if self.streams > 1 {
@@ -320,9 +328,11 @@ impl Nics {
         }
     }
 
-    /// Credit counters within [0, capacity], also counting the credits on their way back.
+    /// Credit counters within [0, capacity], also counting the credits on their way back;
+    /// the flows' sequence state consistent.
     pub fn check_invariants(&self, returns: &CreditReturns) -> Result<(), String> {
         self.credits.check_bounds().map_err(|e| format!("host {e}"))?;
+        self.check_sequencing()?;
         for host in 0..self.peer.len() {
             for vc in 0..self.vcs {
                 let held = self.credits.credits(host, vc) + returns.pending(host, vc) as i64;

@@ -1,7 +1,7 @@
-//! What reaches a NIC: data is delivered; what a packet's kind means is decided here
-//! with the congestion control (a marked packet at its receiver, a CNP or BECN at its
-//! sender, and on the receive path every data packet at its receiver and every ACK or
-//! NACK at its sender).
+//! What reaches a NIC: data is delivered (or, by an in-order receiver, discarded:
+//! `sequence.rs`); what a packet's kind means is decided here with the congestion control
+//! (a marked packet at its receiver, a CNP or BECN at its sender, and on the receive path
+//! every data packet at its receiver and every ACK or NACK at its sender).
 
 use super::scheduling::ControlRequest;
 use super::Nics;
@@ -9,18 +9,23 @@ use crate::cc::{Acknowledgement, CongestionControl, FlowKey};
 use crate::kernel::Timer;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
+use crate::routing::hash::flow_vc;
 
 impl Nics {
     /// The tail of `packet` reached its destination NIC, which decides what its kind
     /// means: a notification (CNP, BECN) or an acknowledgement (ACK, NACK) goes to the
     /// sender's congestion control; a marked data packet to the receiver's (notification
     /// point), and on the receive path every data packet too (`on_data`, which may answer
-    /// with an acknowledgement), before it is delivered.
+    /// with an acknowledgement), before it is delivered. A NAK of a sequence error goes to
+    /// the sender's go-back-N; a data packet of a run whose NICs number packets to its
+    /// receiver, which may discard it.
     pub fn receive(&mut self, ctx: &mut Ctx, packet: u32) {
         let kind = ctx.packets[packet].kind;
         if kind.is_control() {
             if kind.is_notification() {
                 self.receive_cnp(ctx, packet);
+            } else if kind.is_sequence_nak() {
+                self.receive_nak(ctx, packet);
             } else {
                 self.receive_ack(ctx, packet);
             }
@@ -31,6 +36,9 @@ impl Nics {
         }
         if self.receipts {
             self.receipt(ctx, packet);
+        }
+        if self.sequence.is_some() && !self.arrive_numbered(ctx, packet) {
+            return;
         }
         ctx.deliver(ctx.now, packet);
     }
@@ -47,8 +55,9 @@ impl Nics {
         if !cc.on_marked(ctx, FlowKey { src, dst, qp }) {
             return;
         }
-        // On the flow's (injection) VC.
-        let vc = ctx.messages[p.message].vc;
+        // On the flow's (injection) VC, as its message has it (`Nics::post`): from the
+        // flow, since an in-order receiver's duplicate may outlive its message.
+        let vc = flow_vc(src, dst, qp, &self.vc_divisor);
         let kind = cc.notification();
         scheduler.control[dst as usize].push_back(ControlRequest { dst: src, qp, vc, kind });
         self.try_inject(ctx, dst);
@@ -63,7 +72,7 @@ impl Nics {
         let (src, dst, qp) = (p.src, p.dst, p.qp);
         let Some(ack) = cc.on_data(ctx, FlowKey { src, dst, qp }, &p) else { return };
         let kind = ack.kind();
-        let vc = ctx.messages[p.message].vc;
+        let vc = flow_vc(src, dst, qp, &self.vc_divisor);
         scheduler.control[dst as usize].push_back(ControlRequest { dst: src, qp, vc, kind });
         self.try_inject(ctx, dst);
     }

@@ -41,6 +41,10 @@ impl Nics {
     /// Sends the next packet of the head message if the link, the cap and the credits
     /// allow it.
     pub fn try_inject(&mut self, ctx: &mut Ctx, host: u32) {
+        // What an in-order receiver's NAKs ask for goes first (go-back-N).
+        if self.sequence.as_deref().is_some_and(|s| s.has_work(host as usize)) && self.try_resend(ctx, host) {
+            return;
+        }
         if let Some(mut scheduler) = self.scheduler.take() {
             let iso = self.isolation.is_some();
             match (iso, scheduler.cc.as_ref()) {
@@ -78,6 +82,9 @@ impl Nics {
         let slot = h * self.queue_capacity + self.queue_head[h] as usize;
         let mid = self.queue[slot];
         let m = ctx.messages[mid];
+        if self.sequence.as_deref().is_some_and(|s| s.holds(host, m.dst, m.qp)) {
+            return; // Its flow goes back first; its last retransmission wakes the NIC.
+        }
         let size = self.mtu.min(m.unsent);
         if !self.credits.can_send(h, m.vc as usize, size + self.wire.header) {
             self.wait_for_credits(ctx, host);
@@ -123,7 +130,7 @@ impl Nics {
             if !credit_blocked && !self.pause.is_paused(h, cnp.vc as usize) {
                 scheduler.control[h].pop_front();
                 let group = ctx.stats.host_group[h];
-                let serialise =
+                let (serialise, _) =
                     self.launch(ctx, host, cnp.dst, self.control_frame, cnp.qp, NIL, group, cnp.vc, cnp.vc, cnp.kind);
                 if cnp.kind.notifies_congestion() {
                     ctx.trace(TraceEvent::CnpSent { group });
@@ -237,7 +244,7 @@ impl Nics {
             scheduler.next_position[h] = pos as u32 + 1;
         }
         let class = C::class(self, h, m.dst, m.qp, m.vc, now);
-        let serialise = self.launch_data(ctx, host, m, mid, size, class);
+        let serialise = self.launch_data_apart(ctx, host, m, mid, size, class);
         if let Some(cc) = scheduler.cc.as_mut() {
             cc.on_sent(ctx, &FlowKey { src: host, dst: m.dst, qp: m.qp }, size, serialise);
         }

@@ -1,6 +1,7 @@
 //! Observers. Models report what happens as trace events ([`TraceEvent`]); the always-on
 //! statistics ([`Stats`]: per-group counters, latency histograms, windowed throughput,
-//! flow completion times, named counters, PFC's frames, the per-pair control's windows)
+//! flow completion times, named counters, PFC's frames, the per-pair control's windows,
+//! the receivers' reordering and go-back-N)
 //! and the optional collectors ([`Collector`]: the fabric event series, the rate log,
 //! queue probes, IB CC's marks and CCTIs) turn them into the summary and the tables. They watch the model and never steer it; every hook is O(1) and
 //! allocation-free.
@@ -17,10 +18,11 @@ pub mod pfc;
 mod queue_series;
 pub mod queues;
 mod rates;
+pub mod receiver;
 mod recovery;
 mod series;
 
-pub use crate::kernel::{IsolationEvent, TraceEvent};
+pub use crate::kernel::{IsolationEvent, ReceiverEvent, TraceEvent};
 pub use collector::{
     for_run as collectors_for_run, AnyCollector, Collector, Collectors, FabricView, Finish, NoFabric, Setup,
 };
@@ -35,6 +37,7 @@ pub use pfc::{PausedLink, PfcCounters, PfcSummary};
 pub use queue_series::QueueSeries;
 pub use queues::{EcnBand, QueueProbes, QueueSummary};
 pub use rates::RateLog;
+pub use receiver::{ReceiverCounts, ReceiverSummary};
 pub use recovery::recovery;
 pub use series::Series;
 
@@ -53,6 +56,8 @@ pub struct GroupStats {
     pub injected_packets: u64,
     pub delivered_packets: u64,
     pub dropped_packets: u64,
+    /// Data packets an in-order receiver discarded (out of sequence, or duplicates).
+    pub discarded_packets: u64,
     pub latency: Latency,
     pub network_latency: Latency,
     pub message_latency: Latency,
@@ -88,6 +93,11 @@ pub struct Stats {
     pub pfc: PfcCounters,
     /// The windows of the per-pair congestion control, in runs that have it.
     pub per_pair: Option<PerPairWindows>,
+    /// The receivers' reordering and go-back-N, in runs whose NICs number packets.
+    pub receiver: Option<ReceiverCounts>,
+    /// Data packets in-order receivers discarded: neither delivered nor dropped, they
+    /// reached their host and were let go (`PacketCounts::discarded`).
+    pub discarded: u64,
     pub fct: Fct,
     /// The optional collectors this run has.
     pub collectors: Collectors,
@@ -154,6 +164,8 @@ impl Stats {
             counters: Counters::default(),
             pfc: PfcCounters::default(),
             per_pair: None,
+            receiver: None,
+            discarded: 0,
             fct: Fct::new(ideal, groups),
             collectors: Collectors::default(),
             injected: 0,
@@ -227,6 +239,25 @@ impl Stats {
     fn on_drop(&mut self, group: u16) {
         self.counters.packets_dropped += 1;
         self.groups[group as usize].dropped_packets += 1;
+    }
+
+    /// A receiver that numbers packets, or a sender going back, acted. A NAK counts as
+    /// an injected packet, a discarded packet as neither delivered nor dropped (out of
+    /// line: only runs with a receiver in force report these).
+    #[inline(never)]
+    fn on_receiver(&mut self, now: u64, event: ReceiverEvent) {
+        match event {
+            ReceiverEvent::Discarded { group, .. } => {
+                self.discarded += 1;
+                self.groups[group as usize].discarded_packets += 1;
+                self.last_moved = now;
+            }
+            ReceiverEvent::NakSent { group } => self.on_inject(group),
+            ReceiverEvent::Reordered { .. } | ReceiverEvent::Retransmitted => {}
+        }
+        if let Some(receiver) = self.receiver.as_mut() {
+            receiver.on(event);
+        }
     }
 
     /// A control packet (CNP) left a NIC of `group`: it counts in the packet counts
@@ -352,6 +383,7 @@ impl Stats {
             total.injected_packets += g.injected_packets;
             total.delivered_packets += g.delivered_packets;
             total.dropped_packets += g.dropped_packets;
+            total.discarded_packets += g.discarded_packets;
             total.latency.merge(&g.latency);
             total.network_latency.merge(&g.network_latency);
             total.message_latency.merge(&g.message_latency);
@@ -411,6 +443,9 @@ impl Stats {
             let c = &self.counters;
             summary.sections.set(windows.summary(c.ecn_marks, c.cnps_delivered, c.rate_cuts).section());
         }
+        if let Some(receiver) = &self.receiver {
+            summary.sections.set(receiver.summary().section());
+        }
         self.collectors.summarise(&mut summary, finish);
         summary
     }
@@ -431,8 +466,9 @@ impl Stats {
         PacketCounts {
             injected: self.injected,
             delivered: self.delivered,
-            in_flight: self.injected - self.delivered - self.counters.packets_dropped,
+            in_flight: self.injected - self.delivered - self.counters.packets_dropped - self.discarded,
             dropped: self.counters.packets_dropped,
+            discarded: self.discarded,
         }
     }
 }
@@ -476,6 +512,7 @@ impl Collector for Stats {
                 self.on_message_done(now, group, created, bytes, hops)
             }
             TraceEvent::Dropped { group } => self.on_drop(group),
+            TraceEvent::Receiver(event) => self.on_receiver(now, event),
             TraceEvent::NonMinimal => self.counters.nonminimal_packets += 1,
             TraceEvent::PauseSent { on: true, .. } => self.pfc.pause_frames_sent += 1,
             TraceEvent::PauseSent { on: false, .. } => self.pfc.resume_frames_sent += 1,
@@ -563,8 +600,9 @@ fn group_summary(g: &GroupStats, fct: &FctDist, info: &GroupInfo, seconds: f64, 
         packets: PacketCounts {
             injected: g.injected_packets,
             delivered: g.delivered_packets,
-            in_flight: g.injected_packets - g.delivered_packets - g.dropped_packets,
+            in_flight: g.injected_packets - g.delivered_packets - g.dropped_packets - g.discarded_packets,
             dropped: g.dropped_packets,
+            discarded: g.discarded_packets,
         },
     }
 }

@@ -16,7 +16,7 @@ use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
 use crate::nic::Nics;
 use crate::observe::{
     collectors_for_run, AnyCollector, HotspotTime, IdealFct, PerPacket, PerPairWindows, PfcCounters, QueueProbes,
-    QueueSeries, Setup, Stats,
+    QueueSeries, ReceiverCounts, Setup, Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::routing::hash::mix64;
@@ -92,6 +92,9 @@ impl Simulation {
         if let Some(cc) = parts.congestion_control.or_else(|| AnyCongestionControl::build(config)) {
             nics.enable_congestion_control(cc)?;
         }
+        if let Some(receiver) = config.nic.receiver_in_force(config) {
+            nics.enable_sequencing(receiver)?;
+        }
         let work = match parts.workload {
             Some(work) => work,
             None => AnyWorkload::build(config, hosts, nics.rate(0), &mut traffic_rng)?,
@@ -120,6 +123,7 @@ impl Simulation {
         let mut stats = Stats::new(groups, sim.warmup.0, window, end, ideal, config.nic.mtu.0)?;
         stats.pfc = PfcCounters::for_run(config);
         stats.per_pair = PerPairWindows::for_run(config);
+        stats.receiver = ReceiverCounts::for_run(config);
         stats.set_hosts(crate::memory::fallible::collected(
             host_groups.len(),
             host_groups.iter().copied(),
@@ -140,7 +144,7 @@ impl Simulation {
         if stop.is_some() || nics.receipts() {
             // Every delivery arrives as an event at its time, so the run can end exactly at
             // the one that completes the stop (`Ctx::deliver`), and the NICs' receive path
-            // hears of every data packet.
+            // (a congestion control's, a receiver's) hears of every data packet.
             stats.settle_before = 0;
         }
         stats.congestion_counters = config.congestion_terms();

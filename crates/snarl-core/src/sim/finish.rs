@@ -89,7 +89,8 @@ impl Simulation {
 
     /// Data packets arriving at their hosts across the end of the run count in the loads
     /// by the part of their bytes that arrived before it (as those arriving across the
-    /// measurement start do by the part after it): loads never exceed the links.
+    /// measurement start do by the part after it): loads never exceed the links. Those an
+    /// in-order receiver would discard count for nothing.
     fn count_arrivals_at_end(&mut self) {
         let kernel = &mut self.kernel;
         let (end, stats) = (kernel.end, &mut kernel.observers);
@@ -100,7 +101,7 @@ impl Simulation {
             }
             if let Event::Deliver { packet } = event {
                 let p = kernel.packets[packet];
-                if p.message != NIL {
+                if p.message != NIL && self.world.nics.accepts_at_end(&kernel.packets, packet) {
                     stats.arriving_at_end(end, p.group, p.dst, kernel.packets.payload(packet), tail_at);
                 }
             }

@@ -25,6 +25,7 @@ mod per_pair_cc;
 mod pfc;
 mod presets;
 mod python;
+mod receivers;
 mod recovery;
 mod scenarios;
 mod stop_after;
