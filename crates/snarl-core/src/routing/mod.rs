@@ -13,6 +13,7 @@ mod config;
 mod dmodk;
 mod ecmp;
 mod flowlet;
+mod flowlet_table;
 pub mod hash;
 mod minimal;
 mod planner;
