@@ -74,6 +74,29 @@ impl RouteQuery {
     }
 }
 
+/// A packet leaving a switch output, as a routing that measures the fabric hears of it
+/// ([`AnyRouting::measures`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Departure {
+    pub switch: u32,
+    pub port: u16,
+    /// The packet's handle, valid until it is delivered (or dropped): a routing may keep
+    /// notes on a packet in a table indexed by it, written where the packet enters the
+    /// fabric (at `hops` 0, which every packet crossing the fabric passes first).
+    pub packet: u32,
+    pub src: u32,
+    pub dst: u32,
+    /// Bytes of its frame.
+    pub size: u32,
+    /// Switch-to-switch hops taken before this one (0 at the first switch).
+    pub hops: u16,
+    /// The output leads to a host: the packet leaves the fabric.
+    pub to_host: bool,
+    /// When its transmission starts (ps): the current time, or a later one the switch
+    /// has committed it to (the only packet for an idle link, waiting for its head).
+    pub at: u64,
+}
+
 /// A route: output port, output VC, and the intermediate switch the packet still has to
 /// visit (`NIL`: none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +142,15 @@ pub trait CustomRouting {
     fn offers_choices(&self) -> bool {
         false
     }
+
+    /// Whether it hears of every packet leaving a switch output (see
+    /// [`AnyRouting::measures`]).
+    fn measures(&self) -> bool {
+        false
+    }
+
+    /// A packet leaves a switch output (called only if `measures`).
+    fn departed(&mut self, _topo: &AnyTopology, _d: &Departure) {}
 }
 
 /// The routings, dispatched statically: the built-in ones, and one made outside this
@@ -176,6 +208,25 @@ impl AnyRouting {
             | AnyRouting::Planner(_)
             | AnyRouting::Valiant(_) => false,
             AnyRouting::Custom(r) => r.offers_choices(),
+        }
+    }
+
+    /// Whether the switches tell the routing of every packet leaving an output
+    /// ([`AnyRouting::departed`]): routings that measure the links they choose among. The
+    /// switches ask once, when the fabric is built; the others' packets pay one branch.
+    pub fn measures(&self) -> bool {
+        match self {
+            AnyRouting::Custom(r) => r.measures(),
+            _ => false,
+        }
+    }
+
+    /// Packet `d.packet` leaves output `d.port` of switch `d.switch` (only for routings
+    /// that `measures`).
+    #[inline]
+    pub fn departed(&mut self, topo: &AnyTopology, d: &Departure) {
+        if let AnyRouting::Custom(r) = self {
+            r.departed(topo, d)
         }
     }
 
