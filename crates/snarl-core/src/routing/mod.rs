@@ -8,13 +8,16 @@
 //! current time ([`RouteQuery::now`]) and, on demand, a hash of the packet's flow
 //! ([`RouteQuery::flow_hash`]); routings that use none of these pay nothing for them.
 
+mod adaptive;
 mod candidates;
 mod config;
 mod dmodk;
+mod dre;
 mod ecmp;
 mod flowlet;
 mod flowlet_table;
 pub mod hash;
+mod leaf_tables;
 mod minimal;
 mod planner;
 mod spray;
@@ -25,8 +28,12 @@ mod ugal;
 mod updown;
 mod valiant;
 
+pub use adaptive::{Adaptive, AdaptiveSettings};
 pub use candidates::{Candidate, Candidates, MAX_CANDIDATES};
-pub use config::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, UgalInformation, UpSelect, MAX_TABLE};
+pub use config::{
+    AdaptiveMode, EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, Telemetry, UgalInformation, UpSelect,
+    MAX_TABLE,
+};
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
 pub use flowlet::Flowlet;
@@ -162,6 +169,8 @@ pub enum AnyRouting {
     Flowlet(Flowlet),
     Spray(Spray),
     Planner(Planner),
+    /// Boxed: its state is ten times the others'.
+    Adaptive(Box<Adaptive>),
     Minimal(MinimalRouting),
     Valiant(Valiant),
     Ugal(Ugal),
@@ -185,6 +194,7 @@ impl Routing for AnyRouting {
             AnyRouting::Flowlet(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Spray(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Planner(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Adaptive(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Minimal(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Valiant(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Ugal(r) => r.route(topo, q, view, rng, out),
@@ -201,6 +211,7 @@ impl AnyRouting {
             AnyRouting::UpDown(r) => r.select == UpSelect::Adaptive,
             AnyRouting::Minimal(r) => r.select == MinimalSelect::Adaptive,
             AnyRouting::Ugal(_) => true,
+            AnyRouting::Adaptive(r) => r.offers_choices(),
             AnyRouting::DModK(_)
             | AnyRouting::Ecmp(_)
             | AnyRouting::Flowlet(_)
@@ -216,6 +227,7 @@ impl AnyRouting {
     /// switches ask once, when the fabric is built; the others' packets pay one branch.
     pub fn measures(&self) -> bool {
         match self {
+            AnyRouting::Adaptive(_) => true,
             AnyRouting::Custom(r) => r.measures(),
             _ => false,
         }
@@ -225,8 +237,10 @@ impl AnyRouting {
     /// that `measures`).
     #[inline]
     pub fn departed(&mut self, topo: &AnyTopology, d: &Departure) {
-        if let AnyRouting::Custom(r) = self {
-            r.departed(topo, d)
+        match self {
+            AnyRouting::Adaptive(r) => r.departed(d),
+            AnyRouting::Custom(r) => r.departed(topo, d),
+            _ => {}
         }
     }
 
@@ -242,6 +256,7 @@ impl AnyRouting {
                 | RoutingConfig::Flowlet { .. }
                 | RoutingConfig::Spray { .. }
                 | RoutingConfig::Planner { .. }
+                | RoutingConfig::Adaptive { .. }
         );
         if tree && !topo.supports_up_down() {
             return Err(Error::config(
@@ -253,7 +268,7 @@ impl AnyRouting {
             return Err(Error::config(
                 "routing.type",
                 format!(
-                    "{} has no distance-based routes: use updown, dmodk, ecmp, flowlet, spray or planner",
+                    "{} has no distance-based routes: use updown, dmodk, ecmp, flowlet, spray, planner or adaptive",
                     topo.describe()
                 ),
             ));
@@ -265,6 +280,15 @@ impl AnyRouting {
             _ => 0,
         };
         let widest = (0..topo.num_switches()).map(|s| topo.num_ports(s)).max().unwrap_or(0);
+        if matches!(config, RoutingConfig::Adaptive { mode: AdaptiveMode::Packet, .. }) && widest > MAX_CANDIDATES {
+            return Err(Error::config(
+                "routing.mode",
+                format!(
+                    "per packet, every equal port is offered the allocator, at most {MAX_CANDIDATES}; {} has switches of {widest}: use flowlet",
+                    topo.describe()
+                ),
+            ));
+        }
         if matches!(config, RoutingConfig::Updown { select: UpSelect::Adaptive }) && widest > MAX_CANDIDATES {
             return Err(Error::config(
                 "routing.select",
@@ -300,6 +324,18 @@ impl AnyRouting {
             }
             RoutingConfig::Spray { mode } => AnyRouting::Spray(Spray::new(*mode, topo)?),
             RoutingConfig::Planner { idle, table } => AnyRouting::Planner(Planner::new(idle.0, *table, topo)?),
+            RoutingConfig::Adaptive { gap, mode, telemetry, period, alpha, age, table } => {
+                let settings = AdaptiveSettings {
+                    mode: *mode,
+                    telemetry: *telemetry,
+                    gap: gap.0,
+                    period: period.0,
+                    alpha: *alpha,
+                    age: age.0,
+                    table: *table,
+                };
+                AnyRouting::Adaptive(Box::new(Adaptive::new(&settings, topo)?))
+            }
             RoutingConfig::Minimal { select, deadlock_avoidance } => {
                 AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
             }
@@ -551,6 +587,9 @@ mod tests {
                 RoutingConfig::Spray { mode: SprayMode::Random },
                 RoutingConfig::Spray { mode: SprayMode::RoundRobin },
                 RoutingConfig::Planner { idle: crate::units::Time(1), table: 64 },
+                toml::from_str("type = 'adaptive'\ngap = '1ps'\ntable = 64").unwrap(),
+                toml::from_str("type = 'adaptive'\nmode = 'packet'\ntelemetry = 'instant'").unwrap(),
+                toml::from_str("type = 'adaptive'\ntelemetry = 'local'").unwrap(),
             ] {
                 walk_all_pairs(&fabric, &routing, 1);
             }
@@ -565,8 +604,12 @@ mod tests {
                 .unwrap();
         let err = AnyRouting::build(&RoutingConfig::Dmodk {}, &torus, 4, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
-        let load_balancing =
-            ["type = 'flowlet'", "type = 'spray'\nmode = 'round_robin'", "type = 'planner'\nidle = '1us'"];
+        let load_balancing = [
+            "type = 'flowlet'",
+            "type = 'spray'\nmode = 'round_robin'",
+            "type = 'planner'\nidle = '1us'",
+            "type = 'adaptive'",
+        ];
         for text in load_balancing {
             let err = AnyRouting::build(&toml::from_str(text).unwrap(), &torus, 4, 4096).err().unwrap();
             assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
