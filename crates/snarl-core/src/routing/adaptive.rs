@@ -36,12 +36,13 @@
 use super::dre::{Dre, TOP};
 use super::flowlet_table::{FlowletTables, Since};
 use super::leaf_tables::LeafTables;
-use super::{Candidates, Departure, PortView, Route, RouteQuery, Routing};
+use super::{Candidates, Departure, PortView, Route, RouteQuery, Routing, MAX_CANDIDATES};
 use crate::config::{AdaptiveMode, Telemetry};
 use crate::error::{Error, Result};
 use crate::memory::fallible;
 use crate::packet::NIL;
 use crate::topology::{AnyTopology, Endpoint, PortRange, Topology, UpDown};
+use arrayvec::ArrayVec;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
@@ -192,9 +193,13 @@ impl Adaptive {
     /// The port a new flowlet of `q` takes among `hops`: the least metric; among equals
     /// `previous` (the entry's last port) if it is one, else one drawn at random.
     fn choose(&self, topo: &AnyTopology, q: &RouteQuery, hops: PortRange, previous: u16, rng: &mut Pcg64Mcg) -> u16 {
+        // The metrics, kept for the draw among ties (switches wider than this compute
+        // them again).
+        let mut metrics = ArrayVec::<u8, MAX_CANDIDATES>::new();
         let (mut least, mut ties, mut keep) = (u8::MAX, 0u16, false);
         for port in hops.first..hops.first + hops.count {
             let m = self.metric(topo, q, hops, port);
+            let _ = metrics.try_push(m);
             if m < least {
                 (least, ties, keep) = (m, 0, false);
             }
@@ -208,7 +213,11 @@ impl Adaptive {
         }
         let mut pick = if ties > 1 { rng.random_range(0..ties) } else { 0 };
         for port in hops.first..hops.first + hops.count {
-            if self.metric(topo, q, hops, port) == least {
+            let m = match metrics.get((port - hops.first) as usize) {
+                Some(&m) => m,
+                None => self.metric(topo, q, hops, port),
+            };
+            if m == least {
                 if pick == 0 {
                     return port;
                 }
@@ -244,9 +253,7 @@ impl Adaptive {
     #[inline]
     pub fn departed(&mut self, d: &Departure) {
         let port = self.port_base[d.switch as usize] as usize + d.port as usize;
-        if !d.to_host {
-            self.dre.add(port, d.size, d.at);
-        }
+        let level = if d.to_host { 0 } else { self.dre.add(port, d.size, d.at) };
         if self.telemetry != Telemetry::Feedback {
             return;
         }
@@ -265,7 +272,6 @@ impl Adaptive {
             self.stamps[id] = Stamp { path, feedback_path, ce: 0, feedback };
         }
         if !d.to_host {
-            let level = self.dre.level(port, d.at);
             let stamp = &mut self.stamps[id];
             stamp.ce = stamp.ce.max(level);
             return;

@@ -234,7 +234,7 @@ impl RoutingConfig {
     /// flowlet table of `table` entries of 16 bytes, or a QP table of `table` entries of
     /// 32 bytes and 12 bytes per port (the ports' lists and counts); round-robin spraying
     /// keeps a turn of 2 bytes per port. `adaptive` keeps a flowlet table per switch (in
-    /// `flowlet` mode), a rate estimator of 48 bytes per port, 4 bytes per switch and per
+    /// `flowlet` mode), a rate estimator of 17 bytes per port, 4 bytes per switch and per
     /// host (where its ports start, its leaf), and with `feedback` telemetry its leaf
     /// tables: for L leaves of U up-ports, L² · U entries of 9 bytes (Congestion-To-Leaf
     /// and -From-Leaf) and L² · (8 ⌈U / 64⌉ + 2) for the feedback's round robins (its
@@ -249,7 +249,7 @@ impl RoutingConfig {
                 let pairs = if *telemetry == Telemetry::Feedback { mul(&[leaves, leaves]) } else { 0 };
                 sum(&[
                     mul(&[if *mode == AdaptiveMode::Flowlet { switches } else { 0 }, *table as u64, 16]),
-                    mul(&[ports, 48]),
+                    mul(&[ports, 17]),
                     mul(&[sum(&[switches, size.hosts]), 4]),
                     mul(&[pairs, paths, 9]),
                     mul(&[pairs, sum(&[mul(&[paths.div_ceil(64), 8]), 2])]),
@@ -385,7 +385,7 @@ mod tests {
         // Flowlet tables, an estimator per port, 4 bytes per switch and host (4 hosts)
         // and, for two leaves of one up-port each, 4 leaf pairs of 1 entry and a round
         // robin.
-        assert_eq!(part("adaptive"), 3 * 100 * 16 + 8 * 48 + (3 + 4) * 4 + 4 * 9 + 4 * (8 + 2));
+        assert_eq!(part("adaptive"), 3 * 100 * 16 + 8 * 17 + (3 + 4) * 4 + 4 * 9 + 4 * (8 + 2));
         let ecmp = load_config(SPINE_LEAF, &[("routing.type".into(), "ecmp".into())], None).unwrap();
         assert_eq!(crate::memory::estimate(&ecmp).part("routing tables"), 0);
     }

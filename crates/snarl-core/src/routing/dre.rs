@@ -5,10 +5,10 @@
 //! the utilisation r / C of a link of capacity C within alpha, with a memory of about tau.
 //! It is read quantised to `BITS` bits, the size of the field packets carry it in.
 //!
-//! The decay is applied lazily, when a register is next touched: the periods elapsed
-//! since it was last decayed are counted and (1 - alpha)^n applied at once, which is the
-//! result of n decays at the period boundaries, without a timer per period. Registers
-//! hold bytes with 8 fractional bits; factors are 32-bit fixed-point.
+//! The decay is applied lazily, when a register is next touched: the period boundaries
+//! crossed since it was last touched are counted and (1 - alpha)^n applied at once,
+//! which is the result of n decays at the boundaries, without a timer per period.
+//! Registers hold bytes with 8 fractional bits; factors are 32-bit fixed-point.
 
 use crate::error::Result;
 use crate::memory::fallible::{self, Zero};
@@ -23,11 +23,12 @@ const FRAC: u32 = 8;
 /// Registers stop here rather than wrap (a link would need years at a Tb/s to get there).
 const CAP: u64 = 1 << 60;
 
-/// A register and the period it was last decayed in.
+/// A register and when its next decay is due (the end of the period it was last
+/// touched in: a multiple of the period).
 #[derive(Clone, Copy, Default)]
 struct Register {
     x: u64,
-    period: u64,
+    next: u64,
 }
 
 impl Zero for Register {}
@@ -38,8 +39,11 @@ pub(super) struct Dre {
     /// factors of n's bits.
     squares: [u64; 64],
     registers: Vec<Register>,
-    /// Per output: C tau in register units, which divides X << BITS into its level
-    /// (none for outputs that are not measured: 1).
+    /// Per output, its capacity's index in `full` (a fabric has few link rates: one
+    /// divisor per rate keeps the per-output state small).
+    class: Vec<u8>,
+    /// Per link rate: C tau in register units, which divides X << BITS into its level
+    /// (1 for outputs that are not measured).
     full: Vec<StrengthReducedU64>,
 }
 
@@ -56,60 +60,80 @@ impl Dre {
         }
         let tau = period as f64 / alpha.clamp(f64::MIN_POSITIVE, 1.0);
         let n = rates.len();
-        let full = fallible::collected(
-            n,
-            rates.map(|bits| {
-                // Bytes per ps times ps, in register units.
+        let (mut class, mut known) = (fallible::with_capacity(n, "the rate estimators")?, Vec::<u64>::new());
+        for bits in rates {
+            let k = known.iter().position(|&b| b == bits).unwrap_or_else(|| {
+                known.push(bits);
+                known.len() - 1
+            });
+            if k > u8::MAX as usize {
+                return Err(crate::error::Error::config("routing.type", "more than 256 link rates"));
+            }
+            class.push(k as u8);
+        }
+        // Bytes per ps times ps, in register units.
+        let full = known
+            .iter()
+            .map(|&bits| {
                 let full = bits as f64 / 8e12 * tau * (1u64 << FRAC) as f64;
                 StrengthReducedU64::new((full.round() as u64).clamp(1, CAP))
-            }),
-            "the rate estimators",
-        )?;
+            })
+            .collect();
         let registers = fallible::zeroed(n, "the rate estimators")?;
-        Ok(Dre { period: StrengthReducedU64::new(period), squares, registers, full })
+        Ok(Dre { period: StrengthReducedU64::new(period), squares, registers, class, full })
     }
 
-    /// Register `x` decayed from period `from` to period `to`.
+    /// Register `r` at `at`: its value and its next decay. Only a register read past its
+    /// next decay divides, to count the periods gone by.
     #[inline]
-    fn decayed(&self, mut x: u64, from: u64, to: u64) -> u64 {
-        let mut n = to.saturating_sub(from);
-        let mut k = 0;
+    fn decayed(&self, r: Register, at: u64) -> Register {
+        if at < r.next {
+            return r;
+        }
+        let mut n = (at - r.next) / self.period + 1;
+        let (mut x, mut k) = (r.x, 0);
+        let next = r.next + n * self.period.get();
         while n != 0 && x != 0 {
             if n & 1 != 0 {
                 x = ((x as u128 * self.squares[k] as u128) >> 32) as u64;
             }
             (n, k) = (n >> 1, k + 1);
         }
-        x
+        Register { x, next }
     }
 
-    /// Output `port` sends `bytes` at `at`.
+    /// Output `port` sends `bytes` at `at`; returns its level then.
     #[inline]
-    pub(super) fn add(&mut self, port: usize, bytes: u32, at: u64) {
-        let now = at / self.period;
-        let r = self.registers[port];
-        let x = self.decayed(r.x, r.period, now);
-        self.registers[port] = Register { x: (x + ((bytes as u64) << FRAC)).min(CAP), period: r.period.max(now) };
+    pub(super) fn add(&mut self, port: usize, bytes: u32, at: u64) -> u8 {
+        let r = self.decayed(self.registers[port], at);
+        let x = (r.x + ((bytes as u64) << FRAC)).min(CAP);
+        self.registers[port] = Register { x, next: r.next };
+        self.quantised(port, x)
+    }
+
+    /// Register value `x` of output `port` as a level.
+    #[inline]
+    fn quantised(&self, port: usize, x: u64) -> u8 {
+        ((x << BITS) / self.full[self.class[port] as usize]).min(TOP as u64) as u8
     }
 
     /// The register of output `port` at `at`.
     #[inline]
     fn value(&self, port: usize, at: u64) -> u64 {
-        let r = self.registers[port];
-        self.decayed(r.x, r.period, at / self.period)
+        self.decayed(self.registers[port], at).x
     }
 
     /// The utilisation of output `port` at `at`, quantised: floor(X / (C tau) x 2^BITS),
     /// at most `TOP`.
     #[inline]
     pub(super) fn level(&self, port: usize, at: u64) -> u8 {
-        ((self.value(port, at) << BITS) / self.full[port]).min(TOP as u64) as u8
+        self.quantised(port, self.value(port, at))
     }
 
     /// The utilisation of output `port` at `at`, unquantised (for the tests).
     #[cfg(test)]
     pub(super) fn utilisation(&self, port: usize, at: u64) -> f64 {
-        self.value(port, at) as f64 / self.full[port].get() as f64
+        self.value(port, at) as f64 / self.full[self.class[port] as usize].get() as f64
     }
 }
 
@@ -181,7 +205,7 @@ mod tests {
 
     #[test]
     fn an_estimator_takes_the_bytes_the_memory_estimate_counts() {
-        assert_eq!(size_of::<Register>() + size_of::<StrengthReducedU64>(), 48);
+        assert_eq!(size_of::<Register>() + size_of::<u8>(), 17);
     }
 
     #[test]
