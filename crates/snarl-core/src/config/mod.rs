@@ -37,7 +37,9 @@ pub use crate::flow_control::{pfc_headroom, FlowControlConfig, Threshold, Thresh
 pub use crate::isolation::{CfqOrder, CfqScheduler, Isolation, IsolationConfig, IsolationKeyKind, IsolationKnobs};
 pub use crate::nic::{NicConfig, NicScheduling, Receiver};
 pub use crate::observe::{ObserveConfig, QueueProbeConfig};
-pub use crate::routing::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, UgalInformation, UpSelect};
+pub use crate::routing::{
+    AdaptiveMode, EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, Telemetry, UgalInformation, UpSelect,
+};
 pub use crate::switch::{Crossbar, InputQueuing, SwitchConfig};
 pub use crate::topology::{
     parse_oversubscription, Arrangement, LinkConfig, LinksConfig, OversubscriptionBy, TopologyConfig,

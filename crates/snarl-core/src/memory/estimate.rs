@@ -14,14 +14,14 @@
 //! | fabric tables | the topology's own: 12 per XGFT switch, g·A² for a megafly's distances, ... |
 //! | switch ports | P · 138 (port state 64, credit-return ring 64, link class 2, shared memory 8) + S · 14, and 8 per request-mask word (⌈radix · V / 64⌉ per port) |
 //! | switch queues | P · V · 88 (input and output queue 24 each, credits 16, pause state 21, probe slot 2, PFC flag 1); with `input_queuing = "voq"`, P · V · (R · 24 + 8) more: a virtual output queue of 24 bytes per output port of the widest switch (R ports) for every input queue, and the bytes waiting for each output queue |
-//! | routing tables | with `flowlet`, S · `table` · 16 (a flowlet table per switch); with `planner`, S · `table` · 32 + P · 12 (a QP table per switch, a list and a count per port); with round-robin `spray`, P · 2 (a turn per port); none otherwise |
+//! | routing tables | with `flowlet`, S · `table` · 16 (a flowlet table per switch); with `planner`, S · `table` · 32 + P · 12 (a QP table per switch, a list and a count per port); with round-robin `spray`, P · 2 (a turn per port); with `adaptive`, S · `table` · 16 (flowlet tables, in its `flowlet` mode) + P · 17 + (S + H) · 4 (a rate estimator per port, where a switch's ports start, a host's leaf), and with its `feedback` telemetry L² · (9 · U + 8 · ⌈U / 64⌉ + 2) for L leaves of U up-ports (the leaf-to-leaf tables); none otherwise |
 //! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN, H · Q · (160 + 8 · ⌈cap / MTU⌉) with the per-pair control (a pair per slot, with the sizes of its packets in flight), H · 8 with a receive cap (when each host's drain ends), H · (96 · Q + 64) with a receiver that numbers packets (`nic.receiver`, or spraying: a flow's sequence state per slot, the queues of NAKs and of flows going back) |
 //! | traffic tables | H · 10 for group membership, and H · 4 per pattern (or part of a mix) that keeps a host list or a destination table; with shared hotspots H · 9 and 24 per hotspot and lifetime of the run |
 //! | latency histograms | 5 · G + 8 HDR histograms of about 280 KB (3 latency and 2 FCT per group, 8 for the FCT size buckets), and one per queue probe |
 //! | time series | W · G · 32 counters, the report's table of W · (G + 1) rows of 72 bytes, W · 8 for recovery, W · 80 for the fabric series of runs with PFC, drops, ECN or congestion control, W · Q · 32 for the windows of the Q probed queues |
 //! | event calendar | 25 per wheel bucket (2^k of them, k = log2(H / 2) within 10..24), and 32 per event for 4,096 + 2 · H + 16 · (H + P) · ρ events: a generation pending per host and, at saturation, about two events per host and port in bucket buffers that keep up to eight times that room |
 //! | watchdog | 2 · P · V · ρ queues (inputs and outputs, the non-empty ones at saturation) of 32 bytes: the heads seen at the last check and at the next; with virtual output queues, P · V · ρ · min(R, B) more (the non-empty ones of an input buffer) |
-//! | packets in flight | 1.5 · ρ · (H · B packets of 64 bytes (72 with a receiver that numbers them) + H · Q messages of 56 bytes): at saturation every host keeps about one buffer's worth of packets in flight and a full source queue, in slabs that grow by doubling |
+//! | packets in flight | 1.5 · ρ · (H · B packets of 64 bytes (8 more with a receiver that numbers them, 6 more with `adaptive` routing's notes on them under `feedback` telemetry) + H · Q messages of 56 bytes): at saturation every host keeps about one buffer's worth of packets in flight and a full source queue, in slabs that grow by doubling |
 //!
 //! The last two parts, which scale with the load, dominate fabrics with deep buffers and
 //! small packets (cycle-level configs). Not counted: what grows with the length of the
@@ -105,8 +105,9 @@ pub fn estimate(config: &Config) -> Estimate {
 
     // At saturation, and in proportion at lower loads; slabs grow by doubling: half
     // again what they hold, on average.
-    // A packet in flight, with its sequence numbers when a receiver tracks them.
-    let packet = sum(&[bytes_of::<Packet>(), config.nic.packet_memory(config)]);
+    // A packet in flight, with its sequence numbers when a receiver tracks them and
+    // the adaptive routing's notes on it.
+    let packet = sum(&[bytes_of::<Packet>(), config.nic.packet_memory(config), config.routing.per_packet()]);
     let slots = sum(&[mul(&[h, packets_per_host(config), packet]), mul(&[h, q, bytes_of::<Message>()])]);
     let in_flight = (sum(&[slots, slots / 2]) as f64 * load) as u64;
 

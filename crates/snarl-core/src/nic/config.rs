@@ -216,11 +216,12 @@ impl NicConfig {
 
 impl NicConfig {
     /// The receiver a run models with per-flow sequence numbers: the configured one, or,
-    /// when the routing sprays a flow's packets over paths of different queueing, the
-    /// default out-of-order one, whose reordering the run then reports. `None`: the NICs
-    /// number nothing and deliver as they always have, at no cost per packet.
+    /// when the routing sprays a flow's packets over paths of different queueing (`spray`,
+    /// `adaptive` per packet), the default out-of-order one, whose reordering the run then
+    /// reports. `None`: the NICs number nothing and deliver as they always have, at no
+    /// cost per packet.
     pub fn receiver_in_force(&self, config: &Config) -> Option<Receiver> {
-        self.receiver.or(matches!(config.routing, RoutingConfig::Spray { .. }).then_some(Receiver::OutOfOrder))
+        self.receiver.or(config.routing.sprays().then_some(Receiver::OutOfOrder))
     }
 
     /// Bytes per packet in flight beyond the packet itself: its sequence numbers, with a

@@ -81,6 +81,35 @@ pub enum RoutingConfig {
         #[serde(default = "default_table")]
         table: u32,
     },
+    /// Adaptive routing driven by telemetry (CONGA): switches measure their links'
+    /// utilisation, packets carry the most utilised one of their path to the destination
+    /// leaf, which feeds it back to the source leaf; a new flowlet (or every packet)
+    /// leaves the source leaf by the least congested path.
+    Adaptive {
+        /// Longest pause within a flowlet (default: 10 µs, as `flowlet`'s).
+        #[serde(default = "default_gap")]
+        gap: Time,
+        /// When a flow may change paths: at a new flowlet, or at every packet.
+        #[serde(default)]
+        mode: AdaptiveMode,
+        /// What the source leaf decides on: its own links and the feedback of the
+        /// destination leaf, its own links alone, or (idealised) the paths' links now.
+        #[serde(default)]
+        telemetry: Telemetry,
+        /// Period of the rate estimators' decay (default: 1 µs; see `docs/config.md`).
+        #[serde(default = "default_period")]
+        period: Time,
+        /// The estimators' decay per period: they remember about `period / alpha`.
+        #[serde(default = "default_alpha")]
+        alpha: f64,
+        /// Longest a source leaf believes what it heard of a path (default: 10 µs, the
+        /// estimators' memory).
+        #[serde(default = "default_age")]
+        age: Time,
+        /// Entries of each switch's flowlet table.
+        #[serde(default = "default_table")]
+        table: u32,
+    },
     /// Minimal routing on distance-based fabrics (Dragonfly, Megafly, HyperX, tori), with
     /// VCs by hop class.
     Minimal {
@@ -125,6 +154,31 @@ pub enum SprayMode {
     RoundRobin,
 }
 
+/// When an adaptive routing's flow may change paths.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum AdaptiveMode {
+    /// At a new flowlet: after a pause longer than `gap`.
+    #[default]
+    Flowlet,
+    /// At every packet (spraying guided by telemetry).
+    Packet,
+}
+
+/// What an adaptive routing's source leaf decides on.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Telemetry {
+    /// Its own links' utilisation and the congestion of each path that the destination
+    /// leaf fed back (CONGA's loop).
+    #[default]
+    Feedback,
+    /// Its own links' utilisation alone.
+    Local,
+    /// The utilisation of every link of each path as it is now (an idealised bound).
+    Instant,
+}
+
 /// Most entries of a flowlet or QP table per switch (2^24).
 pub const MAX_TABLE: u32 = 1 << 24;
 
@@ -136,6 +190,15 @@ fn default_idle() -> Time {
 }
 fn default_table() -> u32 {
     4096
+}
+fn default_period() -> Time {
+    Time::from_ns(1_000)
+}
+fn default_alpha() -> f64 {
+    0.1
+}
+fn default_age() -> Time {
+    Time::from_ns(10_000)
 }
 
 impl RoutingConfig {
@@ -156,6 +219,13 @@ impl RoutingConfig {
                 p.positive("routing.idle", idle.0);
                 table(p, *entries);
             }
+            RoutingConfig::Adaptive { gap, period, alpha, age, table: entries, .. } => {
+                p.positive("routing.gap", gap.0);
+                p.positive("routing.period", period.0);
+                p.fraction("routing.alpha", *alpha, false);
+                p.positive("routing.age", age.0);
+                table(p, *entries);
+            }
             _ => {}
         }
     }
@@ -163,13 +233,46 @@ impl RoutingConfig {
     /// The routing's part of the memory estimate (`memory::estimate`): per switch, a
     /// flowlet table of `table` entries of 16 bytes, or a QP table of `table` entries of
     /// 32 bytes and 12 bytes per port (the ports' lists and counts); round-robin spraying
-    /// keeps a turn of 2 bytes per port. The others keep nothing.
+    /// keeps a turn of 2 bytes per port. `adaptive` keeps a flowlet table per switch (in
+    /// `flowlet` mode), a rate estimator of 17 bytes per port, 4 bytes per switch and per
+    /// host (where its ports start, its leaf), and with `feedback` telemetry its leaf
+    /// tables: for L leaves of U up-ports, L² · U entries of 9 bytes (Congestion-To-Leaf
+    /// and -From-Leaf) and L² · (8 ⌈U / 64⌉ + 2) for the feedback's round robins (its
+    /// notes on packets are counted with the packets: `per_packet`). The others keep
+    /// nothing.
     pub(crate) fn memory(&self, size: &FabricSize) -> u64 {
         let (switches, ports) = (size.switches(), size.ports());
         match self {
+            RoutingConfig::Adaptive { table, telemetry, mode, .. } => {
+                let (leaves, radix) = size.classes.first().copied().unwrap_or((0, 0));
+                let paths = radix.saturating_sub(size.hosts.checked_div(leaves).unwrap_or(0));
+                let pairs = if *telemetry == Telemetry::Feedback { mul(&[leaves, leaves]) } else { 0 };
+                sum(&[
+                    mul(&[if *mode == AdaptiveMode::Flowlet { switches } else { 0 }, *table as u64, 16]),
+                    mul(&[ports, 17]),
+                    mul(&[sum(&[switches, size.hosts]), 4]),
+                    mul(&[pairs, paths, 9]),
+                    mul(&[pairs, sum(&[mul(&[paths.div_ceil(64), 8]), 2])]),
+                ])
+            }
             RoutingConfig::Flowlet { table, .. } => mul(&[switches, *table as u64, 16]),
             RoutingConfig::Planner { table, .. } => sum(&[mul(&[switches, *table as u64, 32]), mul(&[ports, 12])]),
             RoutingConfig::Spray { mode: SprayMode::RoundRobin } => mul(&[ports, bytes_of::<u16>()]),
+            _ => 0,
+        }
+    }
+
+    /// Whether a flow's packets may take different paths one by one (and so arrive out
+    /// of order): spraying, and adaptive routing per packet.
+    pub fn sprays(&self) -> bool {
+        matches!(self, RoutingConfig::Spray { .. } | RoutingConfig::Adaptive { mode: AdaptiveMode::Packet, .. })
+    }
+
+    /// Bytes the routing keeps beside every packet in flight: `adaptive` with `feedback`
+    /// telemetry, what the packet carries (its path, CE and a feedback entry).
+    pub(crate) fn per_packet(&self) -> u64 {
+        match self {
+            RoutingConfig::Adaptive { telemetry: Telemetry::Feedback, .. } => 6,
             _ => 0,
         }
     }
@@ -256,6 +359,18 @@ mod tests {
         assert!(resolved("spray").contains("mode = \"random\""));
         let planner = resolved("planner");
         assert!(planner.contains("idle = \"100us\"") && planner.contains("table = 4096"), "{planner}");
+        let adaptive = resolved("adaptive");
+        for key in [
+            "gap = \"10us\"",
+            "mode = \"flowlet\"",
+            "telemetry = \"feedback\"",
+            "period = \"1us\"",
+            "alpha = 0.1",
+            "age = \"10us\"",
+            "table = 4096",
+        ] {
+            assert!(adaptive.contains(key), "{key} in {adaptive}");
+        }
     }
 
     #[test]
@@ -273,6 +388,10 @@ mod tests {
         assert_eq!(part("flowlet"), 3 * 100 * 16);
         assert_eq!(part("planner"), 3 * 100 * 32 + 8 * 12);
         assert_eq!(part("spray"), 8 * 2);
+        // Flowlet tables, an estimator per port, 4 bytes per switch and host (4 hosts)
+        // and, for two leaves of one up-port each, 4 leaf pairs of 1 entry and a round
+        // robin.
+        assert_eq!(part("adaptive"), 3 * 100 * 16 + 8 * 17 + (3 + 4) * 4 + 4 * 9 + 4 * (8 + 2));
         let ecmp = load_config(SPINE_LEAF, &[("routing.type".into(), "ecmp".into())], None).unwrap();
         assert_eq!(crate::memory::estimate(&ecmp).part("routing tables"), 0);
     }
@@ -283,6 +402,10 @@ mod tests {
         assert!(e.contains("`routing.gap`") && e.contains("positive") && e.contains("`routing.table`"), "{e}");
         let e = problem(&[("routing.type", "planner"), ("routing.idle", "0us")]);
         assert!(e.contains("`routing.idle`") && e.contains("positive"), "{e}");
+        let e = problem(&[("routing.type", "adaptive"), ("routing.alpha", "1.5"), ("routing.period", "0ns")]);
+        assert!(e.contains("`routing.period`") && e.contains("`routing.alpha`") && e.contains("(0, 1]"), "{e}");
+        let e = problem(&[("routing.type", "adaptive"), ("routing.age", "0us")]);
+        assert!(e.contains("`routing.age`") && e.contains("positive"), "{e}");
         let e = problem(&[("routing.type", "planner"), ("routing.table", "16777217")]);
         assert!(e.contains("`routing.table`") && e.contains("1 to 16777216"), "{e}");
     }
@@ -293,6 +416,17 @@ mod tests {
         assert!(e.contains("routing.mode") && e.contains("`round_robin`"), "{e}");
         let e = problem(&[("routing.type", "flowlett")]);
         assert!(e.contains("routing.type") && e.contains("`flowlet`"), "{e}");
+        let e = problem(&[("routing.type", "adaptive"), ("routing.telemetry", "feedbak")]);
+        assert!(e.contains("routing.telemetry") && e.contains("`feedback`"), "{e}");
+        let e = problem(&[("routing.type", "adaptive"), ("routing.mode", "packets")]);
+        assert!(e.contains("routing.mode") && e.contains("`packet`"), "{e}");
+        let e = problem(&[("routing.type", "adaptive"), ("routing.perod", "1us")]);
+        assert!(e.contains("routing.perod") && e.contains("did you mean `period`"), "{e}");
+        let e = problem(&[("routing.type", "adaptive"), ("routing.idle", "1us")]);
+        assert!(
+            e.contains("routing.idle") && e.contains("valid: gap, mode, telemetry, period, alpha, age, table"),
+            "{e}"
+        );
         let e = problem(&[("routing.type", "planner"), ("routing.gap", "1us")]);
         assert!(e.contains("routing.gap") && e.contains("valid: idle, table"), "{e}");
     }

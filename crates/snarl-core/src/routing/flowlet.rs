@@ -4,50 +4,33 @@
 //! delay lets a flow move without reordering its packets, so flows that collide on a
 //! path part at their pauses, by chance rather than by measuring the paths.
 //!
-//! Each switch times its flows in a flowlet table of fixed size, as switch hardware does:
-//! an entry per flow hash (modulo the size) holding the time of its last packet and a
-//! flowlet counter. Flows that collide share an entry: the packets of one keep the
-//! other's flowlet alive, and a new flowlet of either moves both. The port of flowlet 0
-//! is ECMP's and that of flowlet n > 0 a hash of (flow, n), so a gap longer than the run
-//! routes exactly as ECMP does, and no random number is drawn.
+//! Each switch times its flows in a flowlet table of fixed size (`flowlet_table.rs`), as
+//! switch hardware does: an entry per flow hash (modulo the size) holding the time of its
+//! last packet and a flowlet counter. Flows that collide share an entry: the packets of
+//! one keep the other's flowlet alive, and a new flowlet of either moves both. The port
+//! of flowlet 0 is ECMP's and that of flowlet n > 0 a hash of (flow, n), so a gap longer
+//! than the run routes exactly as ECMP does, and no random number is drawn.
 
+use super::flowlet_table::{FlowletTables, Since};
 use super::hash::{mix64, qp_number};
-use super::{Candidates, PerSwitch, PortView, Route, RouteQuery, Routing};
+use super::{Candidates, PortView, Route, RouteQuery, Routing};
 use crate::config::EcmpHash;
 use crate::error::Result;
-use crate::memory::fallible::{self, Zero};
 use crate::packet::NIL;
 use crate::topology::{AnyTopology, UpDown};
 use rand_pcg::Pcg64Mcg;
-use strength_reduce::StrengthReducedU64;
-
-/// A flowlet table entry: zero bytes are an entry no packet has used.
-#[derive(Clone, Copy, Default)]
-struct Entry {
-    /// The time of the entry's last packet, plus one (0: none yet).
-    last: u64,
-    /// The entry's current flowlet.
-    flowlet: u32,
-}
-
-impl Zero for Entry {}
 
 pub struct Flowlet {
     hash: EcmpHash,
-    /// Longest gap within a flowlet (ps).
-    gap: u64,
-    /// Entries per table.
-    entries: StrengthReducedU64,
-    tables: PerSwitch<Vec<Entry>>,
+    /// Per switch, each entry's current flowlet.
+    tables: FlowletTables<u32>,
 }
 
 impl Flowlet {
     /// A table of `entries` per switch, allocated now (the per-packet path allocates
-    /// nothing): zeroed pages, resident only where flows hash to.
+    /// nothing).
     pub fn new(hash: EcmpHash, gap: u64, entries: u32, switches: usize) -> Result<Flowlet> {
-        let entries = entries.max(1);
-        let tables = PerSwitch::try_new(switches, |_| fallible::zeroed(entries as usize, "the flowlet tables"))?;
-        Ok(Flowlet { hash, gap, entries: StrengthReducedU64::new(entries as u64), tables })
+        Ok(Flowlet { hash, tables: FlowletTables::new(gap, entries, switches, "the flowlet tables")? })
     }
 }
 
@@ -69,13 +52,11 @@ impl Routing for Flowlet {
             EcmpHash::FiveTuple => q.flow_hash(),
             EcmpHash::Qp => qp_number(q.src, q.dst, q.qp) as u64,
         };
-        let flowlet = self.tables.with(q.switch, |table| {
-            let entry = &mut table[(key % self.entries) as usize];
-            if entry.last != 0 && q.now.saturating_sub(entry.last - 1) > self.gap {
-                entry.flowlet = entry.flowlet.wrapping_add(1);
+        let flowlet = self.tables.touch(q.switch, key, q.now, |flowlet, since| {
+            if since == Since::Pause {
+                *flowlet = flowlet.wrapping_add(1);
             }
-            entry.last = q.now + 1;
-            entry.flowlet
+            *flowlet
         });
         // ECMP's hash, salted per switch; flowlets after the first rehash it with their number.
         let salted = mix64(key ^ ((q.switch as u64) << 32));
@@ -155,7 +136,7 @@ mod tests {
         assert!(seen.iter().all(|&n| (70..=130).contains(&n)), "new flowlets spread over the 4 up-ports: {seen:?}");
         let Endpoint::Switch { switch, .. } = topo.attachment(1) else { unreachable!() };
         let key = crate::routing::hash::five_tuple(1, 12, 0);
-        let counter = flowlet.tables.with(switch, |t| t[(key % 4096) as usize].flowlet);
+        let counter = flowlet.tables.value(switch, (key % 4096) as usize);
         assert_eq!(counter, 400, "one flowlet per pause");
     }
 
@@ -171,14 +152,14 @@ mod tests {
         assert_eq!(port(2, 16 * US), b, "16 us after its last packet, but the other flow's kept the flowlet alive");
         // Flow 1's pause starts a flowlet for both: flow 2's next flowlet numbers follow.
         port(1, 40 * US);
-        assert_eq!(flowlet.tables.with(0, |t| t[0].flowlet), 1);
+        assert_eq!(flowlet.tables.value(0, 0), 1);
         port(2, 41 * US);
-        assert_eq!(flowlet.tables.with(0, |t| t[0].flowlet), 1, "no pause of the entry: the same flowlet");
+        assert_eq!(flowlet.tables.value(0, 0), 1, "no pause of the entry: the same flowlet");
     }
 
     #[test]
     fn an_entry_takes_the_bytes_the_memory_estimate_counts() {
-        assert_eq!(size_of::<Entry>(), 16);
+        assert_eq!(size_of::<crate::routing::flowlet_table::Slot<u32>>(), 16);
     }
 
     #[test]
@@ -189,6 +170,6 @@ mod tests {
         // Host 1 to host 5: both on leaf 0, one port down.
         let route = only_route(&flowlet, &topo, &at_leaf(&topo, 1, 5, 0, 7), &mut rng);
         assert_eq!(route.port, 5);
-        assert!(flowlet.tables.with(0, |t| t.iter().all(|e| e.last == 0)));
+        assert!(flowlet.tables.untouched(0));
     }
 }

@@ -8,12 +8,16 @@
 //! current time ([`RouteQuery::now`]) and, on demand, a hash of the packet's flow
 //! ([`RouteQuery::flow_hash`]); routings that use none of these pay nothing for them.
 
+mod adaptive;
 mod candidates;
 mod config;
 mod dmodk;
+mod dre;
 mod ecmp;
 mod flowlet;
+mod flowlet_table;
 pub mod hash;
+mod leaf_tables;
 mod minimal;
 mod planner;
 mod spray;
@@ -24,8 +28,12 @@ mod ugal;
 mod updown;
 mod valiant;
 
+pub use adaptive::{Adaptive, AdaptiveSettings};
 pub use candidates::{Candidate, Candidates, MAX_CANDIDATES};
-pub use config::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, UgalInformation, UpSelect, MAX_TABLE};
+pub use config::{
+    AdaptiveMode, EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, Telemetry, UgalInformation, UpSelect,
+    MAX_TABLE,
+};
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
 pub use flowlet::Flowlet;
@@ -73,6 +81,29 @@ impl RouteQuery {
     }
 }
 
+/// A packet leaving a switch output, as a routing that measures the fabric hears of it
+/// ([`AnyRouting::measures`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Departure {
+    pub switch: u32,
+    pub port: u16,
+    /// The packet's handle, valid until it is delivered (or dropped): a routing may keep
+    /// notes on a packet in a table indexed by it, written where the packet enters the
+    /// fabric (at `hops` 0, which every packet crossing the fabric passes first).
+    pub packet: u32,
+    pub src: u32,
+    pub dst: u32,
+    /// Bytes of its frame.
+    pub size: u32,
+    /// Switch-to-switch hops taken before this one (0 at the first switch).
+    pub hops: u16,
+    /// The output leads to a host: the packet leaves the fabric.
+    pub to_host: bool,
+    /// When its transmission starts (ps): the current time, or a later one the switch
+    /// has committed it to (the only packet for an idle link, waiting for its head).
+    pub at: u64,
+}
+
 /// A route: output port, output VC, and the intermediate switch the packet still has to
 /// visit (`NIL`: none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +149,15 @@ pub trait CustomRouting {
     fn offers_choices(&self) -> bool {
         false
     }
+
+    /// Whether it hears of every packet leaving a switch output (see
+    /// [`AnyRouting::measures`]).
+    fn measures(&self) -> bool {
+        false
+    }
+
+    /// A packet leaves a switch output (called only if `measures`).
+    fn departed(&mut self, _topo: &AnyTopology, _d: &Departure) {}
 }
 
 /// The routings, dispatched statically: the built-in ones, and one made outside this
@@ -129,6 +169,8 @@ pub enum AnyRouting {
     Flowlet(Flowlet),
     Spray(Spray),
     Planner(Planner),
+    /// Boxed: its state is ten times the others'.
+    Adaptive(Box<Adaptive>),
     Minimal(MinimalRouting),
     Valiant(Valiant),
     Ugal(Ugal),
@@ -152,6 +194,7 @@ impl Routing for AnyRouting {
             AnyRouting::Flowlet(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Spray(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Planner(r) => r.route(topo, q, view, rng, out),
+            AnyRouting::Adaptive(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Minimal(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Valiant(r) => r.route(topo, q, view, rng, out),
             AnyRouting::Ugal(r) => r.route(topo, q, view, rng, out),
@@ -168,6 +211,7 @@ impl AnyRouting {
             AnyRouting::UpDown(r) => r.select == UpSelect::Adaptive,
             AnyRouting::Minimal(r) => r.select == MinimalSelect::Adaptive,
             AnyRouting::Ugal(_) => true,
+            AnyRouting::Adaptive(r) => r.offers_choices(),
             AnyRouting::DModK(_)
             | AnyRouting::Ecmp(_)
             | AnyRouting::Flowlet(_)
@@ -175,6 +219,28 @@ impl AnyRouting {
             | AnyRouting::Planner(_)
             | AnyRouting::Valiant(_) => false,
             AnyRouting::Custom(r) => r.offers_choices(),
+        }
+    }
+
+    /// Whether the switches tell the routing of every packet leaving an output
+    /// ([`AnyRouting::departed`]): routings that measure the links they choose among. The
+    /// switches ask once, when the fabric is built; the others' packets pay one branch.
+    pub fn measures(&self) -> bool {
+        match self {
+            AnyRouting::Adaptive(_) => true,
+            AnyRouting::Custom(r) => r.measures(),
+            _ => false,
+        }
+    }
+
+    /// Packet `d.packet` leaves output `d.port` of switch `d.switch` (only for routings
+    /// that `measures`).
+    #[inline]
+    pub fn departed(&mut self, topo: &AnyTopology, d: &Departure) {
+        match self {
+            AnyRouting::Adaptive(r) => r.departed(d),
+            AnyRouting::Custom(r) => r.departed(topo, d),
+            _ => {}
         }
     }
 
@@ -190,6 +256,7 @@ impl AnyRouting {
                 | RoutingConfig::Flowlet { .. }
                 | RoutingConfig::Spray { .. }
                 | RoutingConfig::Planner { .. }
+                | RoutingConfig::Adaptive { .. }
         );
         if tree && !topo.supports_up_down() {
             return Err(Error::config(
@@ -201,7 +268,7 @@ impl AnyRouting {
             return Err(Error::config(
                 "routing.type",
                 format!(
-                    "{} has no distance-based routes: use updown, dmodk, ecmp, flowlet, spray or planner",
+                    "{} has no distance-based routes: use updown, dmodk, ecmp, flowlet, spray, planner or adaptive",
                     topo.describe()
                 ),
             ));
@@ -213,6 +280,15 @@ impl AnyRouting {
             _ => 0,
         };
         let widest = (0..topo.num_switches()).map(|s| topo.num_ports(s)).max().unwrap_or(0);
+        if matches!(config, RoutingConfig::Adaptive { mode: AdaptiveMode::Packet, .. }) && widest > MAX_CANDIDATES {
+            return Err(Error::config(
+                "routing.mode",
+                format!(
+                    "per packet, every equal port is offered the allocator, at most {MAX_CANDIDATES}; {} has switches of {widest}: use flowlet",
+                    topo.describe()
+                ),
+            ));
+        }
         if matches!(config, RoutingConfig::Updown { select: UpSelect::Adaptive }) && widest > MAX_CANDIDATES {
             return Err(Error::config(
                 "routing.select",
@@ -248,6 +324,18 @@ impl AnyRouting {
             }
             RoutingConfig::Spray { mode } => AnyRouting::Spray(Spray::new(*mode, topo)?),
             RoutingConfig::Planner { idle, table } => AnyRouting::Planner(Planner::new(idle.0, *table, topo)?),
+            RoutingConfig::Adaptive { gap, mode, telemetry, period, alpha, age, table } => {
+                let settings = AdaptiveSettings {
+                    mode: *mode,
+                    telemetry: *telemetry,
+                    gap: gap.0,
+                    period: period.0,
+                    alpha: *alpha,
+                    age: age.0,
+                    table: *table,
+                };
+                AnyRouting::Adaptive(Box::new(Adaptive::new(&settings, topo)?))
+            }
             RoutingConfig::Minimal { select, deadlock_avoidance } => {
                 AnyRouting::Minimal(MinimalRouting { select: *select, hop_classes: *deadlock_avoidance })
             }
@@ -499,6 +587,9 @@ mod tests {
                 RoutingConfig::Spray { mode: SprayMode::Random },
                 RoutingConfig::Spray { mode: SprayMode::RoundRobin },
                 RoutingConfig::Planner { idle: crate::units::Time(1), table: 64 },
+                toml::from_str("type = 'adaptive'\ngap = '1ps'\ntable = 64").unwrap(),
+                toml::from_str("type = 'adaptive'\nmode = 'packet'\ntelemetry = 'instant'").unwrap(),
+                toml::from_str("type = 'adaptive'\ntelemetry = 'local'").unwrap(),
             ] {
                 walk_all_pairs(&fabric, &routing, 1);
             }
@@ -513,8 +604,12 @@ mod tests {
                 .unwrap();
         let err = AnyRouting::build(&RoutingConfig::Dmodk {}, &torus, 4, 4096).err().unwrap();
         assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");
-        let load_balancing =
-            ["type = 'flowlet'", "type = 'spray'\nmode = 'round_robin'", "type = 'planner'\nidle = '1us'"];
+        let load_balancing = [
+            "type = 'flowlet'",
+            "type = 'spray'\nmode = 'round_robin'",
+            "type = 'planner'\nidle = '1us'",
+            "type = 'adaptive'",
+        ];
         for text in load_balancing {
             let err = AnyRouting::build(&toml::from_str(text).unwrap(), &torus, 4, 4096).err().unwrap();
             assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.type"), "{err}");

@@ -51,7 +51,7 @@ impl Routing for Flowlets {
     }
 }
 
-struct Idle;
+pub(super) struct Idle;
 impl PortView for Idle {
     fn occupancy(&self, _port: u16) -> u64 {
         0

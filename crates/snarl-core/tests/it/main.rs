@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per concern.
 
+mod adaptive_routing;
 mod analytic;
 mod bad_input;
 mod closed_loop;

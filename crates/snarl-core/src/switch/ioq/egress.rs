@@ -13,6 +13,7 @@ use crate::memory::fallible::zeroed;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::packet::NIL;
+use crate::routing::Departure;
 use crate::units::{Rate, SerialTime};
 
 /// Hosts that drain their input slower than their link (`nic.receive_cap`), modelled at
@@ -287,6 +288,9 @@ impl IoqFabric {
             self.output[o * n + queue].fifo.pop(ctx.packets)
         };
         self.ports[o].queue_next = if queue + 1 == n { 0 } else { queue as u8 + 1 };
+        if self.measured {
+            self.departed(ctx, o, id, now);
+        }
         let size = ctx.packets[id].size as u64;
         let link = *self.timing.of(o);
         let serialise = link.serializer.time(size);
@@ -318,6 +322,25 @@ impl IoqFabric {
         } else {
             self.drain_into_host(ctx, port, queue, id, arrival);
         }
+    }
+
+    /// Tells the routing that packet `id` leaves output `o`, its transmission starting at
+    /// `at`.
+    #[inline(never)]
+    fn departed(&mut self, ctx: &Ctx, o: usize, id: u32, at: u64) {
+        let (p, switch) = (&ctx.packets[id], self.ports[o].owner);
+        let departure = Departure {
+            switch,
+            port: (o as u32 - self.port_base[switch as usize]) as u16,
+            packet: id,
+            src: p.src,
+            dst: p.dst,
+            size: p.size,
+            hops: p.hops - 1,
+            to_host: self.ports[o].peer.host().is_some(),
+            at,
+        };
+        self.routing.departed(&self.topo, &departure);
     }
 
     /// Packet `id`, sent from output queue (`port`, `queue`) to the host at its far end,

@@ -179,6 +179,8 @@ pub struct IoqFabric {
     /// Output queues are watched (ECN marking, a probe, congestion isolation): their
     /// pushes and pops take the slower path that informs the watchers.
     watched: bool,
+    /// The routing hears of every packet leaving an output (`AnyRouting::measures`).
+    measured: bool,
     /// Congestion isolation's tables, if configured (see `isolating`).
     isolation: Option<Box<crate::isolation::state::IsolationState>>,
 }
@@ -264,6 +266,7 @@ impl IoqFabric {
         // VoQ switches request one output per packet: nothing is posted to several.
         let posted_words = if routing.offers_choices() && !voq { widest.div_ceil(64) } else { 0 };
         let hosts = topo.num_hosts();
+        let measured = routing.measures();
         Ok(IoqFabric {
             topo,
             routing,
@@ -296,6 +299,7 @@ impl IoqFabric {
             shares,
             marking: None,
             watched: false,
+            measured,
             isolation: None,
         })
     }
