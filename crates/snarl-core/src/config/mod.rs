@@ -39,7 +39,9 @@ pub use crate::nic::{NicConfig, NicScheduling};
 pub use crate::observe::{ObserveConfig, QueueProbeConfig};
 pub use crate::routing::{EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, UgalInformation, UpSelect};
 pub use crate::switch::{Crossbar, InputQueuing, SwitchConfig};
-pub use crate::topology::{parse_oversubscription, Arrangement, LinkConfig, LinksConfig, TopologyConfig};
+pub use crate::topology::{
+    parse_oversubscription, Arrangement, LinkConfig, LinksConfig, TopologyConfig, TopologySection,
+};
 pub use crate::traffic::{
     GroupConfig, HotspotAssign, HotspotsConfig, MixPart, PatternConfig, PhaseConfig, Placement, ProcessKind,
     TrafficConfig, MAX_MIX_PARTS,

@@ -75,7 +75,7 @@ pub(crate) fn bytes_of<T>() -> u64 {
 /// `NicConfig::memory`, `TrafficConfig::memory`, `ObserveConfig::series_memory`, ...);
 /// the kernel's parts (the calendar, the watchdog, the slabs) are worked out here.
 pub fn estimate(config: &Config) -> Estimate {
-    let size = fabric_size(&config.topology);
+    let size = fabric_size(&config.topology.shape);
     let (h, p) = (size.hosts, size.ports());
     let v = config.switch.vcs() as u64;
     let t = &config.traffic;

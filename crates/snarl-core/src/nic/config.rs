@@ -97,7 +97,7 @@ impl NicConfig {
                  buffer, which PFC and tail drop do not have",
             );
         }
-        if matches!(config.topology, TopologyConfig::BackToBack {}) {
+        if matches!(config.topology.shape, TopologyConfig::BackToBack {}) {
             p.add(
                 key,
                 "needs hosts attached to switches: the cap is applied by the switch port that faces the host, \

@@ -31,10 +31,10 @@ impl Simulation {
     pub(super) fn build(config: &ValidConfig, parts: Components, extra_queues: usize) -> Result<Simulation> {
         // Fabrics the topology refuses by their size get that error; those that would not
         // fit in memory are refused here, before anything is allocated.
-        if topology::within_limits(&config.topology) {
+        if topology::within_limits(&config.topology.shape) {
             crate::memory::check(config)?;
         }
-        let topo = topology::build(&config.topology, &config.links)?;
+        let topo = topology::build(&config.topology.shape, &config.links)?;
         if topo.num_hosts() < 2 {
             return Err(Error::Topology("a fabric needs at least two hosts".into()));
         }

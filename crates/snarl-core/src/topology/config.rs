@@ -1,9 +1,54 @@
-//! `[topology]` and `[links]`: the fabric's shape and its links, and their checks.
+//! `[topology]` and `[links]`: the fabric's shape, how its endpoints group into nodes,
+//! its links, and their checks.
 
 use crate::config::Problems;
 use crate::units::{Rate, Time};
 use serde::{Deserialize, Serialize};
 
+/// `[topology]`: the fabric's shape (`type` and its keys) and `gpus_per_node`.
+///
+/// The shape is flattened into the same table: serde hands it every key but
+/// `gpus_per_node`, and its variants refuse unknown ones (`deny_unknown_fields`), so the
+/// table as a whole refuses them too.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct TopologySection {
+    #[serde(flatten)]
+    pub shape: TopologyConfig,
+    /// Endpoints per node: the fabric's hosts are endpoints (a NIC and a switch port
+    /// each, a GPU's rail), and node n owns endpoints n·G to n·G + G − 1. Endpoints of
+    /// one node talk over the intra-node link (`[links] intra_node`), never the network.
+    #[serde(default = "crate::config::one", skip_serializing_if = "is_one")]
+    pub gpus_per_node: u32,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+impl From<TopologyConfig> for TopologySection {
+    /// A fabric of single-endpoint nodes.
+    fn from(shape: TopologyConfig) -> TopologySection {
+        TopologySection { shape, gpus_per_node: 1 }
+    }
+}
+
+impl TopologySection {
+    /// `[topology]`: the shape's sizes, and nodes that divide its hosts.
+    pub(crate) fn validate(&self, p: &mut Problems) {
+        self.shape.validate(p);
+        let hosts = super::fabric_size(&self.shape).hosts;
+        super::nodes::validate_gpus_per_node(p, "topology.gpus_per_node", self.gpus_per_node, hosts);
+    }
+
+    /// The fabric's nodes, for a config whose `gpus_per_node` divides its hosts (a
+    /// validated one).
+    pub fn nodes(&self) -> super::Nodes {
+        let hosts = super::fabric_size(&self.shape).hosts;
+        super::Nodes::new(hosts as usize, self.gpus_per_node)
+    }
+}
+
+/// The fabric's shape: `[topology]`'s `type` and the keys of that type.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologyConfig {

@@ -179,7 +179,7 @@ impl JobConfig {
 
 impl JobsConfig {
     pub(crate) fn validate(&self, config: &Config, p: &mut Problems) {
-        let hosts = crate::topology::fabric_size(&config.topology).hosts;
+        let hosts = crate::topology::fabric_size(&config.topology.shape).hosts;
         let nodes = match &self.allocation {
             Some(a) => {
                 p.positive("workload.allocation.nodes", a.nodes as u64);
