@@ -280,14 +280,16 @@ pub struct Message {
 pub struct MessageSlab {
     messages: Vec<Message>,
     free: u32,
+    live: u32,
 }
 
 impl MessageSlab {
     pub fn new() -> MessageSlab {
-        MessageSlab { messages: Vec::new(), free: NIL }
+        MessageSlab { messages: Vec::new(), free: NIL, live: 0 }
     }
 
     pub fn alloc(&mut self, message: Message) -> u32 {
+        self.live += 1;
         if self.free != NIL {
             let id = self.free;
             self.free = self.messages[id as usize].next_free;
@@ -300,8 +302,14 @@ impl MessageSlab {
     }
 
     pub fn release(&mut self, id: u32) {
+        self.live -= 1;
         self.messages[id as usize].next_free = self.free;
         self.free = id;
+    }
+
+    /// Messages allocated and not yet released: queued, in flight, or arriving.
+    pub fn live(&self) -> u32 {
+        self.live
     }
 }
 

@@ -113,7 +113,8 @@ impl NicConfig {
     /// slots per host. Per host: link peer, rate, serialiser, latency, three times, queue
     /// head and length, epoch, its credit-return ring; per host and VC credits and pause
     /// state (37, rounded to 40); the source queue's slots; the flow scheduler's state when
-    /// it serves flows round robin; when each host's drain ends under a receive cap.
+    /// it serves flows round robin; when each host's drain ends under a receive cap; the
+    /// intra-node link's two port times and in-flight count with several GPUs per node.
     pub(crate) fn memory(&self, config: &Config, h: u64, v: u64, q: u64) -> u64 {
         let ring = crate::memory::bytes_of::<crate::flow_control::Ring>();
         let mut nics = mul(&[h, sum(&[4 + 8 + 8 + 8 + 3 * 8 + 4 + 4 + 4, ring, mul(&[v, 40]), mul(&[q, 4])])]);
@@ -123,6 +124,9 @@ impl NicConfig {
         }
         if self.receive_cap.is_some() {
             nics = sum(&[nics, mul(&[h, 8])]);
+        }
+        if config.topology.gpus_per_node > 1 {
+            nics = sum(&[nics, mul(&[h, 8 + 8 + 4])]);
         }
         nics
     }

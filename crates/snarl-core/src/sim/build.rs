@@ -68,6 +68,10 @@ impl Simulation {
             (config.nic.source_queue as usize).max(config.workload.posts_at_once(hosts)),
             sim.warmup.0,
         )?;
+        let gpus_per_node = config.topology.gpus_per_node;
+        if gpus_per_node > 1 {
+            nics.enable_intra_node(topology::Nodes::new(hosts, gpus_per_node), config.links.intra_node)?;
+        }
         let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
         let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
         // Congestion control: marking draws from a stream of its own, so runs without it
@@ -141,6 +145,7 @@ impl Simulation {
             stats.settle_before = 0;
         }
         stats.congestion_counters = config.congestion_terms();
+        stats.intra_node = gpus_per_node > 1;
         // The optional collectors: each built-in one decides whether the run has what it
         // measures (`observe::collectors_for_run`); queue probes are registered with the fabric.
         let setup = Setup {

@@ -153,15 +153,30 @@ pub struct LinksConfig {
     /// Switch-to-switch links.
     #[serde(default = "default_link")]
     pub switch: LinkConfig,
+    /// The link between the endpoints of one node (`topology.gpus_per_node` > 1): each
+    /// endpoint's own port, per direction. Left out of the resolved config unless changed.
+    #[serde(default = "default_intra_node", skip_serializing_if = "is_default_intra_node")]
+    pub intra_node: LinkConfig,
 }
 
 fn default_link() -> LinkConfig {
     LinkConfig { rate: Rate(100_000_000_000), latency: Time::from_ns(25) }
 }
 
+/// NVLink 4 class: 450 GB/s per GPU and direction (18 links of 25 GB/s), and 300 ns,
+/// the order of a GPU's write reaching another through the node's NVSwitch in hardware
+/// (software start-up is not modelled, as it is not for network messages).
+fn default_intra_node() -> LinkConfig {
+    LinkConfig { rate: Rate(3_600_000_000_000), latency: Time::from_ns(300) }
+}
+
+fn is_default_intra_node(link: &LinkConfig) -> bool {
+    *link == default_intra_node()
+}
+
 impl Default for LinksConfig {
     fn default() -> Self {
-        LinksConfig { host: default_link(), switch: default_link() }
+        LinksConfig { host: default_link(), switch: default_link(), intra_node: default_intra_node() }
     }
 }
 

@@ -75,7 +75,7 @@ pub(crate) fn validate_gpus_per_node(p: &mut Problems, key: &str, gpus_per_node:
         p.add(key, "must be positive, found 0");
         return;
     }
-    if hosts == 0 || hosts % g == 0 {
+    if hosts == 0 || hosts.is_multiple_of(g) {
         return;
     }
     let mut message = format!("{g} does not divide the fabric's {hosts} hosts into whole nodes");
@@ -97,7 +97,7 @@ fn nearest_divisors(n: u64, g: u64) -> Option<(u64, Option<u64>)> {
     let (mut below, mut above) = (1, None::<u64>);
     let mut d = 1;
     while d * d <= n {
-        if n % d == 0 {
+        if n.is_multiple_of(d) {
             for divisor in [d, n / d] {
                 if divisor < g {
                     below = below.max(divisor);
