@@ -85,7 +85,8 @@ pub fn estimate(config: &Config) -> Estimate {
     let switch_ports = config.switch.port_memory(&size);
     let switch_queues = config.switch.queue_memory(&size);
     let nics = sum(&[config.nic.memory(config, h, v, q), config.congestion_control.nic_memory(config, h, v, p, q)]);
-    let traffic = sum(&[t.memory(h, config.simulation.duration), config.workload.memory(h)]);
+    let traffic =
+        sum(&[t.memory(h, config.simulation.duration), config.workload.memory(h, config.topology.gpus_per_node)]);
     let histograms = config.observe.histogram_memory(groups);
 
     let duration = config.simulation.duration.0;

@@ -65,7 +65,7 @@ impl Simulation {
             host_credits,
             config.nic.mtu.0,
             // A job posts a step's sends at once: the queue holds them all.
-            (config.nic.source_queue as usize).max(config.workload.posts_at_once(hosts)),
+            (config.nic.source_queue as usize).max(config.workload.posts_at_once(hosts, config.topology.gpus_per_node)),
             sim.warmup.0,
         )?;
         let gpus_per_node = config.topology.gpus_per_node;

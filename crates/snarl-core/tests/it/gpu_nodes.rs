@@ -3,11 +3,12 @@
 //! size / rate + latency on it), jobs whose ranks are GPUs numbered node-major, and bad
 //! input refused at its key.
 
+use crate::common::*;
 use snarl_core::kernel::Timer;
 use snarl_core::packet::Tag;
 use snarl_core::topology::{self, Endpoint, Topology};
 use snarl_core::traffic::{AnyWorkload, Env, GroupView, MessageDone, Workload};
-use snarl_core::{load_config, Report, Simulation};
+use snarl_core::{load_config, Error, Report, Simulation};
 use std::sync::{Arc, Mutex};
 
 /// A spine-leaf of 2 leaves with 8 hosts each, `gpus` endpoints per node.
@@ -146,4 +147,100 @@ fn one_gpu_per_node_keeps_the_network_and_the_summary() {
     let c = &report.summary.counters;
     assert!(!c.contains_key("intra_node_messages") && !c.contains_key("intra_node_bytes"), "{c:?}");
     assert_eq!(report.summary.packets.delivered, 257, "256 + 1 packets of 4 KiB");
+}
+
+/// `hosts` endpoints on one switch, `gpus` to a node, running one victim job of
+/// `collective` over `size` on `nodes` (its nodes; ranks are their GPUs).
+fn job_on_one_switch(hosts: u32, gpus: u32, collective: &str, size: &str, nodes: &str) -> String {
+    format!(
+        "[simulation]\nduration = \"100ms\"\n[topology]\ntype = \"single_switch\"\nhosts = {hosts}\n\
+         gpus_per_node = {gpus}\n[workload]\ntype = \"jobs\"\n[[workload.jobs]]\nname = \"job\"\n\
+         collective = \"{collective}\"\nsize = \"{size}\"\nnodes = {nodes}\niterations = 3\nwarmup = 1\n"
+    )
+}
+
+/// One node of 8 GPUs runs a ring AllGather: every message stays on the intra-node link
+/// (no packet enters the network), and each of the 7 steps takes exactly one block's
+/// serialisation at 450 GB/s plus the link's 300 ns.
+#[test]
+fn a_ring_allgather_inside_one_node_never_touches_the_network() {
+    let config = load_config(&job_on_one_switch(8, 8, "allgather", "8MiB", "\"all\""), &[], None).unwrap();
+    let report = snarl_core::run(&config).unwrap();
+    let s = &report.summary;
+    assert_eq!((s.packet_hops, s.packets.injected), (0, 0), "nothing entered the network");
+    let j = job(&report, "job");
+    assert_eq!((j.ranks, j.iterations), (8, 2));
+    // A block of 1 MiB at 3.6 Tb/s, rounded up to the picosecond as the link does.
+    let block_ps = ((1u128 << 20) * 8 * 1_000_000_000_000).div_ceil(3_600_000_000_000) as u64;
+    let want_ns = 7.0 * (block_ps + 300_000) as f64 / 1000.0;
+    for (what, got) in [("time", j.time), ("fastest", j.time_min), ("slowest", j.time_max)] {
+        assert_close(what, got.unwrap(), want_ns, 1e-6);
+    }
+    assert_close("busbw (GB/s)", j.busbw.unwrap(), 7.0 / 8.0 * (8 << 20) as f64 / want_ns, 1e-9);
+    // Three iterations of a barrier (3 dissemination steps of 8 messages) and 7 steps.
+    let c = &s.counters;
+    assert_eq!(c["intra_node_messages"], 3 * (3 * 8 + 7 * 8));
+    assert_eq!(c["intra_node_bytes"], 3 * (3 * 8 * 8 + 7 * 8 * (1 << 20)));
+    assert_eq!((c["messages_generated"], c["messages_delivered"]), (240, 240));
+}
+
+/// "2x8": a ring AllReduce over 2 nodes of 8 GPUs on one switch. Ranks are node-major,
+/// so 14 of the ring's 16 links are inside a node and 2 cross the network; every
+/// message is accounted for and nothing is left behind.
+#[test]
+fn a_2x8_ring_allreduce_takes_the_intra_node_link_inside_nodes() {
+    let report = run(&job_on_one_switch(16, 8, "allreduce", "1MiB", "\"all\""), &[]);
+    let j = job(&report, "job");
+    assert_eq!((j.ranks, j.iterations), (16, 2));
+    // Per iteration: a barrier of 4 steps, rank r to r + 2^k, of which 14 + 12 + 8 + 0
+    // stay inside a node; then 2(n - 1) = 30 ring steps, 14 inside, 2 across.
+    let (barrier_inside, ring_inside) = (14 + 12 + 8, 30 * 14);
+    let (barrier_across, ring_across) = (4 * 16 - barrier_inside, 30 * 2);
+    let c = &report.summary.counters;
+    assert_eq!(c["intra_node_messages"], 3 * (barrier_inside + ring_inside));
+    assert_eq!(c["intra_node_bytes"], 3 * (barrier_inside * 8 + ring_inside * (1 << 16)));
+    let messages = 3 * (barrier_inside + ring_inside + barrier_across + ring_across);
+    assert_eq!((c["messages_generated"], c["messages_delivered"]), (messages, messages));
+    // Across the network: blocks of 64 KiB in 16 packets of 4 KiB, barriers in one.
+    let p = &report.summary.packets;
+    assert_eq!((p.injected, p.delivered, p.in_flight), (3 * (ring_across * 16 + barrier_across), p.injected, 0));
+    // The same job on 16 single-GPU nodes sends the same messages, all of them as packets.
+    let single = run(&job_on_one_switch(16, 1, "allreduce", "1MiB", "\"all\""), &[]);
+    let c1 = &single.summary.counters;
+    assert!(!c1.contains_key("intra_node_messages"));
+    assert_eq!(c1["messages_delivered"], messages);
+    assert_eq!(single.summary.packets.injected, 3 * (30 * 16 * 16 + 4 * 16));
+}
+
+/// Jobs place whole nodes, and their errors speak of nodes; `gpus_per_node` must divide
+/// the hosts and be positive.
+#[test]
+fn bad_gpu_nodes_are_refused_at_their_key() {
+    let error = |text: &str, overrides: &[(&str, &str)]| {
+        let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        match load_config(text, &o, None) {
+            Err(Error::Config { path, message }) => (path, message),
+            other => panic!("not refused: {:?}", other.map(|_| ())),
+        }
+    };
+    let two_nodes = job_on_one_switch(16, 8, "allgather", "1MiB", "\"all\"");
+    let (path, message) = error(&two_nodes, &[("topology.gpus_per_node", "3")]);
+    assert_eq!(path, "topology.gpus_per_node");
+    assert!(message.contains("16 hosts") && message.contains("nearest divisors are 2 and 4"), "{message}");
+    let (path, message) = error(&two_nodes, &[("topology.gpus_per_node", "0")]);
+    assert_eq!(path, "topology.gpus_per_node");
+    assert!(message.contains("positive"), "{message}");
+    let (path, message) = error(&two_nodes, &[("workload.allocation", "{ nodes = 3 }")]);
+    assert_eq!(path, "workload.allocation.nodes");
+    assert!(message.contains("asks for 3 nodes; the fabric has 2 nodes of 8 GPUs (16 hosts)"), "{message}");
+    let (path, message) = error(&job_on_one_switch(16, 8, "allgather", "1MiB", "[0, 2]"), &[]);
+    assert_eq!(path, "workload.jobs.0.nodes");
+    assert!(message.contains("node 2 is beyond the 2 nodes"), "{message}");
+    // The same fabric holds 16 single-GPU nodes.
+    assert!(load_config(&two_nodes, &[("topology.gpus_per_node".into(), "1".into())], None).is_ok());
+    // One node of 8 GPUs is 8 ranks, enough for any collective; halving-doubling still
+    // needs a power of two of them.
+    let (path, message) = error(&job_on_one_switch(12, 6, "allreduce_halving_doubling", "1MiB", "[0]"), &[]);
+    assert_eq!(path, "workload.jobs.0.nodes");
+    assert!(message.contains("found 6"), "{message}");
 }
