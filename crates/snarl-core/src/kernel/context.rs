@@ -120,8 +120,8 @@ impl<O: Observer> Ctx<'_, O> {
     /// Message `message`, sent by a host of `group`, arrived whole at `at`: the workload
     /// hears of it (if it listens), its slot is freed, and it counts for the run's stop.
     /// The one way a message ends, whichever path it took (the network or the intra-node
-    /// link).
-    #[inline]
+    /// link). Inlined into `deliver`, whose per-message branch it is.
+    #[inline(always)]
     pub fn message_complete(&mut self, at: u64, message: u32, group: u16) {
         if let Some(completions) = self.completions.as_deref_mut() {
             let m = &self.messages[message];

@@ -42,6 +42,54 @@ fn nodes_are_consecutive_endpoints_under_one_leaf() {
     }
 }
 
+/// Every fabric type takes `gpus_per_node`: open-loop uniform traffic among all
+/// endpoints sends some messages inside nodes, over the intra-node link, the rest over
+/// the network; every message is accounted for (the run's end checks conservation),
+/// and a seed gives one summary.
+#[test]
+fn every_fabric_type_has_gpu_nodes() {
+    let fabrics = [
+        "type = \"back_to_back\"",
+        "type = \"single_switch\"\nhosts = 8",
+        "type = \"spine_leaf\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 4",
+        "type = \"fat_tree\"\nradix = 4\nlevels = 2",
+        "type = \"k_ary_n_tree\"\nk = 2\nn = 3",
+        "type = \"xgft\"\nchildren = [4, 2]\nparents = [1, 2]",
+        "type = \"dragonfly\"\nhosts_per_switch = 2\nswitches_per_group = 2\nglobal_links_per_switch = 1",
+        "type = \"megafly\"\nleaves_per_group = 2\nspines_per_group = 1\nhosts_per_leaf = 2\nglobal_links_per_spine = 2",
+        "type = \"hyperx\"\nsides = [2, 2]\nhosts_per_switch = 2",
+        "type = \"torus\"\nsides = [3]\nhosts_per_switch = 2",
+        "type = \"mesh\"\nsides = [2, 2]\nhosts_per_switch = 2",
+    ];
+    for fabric in fabrics {
+        let direct = !fabric.contains("single")
+            && !fabric.contains("back")
+            && !fabric.contains("tree")
+            && !fabric.contains("spine_leaf")
+            && !fabric.contains("xgft");
+        let routing = if direct { "[routing]\ntype = \"minimal\"\n[switch]\nvcs = 4\n" } else { "" };
+        let text = format!(
+            "[simulation]\nduration = \"20us\"\n[topology]\n{fabric}\ngpus_per_node = 2\n{routing}\
+             [traffic]\nload = 0.5\n"
+        );
+        let config = load_config(&text, &[], None).unwrap_or_else(|e| panic!("{fabric}: {e}"));
+        let mut report = snarl_core::run(&config).unwrap_or_else(|e| panic!("{fabric}: {e}"));
+        let c = &report.summary.counters;
+        assert!(c["intra_node_messages"] > 0, "{fabric}: {c:?}");
+        let p = &report.summary.packets;
+        assert_eq!((p.injected, p.dropped), (p.delivered + p.in_flight, 0), "{fabric}");
+        if fabric.contains("back_to_back") {
+            assert_eq!(p.injected, 0, "two GPUs of one node: nothing enters the network");
+        } else {
+            assert!(p.delivered > 0, "{fabric}: the network carried the rest");
+        }
+        let mut again = snarl_core::run(&config).unwrap();
+        report.summary.wall_seconds = 0.0;
+        again.summary.wall_seconds = 0.0;
+        assert_eq!(report.summary_json(), again.summary_json(), "{fabric}: one seed, one summary");
+    }
+}
+
 /// Posts `(at, src, dst, bytes)` messages at their times and records what completes.
 struct Script {
     posts: Vec<(u64, u32, u32, u64)>,
