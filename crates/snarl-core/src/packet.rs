@@ -334,6 +334,17 @@ impl MessageSlab {
         self.messages[id as usize].next_free = self.free;
         self.free = id;
     }
+
+    /// Messages allocated and not yet released: queued, in flight, or arriving. Walks
+    /// the free list, for the checks at the end of a run: no count is kept per message.
+    pub fn live(&self) -> usize {
+        let (mut free, mut at) = (0, self.free);
+        while at != NIL {
+            free += 1;
+            at = self.messages[at as usize].next_free;
+        }
+        self.messages.len() - free
+    }
 }
 
 impl std::ops::Index<u32> for MessageSlab {
@@ -354,6 +365,17 @@ impl std::ops::IndexMut<u32> for MessageSlab {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn live_messages_are_those_not_released() {
+        let mut slab = MessageSlab::new();
+        let ids: Vec<u32> = (0..4).map(|_| slab.alloc(Message::default())).collect();
+        slab.release(ids[1]);
+        slab.release(ids[3]);
+        assert_eq!(slab.live(), 2);
+        slab.alloc(Message::default());
+        assert_eq!(slab.live(), 3, "a released slot is reused");
+    }
 
     #[test]
     fn kinds_say_what_a_packet_is() {

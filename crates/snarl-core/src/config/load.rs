@@ -327,7 +327,7 @@ fn explain_serde_error(doc: &toml::Table, path: &str, message: &str) -> Error {
     for (what, noun) in [("unknown field", "key"), ("unknown variant", "type")] {
         if let Some(rest) = message.strip_prefix(what) {
             let found = between_backticks(rest).unwrap_or_default();
-            let valid: Vec<String> = rest
+            let mut valid: Vec<String> = rest
                 .split_once("expected")
                 // The list ends at the line break before toml's "in `table`".
                 .map(|(_, list)| {
@@ -335,6 +335,9 @@ fn explain_serde_error(doc: &toml::Table, path: &str, message: &str) -> Error {
                     list.split('`').skip(1).step_by(2).map(str::to_string).collect()
                 })
                 .unwrap_or_default();
+            if noun == "key" {
+                valid.extend(keys_beside_a_shape(&path).iter().map(|k| k.to_string()));
+            }
             // The tracked path may already end at the offending key. An unknown variant
             // is the `type` of a section, or the value of a plain key.
             let section = !path.is_empty() && matches!(value_at(doc, &path), Some(toml::Value::Table(_)));
@@ -369,6 +372,16 @@ fn explain_serde_error(doc: &toml::Table, path: &str, message: &str) -> Error {
     // toml appends where the value was ("\nin `key`\n"): the path says it already.
     let message = message.split_once("\nin `").map_or(message, |(text, _)| text).trim_end();
     Error::config(if path.is_empty() { "<root>".to_string() } else { path }, in_words(message))
+}
+
+/// Keys of a section whose typed part is flattened beside them (`[topology]`'s shape and
+/// `gpus_per_node`): serde lists only the type's own keys when it refuses one, so these
+/// are added to the valid names.
+fn keys_beside_a_shape(section: &str) -> &'static [&'static str] {
+    match section {
+        "topology" => &["gpus_per_node"],
+        _ => &[],
+    }
 }
 
 /// serde names the Rust type it expected ("expected u32"): say what a user writes.
@@ -464,7 +477,7 @@ mod tests {
         let c = load_config(MINIMAL, &o, Some(9)).unwrap();
         assert_eq!(c.traffic.load, 0.25);
         assert_eq!(c.seed, 9);
-        assert_eq!(c.topology, crate::config::TopologyConfig::SingleSwitch { hosts: 6 });
+        assert_eq!(c.topology.shape, crate::config::TopologyConfig::SingleSwitch { hosts: 6 });
     }
 
     #[test]
@@ -473,6 +486,26 @@ mod tests {
         assert_eq!(path, "traffic.lod");
         assert!(message.contains("did you mean `load`"), "{message}");
         assert!(message.ends_with("phases, hotspots)"), "only the table's own keys are listed: {message}");
+    }
+
+    #[test]
+    fn gpus_per_node_sits_beside_the_topology_type() {
+        let c = load_config(MINIMAL, &[("topology.gpus_per_node".into(), "2".into())], None).unwrap();
+        assert_eq!((c.topology.gpus_per_node, c.topology.nodes().count()), (2, 2));
+        let text = toml::to_string(&*c).unwrap();
+        assert!(text.contains("gpus_per_node = 2"), "{text}");
+        assert_eq!(load_config(&text, &[], None).unwrap().topology, c.topology, "the resolved config reloads");
+        let default = toml::to_string(&*load_config(MINIMAL, &[], None).unwrap()).unwrap();
+        assert!(!default.contains("gpus_per_node"), "one GPU per node is left out: {default}");
+        let (path, message) = err(MINIMAL, &[("topology.gpus_per_nod", "2")]);
+        assert_eq!(path, "topology.gpus_per_nod");
+        assert!(message.contains("did you mean `gpus_per_node`"), "{message}");
+        let (path, message) = err(MINIMAL, &[("topology.hostz", "2")]);
+        assert_eq!(path, "topology.hostz");
+        assert!(message.contains("did you mean `hosts`"), "{message}");
+        let (path, message) = err(MINIMAL, &[("topology.gpus_per_node", "-1")]);
+        assert_eq!(path, "topology.gpus_per_node");
+        assert!(message.contains("whole number"), "{message}");
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub use crate::routing::{
 };
 pub use crate::switch::{Crossbar, InputQueuing, SwitchConfig};
 pub use crate::topology::{
-    parse_oversubscription, Arrangement, LinkConfig, LinksConfig, OversubscriptionBy, TopologyConfig,
+    parse_oversubscription, Arrangement, LinkConfig, LinksConfig, OversubscriptionBy, TopologyConfig, TopologySection,
 };
 pub use crate::traffic::{
     GroupConfig, HotspotAssign, HotspotsConfig, MixPart, PatternConfig, PhaseConfig, Placement, ProcessKind,

@@ -1,11 +1,11 @@
 //! The experiment's top level: [`Config`], whose sections are defined by the modules that
-//! own them (`topology::TopologyConfig`, `switch::SwitchConfig`, ...; all re-exported
+//! own them (`topology::TopologySection`, `switch::SwitchConfig`, ...; all re-exported
 //! from `config`), and `[simulation]`. Defaults are those of a 100 Gb/s InfiniBand-like
 //! fabric.
 
 use super::{
     CongestionControlConfig, FlowControlConfig, IsolationConfig, LinksConfig, MarkingConfig, NicConfig, ObserveConfig,
-    RoutingConfig, SwitchConfig, TopologyConfig, TrafficConfig,
+    RoutingConfig, SwitchConfig, TopologySection, TrafficConfig,
 };
 use crate::traffic::WorkloadConfig;
 use crate::units::{Bytes, Time};
@@ -21,7 +21,7 @@ pub struct Config {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub simulation: SimulationConfig,
-    pub topology: TopologyConfig,
+    pub topology: TopologySection,
     #[serde(default)]
     pub links: LinksConfig,
     #[serde(default)]

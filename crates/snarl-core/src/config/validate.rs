@@ -204,7 +204,7 @@ mod tests {
     fn direct_topologies_are_checked() {
         let fabric = |lines: &str| {
             let text = BASE.replace("type = \"single_switch\"\n        hosts = 4", lines);
-            load_config(&text, &[], None).map(|c| c.into_inner().topology)
+            load_config(&text, &[], None).map(|c| c.into_inner().topology.shape)
         };
         let problem = |lines: &str| fabric(lines).unwrap_err().to_string();
         let df = "type = \"dragonfly\"\nhosts_per_switch = 4\nswitches_per_group = 8\nglobal_links_per_switch = 4";

@@ -9,7 +9,8 @@ use crate::flow_control::CreditReturns;
 use crate::packet::{MessageSlab, PacketSlab, Tag, NIL};
 use rand_pcg::Pcg64Mcg;
 
-/// The last packet of a message was delivered.
+/// A message arrived whole: its last packet was delivered, or it crossed the intra-node
+/// link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MessageDone {
     /// The host that posted it.
@@ -21,7 +22,7 @@ pub struct MessageDone {
     pub tag: Tag,
     /// When it was posted (ps).
     pub created: u64,
-    /// When its last packet was delivered (ps): the time of the callback.
+    /// When it arrived (its last packet was delivered) (ps): the time of the callback.
     pub at: u64,
 }
 
@@ -111,21 +112,30 @@ impl<O: Observer> Ctx<'_, O> {
             TraceEvent::Delivered { src_group: p.group, dst_group, dst: p.dst, bytes, created, injected: p.injected },
         );
         if done {
-            if let Some(completions) = self.completions.as_deref_mut() {
-                let m = &self.messages[p.message];
-                completions.push(MessageDone { src: m.src, dst: p.dst, size, tag: m.tag, created, at });
-            }
-            self.messages.release(p.message);
             self.stats.trace(at, TraceEvent::MessageDone { group: p.group, created, bytes: size, hops: p.hops });
-            if let Some(stop) = self.stop.as_deref_mut() {
-                if stop.message_done(p.group, at) {
-                    // The run ends now (deliveries are events in such a run: `at` is now).
-                    debug_assert_eq!(at, self.now, "a run that may stop accounts deliveries at their time");
-                    self.end = at;
-                }
-            }
+            self.message_complete(at, p.message, p.group);
         }
         self.packets.release(packet);
+    }
+
+    /// Message `message`, sent by a host of `group`, arrived whole at `at`: the workload
+    /// hears of it (if it listens), its slot is freed, and it counts for the run's stop.
+    /// The one way a message ends, whichever path it took (the network or the intra-node
+    /// link). Inlined into `deliver`, whose per-message branch it is.
+    #[inline(always)]
+    pub fn message_complete(&mut self, at: u64, message: u32, group: u16) {
+        if let Some(completions) = self.completions.as_deref_mut() {
+            let m = &self.messages[message];
+            completions.push(MessageDone { src: m.src, dst: m.dst, size: m.size, tag: m.tag, created: m.created, at });
+        }
+        self.messages.release(message);
+        if let Some(stop) = self.stop.as_deref_mut() {
+            if stop.message_done(group, at) {
+                // The run ends now (deliveries are events in such a run: `at` is now).
+                debug_assert_eq!(at, self.now, "a run that may stop accounts deliveries at their time");
+                self.end = at;
+            }
+        }
     }
 
     /// A buffer had no room for `packet`: count it and let it go. Its message (control

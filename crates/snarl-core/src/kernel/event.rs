@@ -21,6 +21,12 @@ pub enum Event {
     FeedbackToSwitch { port: u32, feedback: Feedback },
     /// Flow-control feedback reaches the NIC of host `host`.
     FeedbackToHost { host: u32, feedback: Feedback },
+    /// A message between two endpoints of one node (handle `message`) starts over the
+    /// intra-node link: its sender's port has finished the messages queued before it.
+    LocalSend { message: u32 },
+    /// A message between two endpoints of one node reaches its destination whole over
+    /// the intra-node link (it never entered the network).
+    LocalDeliver { message: u32 },
     /// Periodic check that packets still move.
     Watchdog,
     /// A component's timer fired.

@@ -48,6 +48,10 @@ pub trait Model<O> {
     fn deliver(&mut self, ctx: &mut Ctx<O>, packet: u32);
     /// The NIC of `host` may be able to inject.
     fn host_wake(&mut self, ctx: &mut Ctx<O>, host: u32);
+    /// Message `message` starts over the intra-node link.
+    fn local_send(&mut self, ctx: &mut Ctx<O>, message: u32);
+    /// Message `message` reaches its destination over the intra-node link.
+    fn local_deliver(&mut self, ctx: &mut Ctx<O>, message: u32);
     /// A component's timer fired.
     fn timer(&mut self, ctx: &mut Ctx<O>, timer: Timer);
     /// The periodic progress check (not simulated work: it must not change results);
@@ -144,6 +148,12 @@ impl<O: Observer> Kernel<O> {
                     end = ctx.end;
                 }
                 Event::HostWake { host } => model.host_wake(&mut ctx, host),
+                Event::LocalSend { message } => model.local_send(&mut ctx, message),
+                Event::LocalDeliver { message } => {
+                    model.local_deliver(&mut ctx, message);
+                    // Its completion may end the run, as a network delivery's may.
+                    end = ctx.end;
+                }
                 Event::Timer(timer) => model.timer(&mut ctx, timer),
                 Event::Watchdog => {
                     // The checks are not simulated work: the summary must not depend on

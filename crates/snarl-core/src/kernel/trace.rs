@@ -21,6 +21,12 @@ pub enum TraceEvent {
     /// The last packet of a message of `bytes` sent by `group` was delivered; it crossed
     /// `hops` links.
     MessageDone { group: u16, created: u64, bytes: u64, hops: u16 },
+    /// Host `host` of `group` posted a message of `bytes` to an endpoint of its own node:
+    /// it went onto the intra-node link (`accepted`), or was refused (the host had the
+    /// bound of such messages in flight) and dropped at the source.
+    IntraNodePosted { group: u16, host: u32, bytes: u64, accepted: bool },
+    /// A message of `bytes` sent by `group` crossed the intra-node link and arrived whole.
+    IntraNodeDelivered { group: u16, bytes: u64 },
     /// A packet of `group` found no buffer space and was dropped.
     Dropped { group: u16 },
     /// A receiver that numbers packets acted (`nic.receiver`, or spraying).

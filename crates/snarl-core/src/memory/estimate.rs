@@ -15,7 +15,7 @@
 //! | switch ports | P · 138 (port state 64, credit-return ring 64, link class 2, shared memory 8) + S · 14, and 8 per request-mask word (⌈radix · V / 64⌉ per port) |
 //! | switch queues | P · V · 88 (input and output queue 24 each, credits 16, pause state 21, probe slot 2, PFC flag 1); with `input_queuing = "voq"`, P · V · (R · 24 + 8) more: a virtual output queue of 24 bytes per output port of the widest switch (R ports) for every input queue, and the bytes waiting for each output queue |
 //! | routing tables | with `flowlet`, S · `table` · 16 (a flowlet table per switch); with `planner`, S · `table` · 32 + P · 12 (a QP table per switch, a list and a count per port); with round-robin `spray`, P · 2 (a turn per port); with `adaptive`, S · `table` · 16 (flowlet tables, in its `flowlet` mode) + P · 17 + (S + H) · 4 (a rate estimator per port, where a switch's ports start, a host's leaf), and with its `feedback` telemetry L² · (9 · U + 8 · ⌈U / 64⌉ + 2) for L leaves of U up-ports (the leaf-to-leaf tables); none otherwise |
-//! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN, H · Q · (160 + 8 · ⌈cap / MTU⌉) with the per-pair control (a pair per slot, with the sizes of its packets in flight), H · 8 with a receive cap (when each host's drain ends), H · (96 · Q + 64) with a receiver that numbers packets (`nic.receiver`, or spraying: a flow's sequence state per slot, the queues of NAKs and of flows going back) |
+//! | NICs | H · (128 + 40 · V + 4 · Q); H · (36 + Q) more with round-robin scheduling, H · Q · 64 with DCQCN, H · Q · (160 + 8 · ⌈cap / MTU⌉) with the per-pair control (a pair per slot, with the sizes of its packets in flight), H · 8 with a receive cap (when each host's drain ends), H · (96 · Q + 64) with a receiver that numbers packets (`nic.receiver`, or spraying: a flow's sequence state per slot, the queues of NAKs and of flows going back), H · 20 with several GPUs per node (the intra-node link's port times and counts) |
 //! | traffic tables | H · 10 for group membership, and H · 4 per pattern (or part of a mix) that keeps a host list or a destination table; with shared hotspots H · 9 and 24 per hotspot and lifetime of the run |
 //! | latency histograms | 5 · G + 8 HDR histograms of about 280 KB (3 latency and 2 FCT per group, 8 for the FCT size buckets), and one per queue probe |
 //! | time series | W · G · 32 counters, the report's table of W · (G + 1) rows of 72 bytes, W · 8 for recovery, W · 80 for the fabric series of runs with PFC, drops, ECN or congestion control, W · Q · 32 for the windows of the Q probed queues |
@@ -76,7 +76,7 @@ pub(crate) fn bytes_of<T>() -> u64 {
 /// `NicConfig::memory`, `TrafficConfig::memory`, `ObserveConfig::series_memory`, ...);
 /// the kernel's parts (the calendar, the watchdog, the slabs) are worked out here.
 pub fn estimate(config: &Config) -> Estimate {
-    let size = fabric_size(&config.topology);
+    let size = fabric_size(&config.topology.shape);
     let (h, p) = (size.hosts, size.ports());
     let v = config.switch.vcs() as u64;
     let t = &config.traffic;
@@ -87,7 +87,8 @@ pub fn estimate(config: &Config) -> Estimate {
     let switch_queues = config.switch.queue_memory(&size);
     let routing = config.routing.memory(&size);
     let nics = sum(&[config.nic.memory(config, h, v, q), config.congestion_control.nic_memory(config, h, v, p, q)]);
-    let traffic = sum(&[t.memory(h, config.simulation.duration), config.workload.memory(h)]);
+    let traffic =
+        sum(&[t.memory(h, config.simulation.duration), config.workload.memory(h, config.topology.gpus_per_node)]);
     let histograms = config.observe.histogram_memory(groups);
 
     let duration = config.simulation.duration.0;

@@ -1,6 +1,6 @@
 //! `[nic]`: the hosts' network interfaces, and their checks.
 
-use crate::config::{Config, FlowControlConfig, Problems, RoutingConfig, TopologyConfig};
+use crate::config::{Config, FlowControlConfig, Problems, TopologyConfig};
 use crate::memory::{mul, sum};
 use crate::units::{Bytes, Rate};
 use serde::{Deserialize, Serialize};
@@ -204,7 +204,7 @@ impl NicConfig {
                  buffer, which PFC and tail drop do not have",
             );
         }
-        if matches!(config.topology, TopologyConfig::BackToBack {}) {
+        if matches!(config.topology.shape, TopologyConfig::BackToBack {}) {
             p.add(
                 key,
                 "needs hosts attached to switches: the cap is applied by the switch port that faces the host, \
@@ -241,7 +241,8 @@ impl NicConfig {
     /// state (37, rounded to 40); the source queue's slots; the flow scheduler's state when
     /// it serves flows round robin; when each host's drain ends under a receive cap; with
     /// a receiver in force, a flow's sequence state (96 bytes with its map entry) per
-    /// source-queue slot and two queue heads per host (NAKs and flows going back).
+    /// source-queue slot and two queue heads per host (NAKs and flows going back); the
+    /// intra-node link's two port times and in-flight count with several GPUs per node.
     pub(crate) fn memory(&self, config: &Config, h: u64, v: u64, q: u64) -> u64 {
         let ring = crate::memory::bytes_of::<crate::flow_control::Ring>();
         let mut nics = mul(&[h, sum(&[4 + 8 + 8 + 8 + 3 * 8 + 4 + 4 + 4, ring, mul(&[v, 40]), mul(&[q, 4])])]);
@@ -254,6 +255,9 @@ impl NicConfig {
         }
         if self.receiver_in_force(config).is_some() {
             nics = sum(&[nics, mul(&[h, sum(&[mul(&[q, 96]), 64])])]);
+        }
+        if config.topology.gpus_per_node > 1 {
+            nics = sum(&[nics, mul(&[h, 8 + 8 + 4])]);
         }
         nics
     }

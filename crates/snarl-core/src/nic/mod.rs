@@ -27,9 +27,12 @@
 //! The files: `scheduling.rs` (which packet goes next: FIFO, or round robin by flow under
 //! congestion control, with control packets ahead of data), `ports.rs` (the host link:
 //! launching a packet, credits and pause frames coming back), `receive.rs` (what
-//! arrives: delivery, and what a packet's kind means to the congestion control).
+//! arrives: delivery, and what a packet's kind means to the congestion control),
+//! `intra_node.rs` (the link between the endpoints of one node: a message between two
+//! GPUs of a node is handed to it at `post` and never becomes packets).
 
 mod config;
+mod intra_node;
 mod isolation;
 mod policy;
 mod ports;
@@ -47,7 +50,7 @@ use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::packet::{Message, Tag, NIL};
 use crate::routing::hash::flow_vc;
-use crate::topology::{Endpoint, Topology};
+use crate::topology::{Endpoint, LinkConfig, Nodes, Topology};
 use crate::units::{Rate, SerialTime};
 use scheduling::FlowScheduler;
 use std::collections::VecDeque;
@@ -93,6 +96,8 @@ pub struct Nics {
     scheduler: Option<Box<FlowScheduler>>,
     /// Keys the switches asked to isolate, if congestion isolation is configured.
     isolation: Option<Box<isolation::NicIsolation>>,
+    /// The link between the endpoints of one node, if nodes have several.
+    intra_node: Option<Box<intra_node::IntraNode>>,
     /// The receive path: the congestion control hears of every data packet at its
     /// destination (`CongestionControl::wants_receipts`), which then arrives as an event.
     receipts: bool,
@@ -167,6 +172,7 @@ impl Nics {
             queue_len: zeroed(hosts, what)?,
             scheduler: None,
             isolation: None,
+            intra_node: None,
             receipts: false,
             sequence: None,
         })
@@ -188,6 +194,32 @@ impl Nics {
         self.queue = filled(hosts * self.queue_capacity, NIL, "the NICs' source queues")?;
         self.stream_len = zeroed(hosts * streams, "the NICs' source queues")?;
         Ok(())
+    }
+
+    /// Carries messages between endpoints of one node of `nodes` over the intra-node
+    /// `link` instead of the network.
+    pub fn enable_intra_node(&mut self, nodes: Nodes, link: LinkConfig) -> crate::Result<()> {
+        self.intra_node = Some(Box::new(intra_node::IntraNode::new(nodes, self.peer.len(), link)?));
+        Ok(())
+    }
+
+    /// Messages on the intra-node link, posted and not yet delivered.
+    pub fn intra_node_in_flight(&self) -> u64 {
+        self.intra_node.as_deref().map_or(0, intra_node::IntraNode::in_flight)
+    }
+
+    /// Message `message` starts over the intra-node link (its sender's port is free).
+    pub fn local_send(&mut self, ctx: &mut Ctx, message: u32) {
+        if let Some(link) = self.intra_node.as_deref_mut() {
+            link.start(ctx, message);
+        }
+    }
+
+    /// Message `message` arrives over the intra-node link.
+    pub fn local_deliver(&mut self, ctx: &mut Ctx, message: u32) {
+        if let Some(link) = self.intra_node.as_deref_mut() {
+            link.deliver(ctx, message);
+        }
     }
 
     /// Schedules queued messages round robin by flow instead of FIFO.
@@ -265,9 +297,16 @@ impl Nics {
     /// Queues a message of `size` bytes from `host` to `dst` on queue pair `qp` (its VC
     /// is a hash of the flow) in source stream `stream` and sends if it can. Returns
     /// `false` when the stream's source queue was full: the message is counted
-    /// (`source_queue_full`) and dropped.
+    /// (`source_queue_full`) and dropped. A message to another endpoint of the host's
+    /// node goes over the intra-node link instead, bounded alike.
     #[allow(clippy::too_many_arguments)]
     pub fn post(&mut self, ctx: &mut Ctx, host: u32, dst: u32, size: u64, qp: u32, tag: Tag, stream: u8) -> bool {
+        // One branch per message, never per packet; always false with one GPU per node.
+        if let Some(link) = self.intra_node.as_deref_mut() {
+            if link.carries(host, dst) {
+                return link.post(ctx, host, dst, size, qp, tag, stream, self.stream_capacity);
+            }
+        }
         let h = host as usize;
         let accepted = self.has_room(host, stream);
         if accepted {

@@ -82,6 +82,12 @@ pub struct Counters {
     /// Rate cuts at the senders (one per CNP received; under IB CC, one per BECN that
     /// raised a CCTI; under the per-pair control, one per window cut).
     pub rate_cuts: u64,
+    /// Messages between endpoints of one node: taken onto the intra-node link, and
+    /// delivered over it (with their bytes). They count in `messages_generated` and
+    /// `messages_delivered` too, never in the network's packets, loads or latencies.
+    pub intra_node_posted: u64,
+    pub intra_node_messages: u64,
+    pub intra_node_bytes: u64,
 }
 
 pub struct Stats {
@@ -119,6 +125,9 @@ pub struct Stats {
     /// Report the congestion-control counters, named so (runs with ECN or congestion
     /// control).
     pub congestion_counters: Option<CongestionTerms>,
+    /// Report the intra-node link's counters (runs whose nodes have several endpoints;
+    /// any run that used the link reports them too).
+    pub intra_node: bool,
     /// Group of each host, as the workload reports it (index into `groups`): the group
     /// a host's sending and receiving count for.
     pub host_group: Vec<u16>,
@@ -173,6 +182,7 @@ impl Stats {
             packet_hops: 0,
             last_moved: 0,
             congestion_counters: None,
+            intra_node: false,
             host_group: Vec::new(),
             settle_before: duration,
             is_hotspot: Vec::new(),
@@ -404,6 +414,11 @@ impl Stats {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
+        if self.intra_node || c.intra_node_posted > 0 {
+            // Only in runs with nodes of several endpoints: other summaries keep their keys.
+            counters.insert("intra_node_messages".to_string(), c.intra_node_messages);
+            counters.insert("intra_node_bytes".to_string(), c.intra_node_bytes);
+        }
         if let Some(terms) = self.congestion_counters {
             // Only in runs that mark or control congestion (other summaries keep their
             // keys), named in the mechanism's own terms.
@@ -510,6 +525,16 @@ impl Collector for Stats {
             }
             TraceEvent::MessageDone { group, created, bytes, hops } => {
                 self.on_message_done(now, group, created, bytes, hops)
+            }
+            TraceEvent::IntraNodePosted { accepted: true, .. } => {
+                self.counters.messages_generated += 1;
+                self.counters.intra_node_posted += 1;
+            }
+            TraceEvent::IntraNodePosted { accepted: false, .. } => self.counters.source_queue_full += 1,
+            TraceEvent::IntraNodeDelivered { bytes, .. } => {
+                self.counters.messages_delivered += 1;
+                self.counters.intra_node_messages += 1;
+                self.counters.intra_node_bytes += bytes;
             }
             TraceEvent::Dropped { group } => self.on_drop(group),
             TraceEvent::Receiver(event) => self.on_receiver(now, event),

@@ -31,10 +31,10 @@ impl Simulation {
     pub(super) fn build(config: &ValidConfig, parts: Components, extra_queues: usize) -> Result<Simulation> {
         // Fabrics the topology refuses by their size get that error; those that would not
         // fit in memory are refused here, before anything is allocated.
-        if topology::within_limits(&config.topology) {
+        if topology::within_limits(&config.topology.shape) {
             crate::memory::check(config)?;
         }
-        let topo = topology::build(&config.topology, &config.links)?;
+        let topo = topology::build(&config.topology.shape, &config.links)?;
         if topo.num_hosts() < 2 {
             return Err(Error::Topology("a fabric needs at least two hosts".into()));
         }
@@ -67,9 +67,13 @@ impl Simulation {
             config.nic.mtu.0,
             wire,
             // A job posts a step's sends at once: the queue holds them all.
-            (config.nic.source_queue as usize).max(config.workload.posts_at_once(hosts)),
+            (config.nic.source_queue as usize).max(config.workload.posts_at_once(hosts, config.topology.gpus_per_node)),
             sim.warmup.0,
         )?;
+        let gpus_per_node = config.topology.gpus_per_node;
+        if gpus_per_node > 1 {
+            nics.enable_intra_node(topology::Nodes::new(hosts, gpus_per_node), config.links.intra_node)?;
+        }
         let mut traffic_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0074_7261_6666_6963));
         let routing_rng = Pcg64Mcg::seed_from_u64(mix64(config.seed ^ 0x0072_6f75_7469_6e67));
         // Congestion control: marking draws from a stream of its own, so runs without it
@@ -148,6 +152,7 @@ impl Simulation {
             stats.settle_before = 0;
         }
         stats.congestion_counters = config.congestion_terms();
+        stats.intra_node = gpus_per_node > 1;
         // The optional collectors: each built-in one decides whether the run has what it
         // measures (`observe::collectors_for_run`); queue probes are registered with the fabric.
         let setup = Setup {

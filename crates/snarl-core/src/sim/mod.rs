@@ -103,6 +103,23 @@ impl Simulation {
                 counts.in_flight
             )));
         }
+        // Messages: every one taken (by a source queue or the intra-node link) is delivered
+        // or still alive; a lossy fabric may lose some to drops.
+        let c = &self.kernel.observers.counters;
+        let live = self.kernel.messages.live() as u64;
+        if c.messages_generated != c.messages_delivered + live && self.lossless {
+            return Err(Error::Invariant(format!(
+                "message conservation broken: {} generated, {} delivered, {live} alive",
+                c.messages_generated, c.messages_delivered
+            )));
+        }
+        let on_link = self.world.nics.intra_node_in_flight();
+        if c.intra_node_posted != c.intra_node_messages + on_link {
+            return Err(Error::Invariant(format!(
+                "intra-node conservation broken: {} posted, {} delivered, {on_link} in flight",
+                c.intra_node_posted, c.intra_node_messages
+            )));
+        }
         self.world.fabric.check_invariants(&self.kernel.packets).map_err(Error::Invariant)?;
         self.world.nics.check_invariants(&self.kernel.host_returns).map_err(Error::Invariant)?;
         Ok(())

@@ -72,6 +72,17 @@ impl Model<Stats> for World {
         self.nics.wake_event(ctx, host)
     }
 
+    fn local_send(&mut self, ctx: &mut Ctx, message: u32) {
+        self.nics.local_send(ctx, message)
+    }
+
+    fn local_deliver(&mut self, ctx: &mut Ctx, message: u32) {
+        self.nics.local_deliver(ctx, message);
+        if ctx.completions.is_some() {
+            hand_over_completions(ctx, &mut self.nics, &mut self.traffic_rng, &mut self.work, &mut self.handed_over);
+        }
+    }
+
     #[inline(always)]
     fn timer(&mut self, ctx: &mut Ctx, timer: Timer) {
         match timer.kind {
@@ -143,9 +154,10 @@ impl World {
     }
 }
 
-/// Hands the messages completed during a `Deliver` event to the workload, in the order
-/// of completion. Its reactions complete none at once: a completing packet always
-/// arrives as an event of its own (`Ctx::send_to_host`).
+/// Hands the messages completed during a `Deliver` or `LocalDeliver` event to the
+/// workload, in the order of completion. Its reactions complete none at once: a
+/// completing packet always arrives as an event of its own (`Ctx::send_to_host`), as
+/// does a message over the intra-node link.
 fn hand_over_completions(
     ctx: &mut Ctx,
     nics: &mut Nics,

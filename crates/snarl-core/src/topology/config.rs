@@ -1,9 +1,54 @@
-//! `[topology]` and `[links]`: the fabric's shape and its links, and their checks.
+//! `[topology]` and `[links]`: the fabric's shape, how its endpoints group into nodes,
+//! its links, and their checks.
 
 use crate::config::Problems;
 use crate::units::{Rate, Time};
 use serde::{Deserialize, Serialize};
 
+/// `[topology]`: the fabric's shape (`type` and its keys) and `gpus_per_node`.
+///
+/// The shape is flattened into the same table: serde hands it every key but
+/// `gpus_per_node`, and its variants refuse unknown ones (`deny_unknown_fields`), so the
+/// table as a whole refuses them too.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct TopologySection {
+    #[serde(flatten)]
+    pub shape: TopologyConfig,
+    /// Endpoints per node: the fabric's hosts are endpoints (a NIC and a switch port
+    /// each, a GPU's rail), and node n owns endpoints n·G to n·G + G − 1. Endpoints of
+    /// one node talk over the intra-node link (`[links] intra_node`), never the network.
+    #[serde(default = "crate::config::one", skip_serializing_if = "is_one")]
+    pub gpus_per_node: u32,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+impl From<TopologyConfig> for TopologySection {
+    /// A fabric of single-endpoint nodes.
+    fn from(shape: TopologyConfig) -> TopologySection {
+        TopologySection { shape, gpus_per_node: 1 }
+    }
+}
+
+impl TopologySection {
+    /// `[topology]`: the shape's sizes, and nodes that divide its hosts.
+    pub(crate) fn validate(&self, p: &mut Problems) {
+        self.shape.validate(p);
+        let hosts = super::fabric_size(&self.shape).hosts;
+        super::nodes::validate_gpus_per_node(p, "topology.gpus_per_node", self.gpus_per_node, hosts);
+    }
+
+    /// The fabric's nodes, for a config whose `gpus_per_node` divides its hosts (a
+    /// validated one).
+    pub fn nodes(&self) -> super::Nodes {
+        let hosts = super::fabric_size(&self.shape).hosts;
+        super::Nodes::new(hosts as usize, self.gpus_per_node)
+    }
+}
+
+/// The fabric's shape: `[topology]`'s `type` and the keys of that type.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologyConfig {
@@ -126,15 +171,30 @@ pub struct LinksConfig {
     /// Switch-to-switch links.
     #[serde(default = "default_link")]
     pub switch: LinkConfig,
+    /// The link between the endpoints of one node (`topology.gpus_per_node` > 1): each
+    /// endpoint's own port, per direction. Left out of the resolved config unless changed.
+    #[serde(default = "default_intra_node", skip_serializing_if = "is_default_intra_node")]
+    pub intra_node: LinkConfig,
 }
 
 fn default_link() -> LinkConfig {
     LinkConfig { rate: Rate(100_000_000_000), latency: Time::from_ns(25) }
 }
 
+/// NVLink 4 class: 450 GB/s per GPU and direction (18 links of 25 GB/s), and 300 ns,
+/// the order of a GPU's write reaching another through the node's NVSwitch in hardware
+/// (software start-up is not modelled, as it is not for network messages).
+fn default_intra_node() -> LinkConfig {
+    LinkConfig { rate: Rate(3_600_000_000_000), latency: Time::from_ns(300) }
+}
+
+fn is_default_intra_node(link: &LinkConfig) -> bool {
+    *link == default_intra_node()
+}
+
 impl Default for LinksConfig {
     fn default() -> Self {
-        LinksConfig { host: default_link(), switch: default_link() }
+        LinksConfig { host: default_link(), switch: default_link(), intra_node: default_intra_node() }
     }
 }
 

@@ -21,6 +21,7 @@ mod hyperx;
 mod limits;
 mod megafly;
 mod mesh;
+mod nodes;
 mod single_switch;
 mod size;
 mod spine_leaf;
@@ -32,11 +33,13 @@ pub use back_to_back::BackToBack;
 pub use build::build;
 pub use config::{
     kept_uplinks, parse_oversubscription, Arrangement, LinkConfig, LinksConfig, OversubscriptionBy, TopologyConfig,
+    TopologySection,
 };
 pub use dragonfly::Dragonfly;
 pub use hyperx::HyperX;
 pub use megafly::Megafly;
 pub use mesh::Mesh;
+pub use nodes::Nodes;
 pub use single_switch::SingleSwitch;
 pub use size::{fabric_size, within_limits, FabricSize};
 pub use spine_leaf::{Oversubscription, SpineLeaf};

@@ -54,19 +54,21 @@ impl WorkloadConfig {
         matches!(self, WorkloadConfig::Jobs(_))
     }
 
-    /// The most messages a host posts at once (its source queue must hold them).
-    pub fn posts_at_once(&self, hosts: usize) -> usize {
+    /// The most messages a host posts at once (its source queue must hold them), on a
+    /// fabric of `hosts` endpoints, `gpus` to a node.
+    pub fn posts_at_once(&self, hosts: usize, gpus: u32) -> usize {
         match self {
             WorkloadConfig::OpenLoop {} => 0,
-            WorkloadConfig::Jobs(jobs) => jobs.posts_at_once(hosts),
+            WorkloadConfig::Jobs(jobs) => jobs.posts_at_once(hosts, gpus),
         }
     }
 
-    /// The workload's own tables (the open loop's are `TrafficConfig::memory`).
-    pub fn memory(&self, hosts: u64) -> u64 {
+    /// The workload's own tables (the open loop's are `TrafficConfig::memory`), on a
+    /// fabric of `hosts` endpoints, `gpus` to a node.
+    pub fn memory(&self, hosts: u64, gpus: u32) -> u64 {
         match self {
             WorkloadConfig::OpenLoop {} => 0,
-            WorkloadConfig::Jobs(jobs) => jobs.memory(hosts),
+            WorkloadConfig::Jobs(jobs) => jobs.memory(hosts, gpus),
         }
     }
 }

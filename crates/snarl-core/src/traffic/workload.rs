@@ -201,7 +201,10 @@ impl AnyWorkload {
     pub fn build(config: &Config, hosts: usize, host_rate: Rate, rng: &mut Pcg64Mcg) -> Result<AnyWorkload> {
         Ok(match &config.workload {
             WorkloadConfig::OpenLoop {} => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, host_rate, rng)?),
-            WorkloadConfig::Jobs(jobs) => AnyWorkload::Jobs(Jobs::build(jobs, hosts, rng)),
+            WorkloadConfig::Jobs(jobs) => {
+                let nodes = crate::topology::Nodes::new(hosts, config.topology.gpus_per_node);
+                AnyWorkload::Jobs(Jobs::build(jobs, nodes, rng))
+            }
         })
     }
 }

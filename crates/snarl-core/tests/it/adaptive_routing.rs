@@ -145,7 +145,7 @@ impl CustomRouting for Watched {
 /// Runs `config` with its routing watched: the report (its packets conserved, nothing
 /// dropped) and the log.
 fn watched(config: &ValidConfig) -> (Report, Log) {
-    let topo = snarl_core::topology::build(&config.topology, &config.links).unwrap();
+    let topo = snarl_core::topology::build(&config.topology.shape, &config.links).unwrap();
     let inner = AnyRouting::build(&config.routing, &topo, config.switch.vcs() as usize, config.nic.frame()).unwrap();
     let log = Arc::new(Mutex::new(Log::default()));
     let routing = AnyRouting::Custom(Box::new(Watched { inner, log: log.clone() }));

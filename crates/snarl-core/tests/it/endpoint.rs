@@ -22,7 +22,7 @@ const CYCLE: u64 = 1000;
 /// The traffic of `text` with `overrides`, resolved without simulating.
 fn traffic(text: &str, overrides: &[(String, String)]) -> (snarl_core::ValidConfig, OpenLoop) {
     let config = snarl_core::load_config(text, overrides, None).unwrap_or_else(|e| panic!("config: {e}"));
-    let hosts = snarl_core::topology::fabric_size(&config.topology).hosts as usize;
+    let hosts = snarl_core::topology::fabric_size(&config.topology.shape).hosts as usize;
     let rate = Rate(8_000_000_000);
     let traffic = OpenLoop::build(&config, hosts, rate, &mut Pcg64Mcg::seed_from_u64(config.seed)).unwrap();
     (config, traffic)

@@ -101,7 +101,7 @@ impl CustomRouting for Watched {
 /// Runs `config` with its routing watched: the report (its packets conserved, nothing
 /// dropped) and every routing decision, in order.
 fn watched(config: &ValidConfig) -> (Report, Vec<Decision>) {
-    let topo = snarl_core::topology::build(&config.topology, &config.links).unwrap();
+    let topo = snarl_core::topology::build(&config.topology.shape, &config.links).unwrap();
     let inner = AnyRouting::build(&config.routing, &topo, config.switch.vcs() as usize, config.nic.mtu.0).unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
     let routing = AnyRouting::Custom(Box::new(Watched { inner, log: log.clone() }));

@@ -13,6 +13,7 @@ mod endpoint;
 mod fat_links;
 mod fct;
 mod golden;
+mod gpu_nodes;
 mod honest_numbers;
 mod ibcc;
 mod infiniband;

@@ -153,7 +153,7 @@ impl PortView for NoView {
 #[test]
 fn a_routing_that_measures_hears_of_every_packet_leaving_a_switch() {
     let config = load_config(&text(0.5).replace("\"random\"", "\"deterministic\""), &[], None).unwrap();
-    let topo = snarl_core::topology::build(&config.topology, &config.links).unwrap();
+    let topo = snarl_core::topology::build(&config.topology.shape, &config.links).unwrap();
     let inner = AnyRouting::build(&config.routing, &topo, 1, 4096).unwrap();
     let (to_switches, to_hosts) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let toy = Listening { inner, to_switches: to_switches.clone(), to_hosts: to_hosts.clone() };

@@ -116,7 +116,7 @@ impl Workload for OneMessage {
 fn one_message(text: &str, overrides: &[(&str, &str)], src: u32, dst: u32, size: u64) -> (Report, MessageDone) {
     let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let config = load_config(text, &o, None).unwrap_or_else(|e| panic!("config: {e}"));
-    let hosts = snarl_core::topology::build(&config.topology, &config.links).unwrap().num_hosts() as u32;
+    let hosts = snarl_core::topology::build(&config.topology.shape, &config.links).unwrap().num_hosts() as u32;
     let done = Arc::new(Mutex::new(Vec::new()));
     let work = OneMessage {
         src,

@@ -179,19 +179,24 @@ impl JobConfig {
 
 impl JobsConfig {
     pub(crate) fn validate(&self, config: &Config, p: &mut Problems) {
-        let hosts = crate::topology::fabric_size(&config.topology).hosts;
+        let hosts = crate::topology::fabric_size(&config.topology.shape).hosts;
+        // Jobs place whole nodes (`topology.gpus_per_node` endpoints each).
+        let gpus = config.topology.gpus_per_node.max(1) as u64;
+        let fabric_nodes = hosts / gpus;
         let nodes = match &self.allocation {
             Some(a) => {
                 p.positive("workload.allocation.nodes", a.nodes as u64);
-                if a.nodes as u64 > hosts {
-                    p.add(
-                        "workload.allocation.nodes",
-                        format!("asks for {} nodes; the fabric has {hosts} hosts", a.nodes),
-                    );
+                if a.nodes as u64 > fabric_nodes {
+                    let has = if gpus == 1 {
+                        format!("{hosts} hosts")
+                    } else {
+                        format!("{fabric_nodes} nodes of {gpus} GPUs ({hosts} hosts)")
+                    };
+                    p.add("workload.allocation.nodes", format!("asks for {} nodes; the fabric has {has}", a.nodes));
                 }
                 a.nodes as u64
             }
-            None => hosts,
+            None => fabric_nodes,
         };
         if self.jobs.is_empty() || self.jobs.len() > MAX_JOBS {
             p.add("workload.jobs", format!("needs 1 to {MAX_JOBS} jobs, found {}", self.jobs.len()));
@@ -254,8 +259,8 @@ impl JobsConfig {
         if let Some((node, i)) = first_overlap(taken) {
             p.add(format!("workload.jobs.{i}.nodes"), format!("node {node} is given to another job (or listed twice)"));
         }
-        for (i, (job, ranks)) in self.jobs.iter().zip(self.counts(nodes)).enumerate() {
-            if let Some(why) = job.collective.refuses(ranks as usize) {
+        for (i, (job, job_nodes)) in self.jobs.iter().zip(self.counts(nodes)).enumerate() {
+            if let Some(why) = job.collective.refuses(job_nodes.saturating_mul(gpus) as usize) {
                 p.add(format!("workload.jobs.{i}.nodes"), why);
             }
         }
@@ -263,10 +268,12 @@ impl JobsConfig {
 }
 
 impl JobsConfig {
-    /// Each job's rank count on a fabric of `hosts` hosts.
-    fn rank_counts(&self, hosts: usize) -> Vec<usize> {
-        let nodes = self.allocation.as_ref().map_or(hosts as u64, |a| (a.nodes as u64).min(hosts as u64));
-        self.counts(nodes).into_iter().map(|n| n as usize).collect()
+    /// Each job's rank count on a fabric of `hosts` endpoints, `gpus` to a node: its
+    /// nodes times their GPUs.
+    fn rank_counts(&self, hosts: u64, gpus: u32) -> Vec<u64> {
+        let fabric_nodes = hosts / gpus.max(1) as u64;
+        let nodes = self.allocation.as_ref().map_or(fabric_nodes, |a| (a.nodes as u64).min(fabric_nodes));
+        self.counts(nodes).into_iter().map(|n| n.saturating_mul(gpus as u64)).collect()
     }
 
     /// Each job's rank count in an allocation of `nodes` nodes, worked out without
@@ -296,8 +303,9 @@ impl JobsConfig {
     }
 
     /// The most messages a rank posts at once: a linear AlltoAll's n-1, two for the
-    /// bidirectional ring, one otherwise; times the queue pairs.
-    pub fn posts_at_once(&self, hosts: usize) -> usize {
+    /// bidirectional ring, one otherwise; times the queue pairs. On a fabric of `hosts`
+    /// endpoints, `gpus` to a node.
+    pub fn posts_at_once(&self, hosts: usize, gpus: u32) -> usize {
         let widest = |job: &JobConfig, n: usize| match job.collective {
             Collective::AllToAll => n.saturating_sub(1),
             Collective::AllReduceBidirectional => 2,
@@ -305,17 +313,17 @@ impl JobsConfig {
         };
         self.jobs
             .iter()
-            .zip(self.rank_counts(hosts))
-            .map(|(job, n)| widest(job, n) * job.qps as usize)
+            .zip(self.rank_counts(hosts as u64, gpus))
+            .map(|(job, n)| widest(job, n as usize) * job.qps as usize)
             .max()
             .unwrap_or(0)
     }
 
-    /// The schedules, the per-step counts and the arrival rings of every job.
-    pub fn memory(&self, hosts: u64) -> u64 {
+    /// The schedules, the per-step counts and the arrival rings of every job, on a
+    /// fabric of `hosts` endpoints, `gpus` to a node.
+    pub fn memory(&self, hosts: u64, gpus: u32) -> u64 {
         use crate::memory::{mul, sum};
-        let parts = self.jobs.iter().zip(self.rank_counts(hosts as usize)).map(|(job, n)| {
-            let n = n as u64;
+        let parts = self.jobs.iter().zip(self.rank_counts(hosts, gpus)).map(|(job, n)| {
             let steps = match job.collective {
                 Collective::AllToAll | Collective::Incast => 1,
                 Collective::Broadcast | Collective::Barrier | Collective::AllReduceHalvingDoubling => 2 * 64,

@@ -1,5 +1,9 @@
 //! Jobs on a shared fabric: each runs a collective ([`collective`]) on its nodes, rank by
-//! rank, step by step, as point-to-point messages. A victim runs its iterations, each
+//! rank, step by step, as point-to-point messages. A node holds `topology.gpus_per_node`
+//! endpoints (GPUs), each a rank: ranks are numbered node-major, as NCCL numbers them
+//! (the job's k-th node holds ranks k·G to k·G + G − 1, its GPUs in order), so a ring's
+//! neighbours share a node but at its ends, and their messages take the intra-node link
+//! (`Nics::post` decides; the workload does not know). A victim runs its iterations, each
 //! after a barrier, and the run ends when every victim is done; an aggressor repeats its
 //! collective until then, steadily or in bursts. What each job measured (iteration
 //! times, bus bandwidth) is its summary section and tables ([`results`]).
@@ -29,6 +33,7 @@ use crate::kernel::Timer;
 use crate::observe::Finish;
 use crate::packet::{Tag, NIL};
 use crate::report::{Report, Summary};
+use crate::topology::Nodes as FabricNodes;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use results::{JobRecord, StepRecord};
@@ -100,9 +105,10 @@ struct Rank {
 }
 
 impl Jobs {
-    /// The jobs of `config` on a fabric of `hosts` hosts; random placements draw from `rng`.
-    pub fn build(config: &JobsConfig, hosts: usize, rng: &mut Pcg64Mcg) -> Jobs {
-        let allocation = placement::allocate(config.allocation.as_ref(), hosts, rng);
+    /// The jobs of `config` on a fabric of `nodes`; random placements draw from `rng`.
+    pub fn build(config: &JobsConfig, nodes: FabricNodes, rng: &mut Pcg64Mcg) -> Jobs {
+        let hosts = nodes.count() * nodes.gpus_per_node() as usize;
+        let allocation = placement::allocate(config.allocation.as_ref(), nodes.count(), rng);
         let positions = placement::positions(config, allocation.len());
         let mut jobs = Vec::with_capacity(config.jobs.len());
         let mut ranks = Vec::new();
@@ -110,13 +116,14 @@ impl Jobs {
         let mut host_group = vec![config.jobs.len() as u16; hosts];
         let mut groups = Vec::new();
         for (j, (job, mine)) in config.jobs.iter().zip(&positions).enumerate() {
-            let n = mine.len();
+            // Node-major: every GPU of the job's first node, then the next node's.
+            let host_list: Vec<u32> = mine.iter().flat_map(|&p| nodes.endpoints_of(allocation[p as usize])).collect();
+            let n = host_list.len();
             let barrier = job.barrier().then(|| Schedule::new(Collective::Barrier, n, 0, PeerOrder::Linear));
             let schedule = Schedule::new(job.collective, n, job.size.0, job.order);
             let len = barrier.as_ref().map_or(0, |b| b.len) + schedule.len;
             let expected = expected_messages(barrier.as_ref(), &schedule, job.qps);
             let first_rank = ranks.len();
-            let host_list: Vec<u32> = mine.iter().map(|&p| allocation[p as usize]).collect();
             for (index, &host) in host_list.iter().enumerate() {
                 rank_of[host as usize] = ranks.len() as u32;
                 host_group[host as usize] = j as u16;
@@ -472,6 +479,52 @@ mod tests {
         assert_eq!(parts(10, 3).collect::<Vec<_>>(), vec![(0, 4), (1, 3), (2, 3)]);
         assert_eq!(parts(2, 4).collect::<Vec<_>>(), vec![(0, 1), (1, 1)]);
         assert_eq!(parts(0, 4).collect::<Vec<_>>(), vec![(0, 1)]);
+    }
+
+    /// With 4 GPUs per node, a job's ranks are its nodes' GPUs, node-major, and every
+    /// allocation policy takes whole nodes.
+    #[test]
+    fn ranks_are_the_gpus_of_whole_nodes_numbered_node_major() {
+        use rand::SeedableRng;
+        let job = |name: &str, nodes: Nodes| JobConfig { name: name.into(), nodes, ..JobConfig::template() };
+        let fabric = FabricNodes::new(32, 4);
+        for policy in [AllocationPolicy::Contiguous, AllocationPolicy::Scatter, AllocationPolicy::Random] {
+            let config = JobsConfig {
+                allocation: Some(Allocation { nodes: 4, policy }),
+                jobs: vec![job("a", Nodes::List(vec![2, 0])), job("b", Nodes::Slice { first: 1, count: 1 })],
+                timeline: 1,
+                baseline: true,
+                quiet: false,
+            };
+            let jobs = Jobs::build(&config, fabric, &mut Pcg64Mcg::seed_from_u64(7));
+            let a: Vec<&Rank> = jobs.ranks.iter().filter(|r| r.job == 0).collect();
+            assert_eq!(a.len(), 8, "{policy:?}: two nodes of four GPUs");
+            for (k, rank) in a.iter().enumerate() {
+                assert_eq!(rank.index as usize, k);
+                // Rank k is GPU k % 4 of the job's node k / 4, in the job's node order.
+                assert_eq!(fabric.local_index(rank.host) as usize, k % 4, "{policy:?}");
+                assert_eq!(fabric.node_of(rank.host), fabric.node_of(a[k / 4 * 4].host), "{policy:?}");
+            }
+            let nodes_of = |j: u16| {
+                let mut n: Vec<u32> =
+                    jobs.ranks.iter().filter(|r| r.job == j).map(|r| fabric.node_of(r.host)).collect();
+                n.dedup();
+                n
+            };
+            let (a_nodes, b_nodes) = (nodes_of(0), nodes_of(1));
+            assert_eq!((a_nodes.len(), b_nodes.len()), (2, 1), "{policy:?}");
+            assert!(a_nodes.iter().all(|n| !b_nodes.contains(n)), "{policy:?}: a node belongs to one job");
+            // The idle group holds the other nodes' GPUs, whole.
+            let idle = jobs.groups.iter().find(|(name, _)| name == "idle").map(|(_, h)| h.len());
+            assert_eq!(idle, Some(32 - 12), "{policy:?}");
+            if policy == AllocationPolicy::Contiguous {
+                assert_eq!((&a_nodes, &b_nodes), (&vec![2, 0], &vec![1]), "positions in the allocation, in job order");
+            }
+            if policy == AllocationPolicy::Scatter {
+                // Nodes i x 8 / 4 of the fabric's 8: 0, 2, 4, 6.
+                assert_eq!((&a_nodes, &b_nodes), (&vec![4, 0], &vec![2]));
+            }
+        }
     }
 
     #[test]

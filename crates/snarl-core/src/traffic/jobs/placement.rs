@@ -1,22 +1,23 @@
-//! Where jobs run: the allocation's hosts (contiguous, random or scattered), and each
-//! job's share of them.
+//! Where jobs run: the allocation's nodes (contiguous, random or scattered), and each
+//! job's share of them. A node is a host, or with several GPUs per node the node that
+//! holds them (`topology::Nodes`): the policies choose whole nodes.
 
 use super::config::{Allocation, AllocationPolicy, JobsConfig, NamedNodes, Nodes};
 use rand::seq::SliceRandom;
 use rand_pcg::Pcg64Mcg;
 
-/// The hosts of the allocation, in allocation order, on a fabric of `hosts` hosts.
-pub fn allocate(allocation: Option<&Allocation>, hosts: usize, rng: &mut Pcg64Mcg) -> Vec<u32> {
-    let Some(a) = allocation else { return (0..hosts as u32).collect() };
+/// The nodes of the allocation, in allocation order, on a fabric of `nodes` nodes.
+pub fn allocate(allocation: Option<&Allocation>, nodes: usize, rng: &mut Pcg64Mcg) -> Vec<u32> {
+    let Some(a) = allocation else { return (0..nodes as u32).collect() };
     let n = a.nodes as usize;
     match a.policy {
         AllocationPolicy::Contiguous => (0..n as u32).collect(),
-        AllocationPolicy::Scatter => (0..n).map(|i| (i * hosts / n) as u32).collect(),
+        AllocationPolicy::Scatter => (0..n).map(|i| (i * nodes / n) as u32).collect(),
         AllocationPolicy::Random => {
-            let mut all: Vec<u32> = (0..hosts as u32).collect();
+            let mut all: Vec<u32> = (0..nodes as u32).collect();
             let (chosen, _) = all.partial_shuffle(rng, n);
             let mut chosen = chosen.to_vec();
-            // Ranks follow host order, as a scheduler lists its nodes.
+            // Ranks follow node order, as a scheduler lists its nodes.
             chosen.sort_unstable();
             chosen
         }
