@@ -20,6 +20,8 @@ pub struct MessageDone {
     pub size: u64,
     /// The tag it was posted with.
     pub tag: Tag,
+    /// Its queue pair.
+    pub qp: u32,
     /// When it was posted (ps).
     pub created: u64,
     /// When it arrived (its last packet was delivered) (ps): the time of the callback.
@@ -126,7 +128,15 @@ impl<O: Observer> Ctx<'_, O> {
     pub fn message_complete(&mut self, at: u64, message: u32, group: u16) {
         if let Some(completions) = self.completions.as_deref_mut() {
             let m = &self.messages[message];
-            completions.push(MessageDone { src: m.src, dst: m.dst, size: m.size, tag: m.tag, created: m.created, at });
+            completions.push(MessageDone {
+                src: m.src,
+                dst: m.dst,
+                size: m.size,
+                tag: m.tag,
+                qp: m.qp,
+                created: m.created,
+                at,
+            });
         }
         self.messages.release(message);
         if let Some(stop) = self.stop.as_deref_mut() {

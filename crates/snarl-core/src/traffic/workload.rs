@@ -203,7 +203,8 @@ impl AnyWorkload {
             WorkloadConfig::OpenLoop {} => AnyWorkload::OpenLoop(OpenLoop::build(config, hosts, host_rate, rng)?),
             WorkloadConfig::Jobs(jobs) => {
                 let nodes = crate::topology::Nodes::new(hosts, config.topology.gpus_per_node);
-                AnyWorkload::Jobs(Jobs::build(jobs, nodes, rng))
+                let nic = super::jobs::ideal::NicRate::new(host_rate.0 as f64, config.nic.mtu.0, config.nic.header.0);
+                AnyWorkload::Jobs(Jobs::build(jobs, nodes, nic, rng))
             }
         })
     }

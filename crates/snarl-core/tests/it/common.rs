@@ -22,6 +22,20 @@ pub fn run_lossy(text: &str, overrides: &[(&str, &str)]) -> Report {
     report
 }
 
+/// Runs `scenarios/<name>.toml` (its includes read beside it) with `overrides` and
+/// `seed`, checking conservation and that nothing was dropped, as `run` does.
+pub fn run_scenario(name: &str, overrides: &[(&str, &str)], seed: Option<u64>) -> Report {
+    let path = std::path::PathBuf::from(format!("{}/../../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR")));
+    let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let config = snarl_core::load_config_in(&scenario_file(name), path.parent(), &o, seed)
+        .unwrap_or_else(|e| panic!("config: {e}"));
+    let report = snarl_core::run(&config).unwrap_or_else(|e| panic!("run: {e}"));
+    let p = &report.summary.packets;
+    assert_eq!(p.injected, p.delivered + p.in_flight + p.dropped, "packet conservation");
+    assert_eq!(p.dropped, 0, "lossless fabric dropped packets");
+    report
+}
+
 /// The text of `scenarios/<name>.toml` (`name` with its folder).
 pub fn scenario_file(name: &str) -> String {
     let path = format!("{}/../../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));

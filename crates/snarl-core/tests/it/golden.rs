@@ -41,11 +41,13 @@ fn scenarios() -> Vec<String> {
     found
 }
 
-/// The shortening overrides of each scenario, as dotted key and TOML value text.
+/// The shortening overrides of each scenario, as dotted key and TOML value text: its
+/// own, or its folder's (`"folder/*"`).
 fn overrides(scenario: &str) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(golden_dir().join("overrides.toml")).unwrap();
     let table: toml::Table = text.parse().unwrap();
-    match table.get(scenario) {
+    let folder = scenario.rsplit_once('/').map(|(f, _)| format!("{f}/*"));
+    match table.get(scenario).or_else(|| folder.and_then(|f| table.get(&f))) {
         Some(toml::Value::Table(set)) => set.iter().map(|(k, v)| (k.clone(), v.to_string())).collect(),
         Some(other) => panic!("overrides.toml: `{scenario}` must be a table, found {other}"),
         None => Vec::new(),
@@ -118,7 +120,12 @@ fn the_overrides_name_existing_scenarios() {
     let table: toml::Table = text.parse().unwrap();
     let names = scenarios();
     for key in table.keys() {
-        assert!(names.contains(key), "overrides.toml names `{key}`, which is no scenario");
+        let folder = key.strip_suffix("/*").map(|f| format!("{f}/"));
+        let named = match folder {
+            Some(f) => names.iter().any(|n| n.starts_with(&f)),
+            None => names.contains(key),
+        };
+        assert!(named, "overrides.toml names `{key}`, which is no scenario (nor a folder of them)");
     }
 }
 

@@ -23,6 +23,7 @@ mod load_balancing;
 mod lossless_ethernet;
 mod mechanisms;
 mod memory;
+mod nccl;
 mod per_pair_cc;
 mod pfc;
 mod presets;

@@ -44,6 +44,11 @@ pub enum Collective {
     Broadcast,
     /// Dissemination barrier: ceil(log2 n) steps of small messages.
     Barrier,
+    /// AlltoAll as NCCL's PXN runs it (`engine = "nccl"` only): a block for a GPU of
+    /// another node crosses the intra-node link to the local GPU on the destination's
+    /// rail first, so every network message stays on its rail.
+    #[serde(rename = "alltoall_pxn")]
+    AllToAllPxn,
 }
 
 /// In which order a linear AlltoAll posts its sends.
@@ -59,7 +64,7 @@ pub enum PeerOrder {
 }
 
 impl Collective {
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "allgather",
         "reduce_scatter",
         "allreduce",
@@ -70,6 +75,7 @@ impl Collective {
         "incast",
         "broadcast",
         "barrier",
+        "alltoall_pxn",
     ];
 
     /// The name the config spells.
@@ -96,7 +102,7 @@ impl Collective {
         let n = n as f64;
         let size = size as f64;
         match self {
-            Collective::AllToAll | Collective::AllToAllPairwise => Some(size * n),
+            Collective::AllToAll | Collective::AllToAllPairwise | Collective::AllToAllPxn => Some(size * n),
             Collective::Incast => Some(size * (n - 1.0)),
             Collective::Barrier => None,
             _ => Some(size),
@@ -112,9 +118,11 @@ impl Collective {
             Collective::AllReduce | Collective::AllReduceBidirectional | Collective::AllReduceHalvingDoubling => {
                 2.0 * (n - 1.0) / n
             }
-            Collective::AllGather | Collective::ReduceScatter | Collective::AllToAll | Collective::AllToAllPairwise => {
-                (n - 1.0) / n
-            }
+            Collective::AllGather
+            | Collective::ReduceScatter
+            | Collective::AllToAll
+            | Collective::AllToAllPairwise
+            | Collective::AllToAllPxn => (n - 1.0) / n,
             Collective::Incast | Collective::Broadcast | Collective::Barrier => 1.0,
         }
     }
@@ -184,7 +192,7 @@ impl Schedule {
                     }
                 }
             }
-            Collective::AllToAll => {
+            Collective::AllToAll | Collective::AllToAllPxn => {
                 for r in 0..n {
                     for j in 0..n {
                         let peer = match order {
@@ -264,7 +272,7 @@ fn steps_of(collective: Collective, n: usize) -> usize {
         Collective::AllGather | Collective::ReduceScatter | Collective::AllToAllPairwise => n - 1,
         Collective::AllReduce | Collective::AllReduceBidirectional => 2 * (n - 1),
         Collective::AllReduceHalvingDoubling => 2 * n.trailing_zeros() as usize,
-        Collective::AllToAll | Collective::Incast => 1,
+        Collective::AllToAll | Collective::AllToAllPxn | Collective::Incast => 1,
         Collective::Broadcast | Collective::Barrier => log2_ceil,
     }
 }
@@ -335,6 +343,7 @@ mod tests {
             Collective::Incast,
             Collective::Broadcast,
             Collective::Barrier,
+            Collective::AllToAllPxn,
         ] {
             for n in [2, 3, 5, 8, 16] {
                 if collective.refuses(n).is_none() {

@@ -137,7 +137,48 @@ pub struct JobConfig {
     pub burst: Option<Burst>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap: Option<Gap>,
+    /// How the collective runs: `mpi`, blocking steps; `nccl`, chunks pipelined over
+    /// channels (`traffic/jobs/plan.rs`).
+    #[serde(default, skip_serializing_if = "Engine::is_mpi")]
+    pub engine: Engine,
+    /// NCCL engine: bytes a chunk carries (default 2 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<Bytes>,
+    /// NCCL engine: channels (default G/2 rings for G GPUs per node, at least 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<u32>,
+    /// NCCL engine: chunks a receiver holds per connection (default 2, at least 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// NCCL engine: fixed time before each collective's first send (default 570 us).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Time>,
 }
+
+/// How a job's collective runs.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    /// Blocking send-and-receive steps, as MPI runs them (the characterization study's).
+    #[default]
+    Mpi,
+    /// NCCL-style: chunks pipelined over channels and queue pairs, with a fixed overhead
+    /// per collective.
+    Nccl,
+}
+
+impl Engine {
+    fn is_mpi(&self) -> bool {
+        *self == Engine::Mpi
+    }
+}
+
+/// NCCL's simple protocol moves 2 MiB per chunk.
+pub const DEFAULT_CHUNK: u64 = 2 << 20;
+/// Chunks in flight per connection: NCCL's 8 buffer steps of which a ring chunk takes 4.
+pub const DEFAULT_DEPTH: u32 = 2;
+/// The fixed part of T = 0.57 ms + S / 48.43 GB/s, the test report's back-to-back fit.
+pub const DEFAULT_OVERHEAD_PS: u64 = 570_000_000;
 
 fn one() -> u32 {
     1
@@ -169,11 +210,87 @@ impl JobConfig {
             barrier: None,
             burst: None,
             gap: None,
+            engine: Engine::Mpi,
+            chunk: None,
+            channels: None,
+            depth: None,
+            overhead: None,
         }
     }
 
+    /// A barrier before each iteration: victims of the MPI engine by default (NCCL-tests
+    /// runs its collectives back to back).
     pub fn barrier(&self) -> bool {
-        self.barrier.unwrap_or(self.role == Role::Victim)
+        self.barrier.unwrap_or(self.role == Role::Victim && self.engine == Engine::Mpi)
+    }
+
+    /// The NCCL engine's channels on nodes of `gpus` GPUs.
+    pub fn channels(&self, gpus: u32) -> u32 {
+        self.channels.unwrap_or((gpus / 2).max(1))
+    }
+
+    pub fn chunk(&self) -> u64 {
+        self.chunk.map_or(DEFAULT_CHUNK, |c| c.0)
+    }
+
+    pub fn depth(&self) -> u32 {
+        self.depth.unwrap_or(DEFAULT_DEPTH)
+    }
+
+    pub fn overhead(&self) -> u64 {
+        self.overhead.map_or(DEFAULT_OVERHEAD_PS, |t| t.0)
+    }
+
+    /// The NCCL engine's checks, at `at`.
+    fn validate_engine(&self, at: &str, p: &mut Problems) {
+        if self.engine == Engine::Mpi {
+            let set = [
+                ("chunk", self.chunk.is_some()),
+                ("channels", self.channels.is_some()),
+                ("depth", self.depth.is_some()),
+                ("overhead", self.overhead.is_some()),
+            ];
+            for (key, _) in set.iter().filter(|(_, on)| *on) {
+                p.add(format!("{at}.{key}"), "belongs to the NCCL engine: set `engine = \"nccl\"`");
+            }
+            if self.collective == Collective::AllToAllPxn {
+                p.add(format!("{at}.collective"), "alltoall_pxn runs on the NCCL engine: set `engine = \"nccl\"`");
+            }
+            return;
+        }
+        if !super::plan::Plan::runs(self.collective) {
+            p.add(
+                format!("{at}.collective"),
+                format!(
+                    "the NCCL engine runs allreduce, allreduce_bidirectional, allreduce_halving_doubling, alltoall \
+                     and alltoall_pxn, not {}",
+                    self.collective.name()
+                ),
+            );
+        }
+        if self.barrier == Some(true) {
+            p.add(format!("{at}.barrier"), "the NCCL engine runs collectives back to back, without barriers");
+        }
+        if self.gap.is_some() {
+            p.add(format!("{at}.gap"), "the NCCL engine has no steps to put compute between");
+        }
+        if let Some(chunk) = self.chunk {
+            p.positive(&format!("{at}.chunk"), chunk.0);
+        }
+        if let Some(c) = self.channels {
+            if !(1..=64).contains(&c) {
+                p.add(format!("{at}.channels"), format!("must be 1 to 64, found {c}"));
+            }
+        }
+        if let Some(d) = self.depth {
+            // A ring's rank holds the chunk it forwards while it sends the next.
+            if !(2..=1024).contains(&d) {
+                p.add(
+                    format!("{at}.depth"),
+                    format!("must be 2 to 1024 (a ring forwards one chunk while the next arrives), found {d}"),
+                );
+            }
+        }
     }
 }
 
@@ -218,6 +335,7 @@ impl JobsConfig {
                 p.add(format!("{at}.name"), format!("job name `{}` is used twice", job.name));
             }
             p.positive(&format!("{at}.qps"), job.qps as u64);
+            job.validate_engine(&at, p);
             if job.role == Role::Victim {
                 p.positive(&format!("{at}.iterations"), job.iterations as u64);
                 if job.warmup >= job.iterations {
@@ -306,10 +424,24 @@ impl JobsConfig {
     /// bidirectional ring, one otherwise; times the queue pairs. On a fabric of `hosts`
     /// endpoints, `gpus` to a node.
     pub fn posts_at_once(&self, hosts: usize, gpus: u32) -> usize {
-        let widest = |job: &JobConfig, n: usize| match job.collective {
-            Collective::AllToAll => n.saturating_sub(1),
-            Collective::AllReduceBidirectional => 2,
-            _ => 1,
+        let widest = |job: &JobConfig, n: usize| {
+            if job.engine == Engine::Nccl {
+                // Connections a rank sends on (PXN: its own peers and the relayed
+                // ones), each with `depth` chunks in flight.
+                let c = job.channels(gpus) as usize;
+                let conns = match job.collective {
+                    Collective::AllReduce => c,
+                    Collective::AllReduceBidirectional => 2 * c,
+                    Collective::AllReduceHalvingDoubling => 2 * c * (usize::BITS - n.leading_zeros()) as usize,
+                    _ => c * 2 * n,
+                };
+                return conns.saturating_mul(job.depth() as usize);
+            }
+            match job.collective {
+                Collective::AllToAll => n.saturating_sub(1),
+                Collective::AllReduceBidirectional => 2,
+                _ => 1,
+            }
         };
         self.jobs
             .iter()
@@ -324,6 +456,23 @@ impl JobsConfig {
     pub fn memory(&self, hosts: u64, gpus: u32) -> u64 {
         use crate::memory::{mul, sum};
         let parts = self.jobs.iter().zip(self.rank_counts(hosts, gpus)).map(|(job, n)| {
+            if job.engine == Engine::Nccl {
+                // A plan's operations (24 bytes and a flag each): every rank sends about
+                // twice the vector (an AlltoAll twice its n blocks, with PXN's relays),
+                // a chunk an operation, and a few per connection at least; its
+                // connections' state per slot of `depth` and per part.
+                let volume = match job.collective {
+                    Collective::AllToAll | Collective::AllToAllPxn => mul(&[2, n, job.size.0]),
+                    _ => mul(&[2, job.size.0]),
+                };
+                let c = job.channels(gpus) as u64;
+                let ops = mul(&[n, sum(&[volume / job.chunk().max(1), mul(&[4, n, c])])]);
+                let conns = mul(&[2, n, n, c]);
+                return sum(&[
+                    mul(&[ops, 25]),
+                    mul(&[conns, sum(&[96, mul(&[job.depth() as u64, 4]), mul(&[job.qps as u64, 40])])]),
+                ]);
+            }
             let steps = match job.collective {
                 Collective::AllToAll | Collective::Incast => 1,
                 Collective::Broadcast | Collective::Barrier | Collective::AllReduceHalvingDoubling => 2 * 64,

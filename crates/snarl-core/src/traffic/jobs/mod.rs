@@ -20,13 +20,18 @@
 mod baseline;
 pub mod collective;
 mod config;
+pub mod ideal;
+mod pipeline;
 mod placement;
+pub mod plan;
 mod results;
 
 pub use baseline::Baseline;
 pub use collective::{Collective, PeerOrder, Schedule};
-pub use config::{Allocation, AllocationPolicy, Burst, Gap, JobConfig, JobsConfig, NamedNodes, Nodes, Role, MAX_JOBS};
-pub use results::JobSummary;
+pub use config::{
+    Allocation, AllocationPolicy, Burst, Engine, Gap, JobConfig, JobsConfig, NamedNodes, Nodes, Role, MAX_JOBS,
+};
+pub use results::{JobSummary, NcclSummary};
 
 use super::workload::{Env, GroupView, MessageDone, Workload};
 use crate::kernel::Timer;
@@ -34,6 +39,8 @@ use crate::observe::Finish;
 use crate::packet::{Tag, NIL};
 use crate::report::{Report, Summary};
 use crate::topology::Nodes as FabricNodes;
+use ideal::NicRate;
+use pipeline::Pipeline;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 use results::{JobRecord, StepRecord};
@@ -43,6 +50,8 @@ use results::{JobRecord, StepRecord};
 const START: u8 = 0;
 const BURST: u8 = 1;
 const STEP: u8 = 2;
+/// A rank of an NCCL-engine job is past its collective's fixed overhead (owner: the rank).
+const RELEASE: u8 = 3;
 
 /// The workload of `[workload] type = "jobs"`.
 pub struct Jobs {
@@ -73,6 +82,8 @@ struct Job {
     len: usize,
     first_rank: usize,
     ranks: usize,
+    /// The NCCL engine's state, for jobs that run on it.
+    pipeline: Option<Pipeline>,
     /// Ranks done with their last iteration (victims), or waiting for the burst's
     /// iteration to end (bursty aggressors).
     parked: usize,
@@ -105,8 +116,9 @@ struct Rank {
 }
 
 impl Jobs {
-    /// The jobs of `config` on a fabric of `nodes`; random placements draw from `rng`.
-    pub fn build(config: &JobsConfig, nodes: FabricNodes, rng: &mut Pcg64Mcg) -> Jobs {
+    /// The jobs of `config` on a fabric of `nodes` whose NICs carry `nic`; random
+    /// placements draw from `rng`.
+    pub fn build(config: &JobsConfig, nodes: FabricNodes, nic: NicRate, rng: &mut Pcg64Mcg) -> Jobs {
         let hosts = nodes.count() * nodes.gpus_per_node() as usize;
         let allocation = placement::allocate(config.allocation.as_ref(), nodes.count(), rng);
         let positions = placement::positions(config, allocation.len());
@@ -143,7 +155,21 @@ impl Jobs {
                     early: Vec::new(),
                 });
             }
-            let record = JobRecord::new(job, n, config.timeline);
+            let gpus = nodes.gpus_per_node() as usize;
+            let ideal =
+                ideal::nics_worth(job.collective, n / gpus, gpus).map(|k| (k * nic.goodput_gbps, k * nic.raw_gbps));
+            let record = JobRecord::new(job, n, config.timeline, ideal);
+            let pipeline = (job.engine == Engine::Nccl).then(|| {
+                let shape = plan::Shape {
+                    ranks: n,
+                    gpus,
+                    size: job.size.0,
+                    chunk: job.chunk(),
+                    channels: job.channels(gpus as u32),
+                    qps: job.qps,
+                };
+                Pipeline::new(job.collective, shape, job.depth(), host_list.clone(), j as u16 + 1, job.warmup, rng)
+            });
             groups.push((job.name.clone(), host_list));
             jobs.push(Job {
                 config: job.clone(),
@@ -153,6 +179,7 @@ impl Jobs {
                 len,
                 first_rank,
                 ranks: n,
+                pipeline,
                 parked: 0,
                 burst_began: 0,
                 record,
@@ -187,6 +214,17 @@ impl Jobs {
         let rank = &mut self.ranks[r];
         rank.step = 0;
         rank.active = true;
+        let job = &self.jobs[rank.job as usize];
+        if job.pipeline.is_some() {
+            rank.began = now;
+            let overhead = job.config.overhead();
+            if overhead > 0 {
+                env.set_timer(now + overhead, r as u32, 0, RELEASE);
+            } else {
+                self.release(env, r);
+            }
+            return;
+        }
         if self.jobs[rank.job as usize].barrier.is_none() {
             rank.began = now;
         }
@@ -277,6 +315,30 @@ impl Jobs {
                 }
             }
             self.enter_step(env, r);
+        }
+    }
+
+    /// NCCL engine: rank `r` starts sending its collective's chunks.
+    fn release(&mut self, env: &mut Env, r: usize) {
+        let (j, index) = (self.ranks[r].job as usize, self.ranks[r].index);
+        let mut done = Vec::new();
+        if let Some(pipeline) = self.jobs[j].pipeline.as_mut() {
+            pipeline.release(env, index, &mut done);
+        }
+        self.collectives_done(env, j, done);
+    }
+
+    /// NCCL engine: ranks (`done`, the job's indices) of job `j` finished a collective.
+    fn collectives_done(&mut self, env: &mut Env, j: usize, done: Vec<u32>) {
+        for index in done {
+            let r = self.jobs[j].first_rank + index as usize;
+            let rank = &mut self.ranks[r];
+            let took = env.now() - rank.began;
+            self.jobs[j].record.iteration_done(rank.iteration, took);
+            rank.iteration += 1;
+            if self.next_iteration(env, r) {
+                self.begin_iteration(env, r);
+            }
         }
     }
 
@@ -417,6 +479,7 @@ impl Workload for Jobs {
                 self.jobs[j].burst_began = env.now();
                 self.start_iteration_everywhere(env, j);
             }
+            RELEASE => self.release(env, timer.owner as usize),
             _ => {
                 let r = timer.owner as usize;
                 self.ranks[r].waiting = false;
@@ -436,6 +499,14 @@ impl Workload for Jobs {
 
     fn message_done(&mut self, env: &mut Env, done: MessageDone) {
         let Some((src, dst)) = self.rank_pair(&done) else { return };
+        let j = self.ranks[src].job as usize;
+        if let Some(pipeline) = self.jobs[j].pipeline.as_mut() {
+            let mut finished = Vec::new();
+            let (s, d) = (self.ranks[src].index, self.ranks[dst].index);
+            pipeline.delivered(env, s, d, done.qp, done.tag.step, &mut finished);
+            self.collectives_done(env, j, finished);
+            return;
+        }
         debug_assert_eq!(self.ranks[src].seq as u16, done.tag.step, "a sender waits for its step's messages");
         let receiver = &mut self.ranks[dst];
         // The sender is at the receiver's step or one ahead (its sends of a step complete
@@ -462,7 +533,8 @@ impl Workload for Jobs {
     }
 
     fn summarise(&self, summary: &mut Summary, finish: &Finish) {
-        results::summarise(self.jobs.iter().map(|j| &j.record), self.baseline.as_ref(), summary, finish);
+        let fcts = self.jobs.iter().map(|j| j.pipeline.as_ref().map(|p| p.fcts.as_slice()));
+        results::summarise(self.jobs.iter().map(|j| &j.record).zip(fcts), self.baseline.as_ref(), summary, finish);
     }
 
     fn tables(&self, report: &mut Report, finish: &Finish) {
@@ -496,7 +568,7 @@ mod tests {
                 baseline: true,
                 quiet: false,
             };
-            let jobs = Jobs::build(&config, fabric, &mut Pcg64Mcg::seed_from_u64(7));
+            let jobs = Jobs::build(&config, fabric, NicRate::default(), &mut Pcg64Mcg::seed_from_u64(7));
             let a: Vec<&Rank> = jobs.ranks.iter().filter(|r| r.job == 0).collect();
             assert_eq!(a.len(), 8, "{policy:?}: two nodes of four GPUs");
             for (k, rank) in a.iter().enumerate() {

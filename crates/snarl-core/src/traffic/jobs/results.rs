@@ -36,10 +36,12 @@ pub struct JobRecord {
     finished: Vec<u32>,
     timeline: std::ops::Range<u32>,
     steps: Vec<StepRecord>,
+    /// The ideal bus bandwidth against NIC goodput and against line rate (GB/s).
+    ideal: Option<(f64, f64)>,
 }
 
 impl JobRecord {
-    pub fn new(job: &JobConfig, ranks: usize, timeline: u32) -> JobRecord {
+    pub fn new(job: &JobConfig, ranks: usize, timeline: u32, ideal: Option<(f64, f64)>) -> JobRecord {
         JobRecord {
             name: job.name.clone(),
             collective: job.collective,
@@ -51,6 +53,7 @@ impl JobRecord {
             finished: Vec::new(),
             timeline: job.warmup..job.warmup.saturating_add(timeline),
             steps: Vec::new(),
+            ideal,
         }
     }
 
@@ -111,10 +114,62 @@ pub struct JobSummary {
     pub perf_ratio: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<f64>,
+    /// NCCL engine: the collective as the NCCL test report prints it, in ns and GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none", flatten)]
+    pub nccl: Option<NcclSummary>,
+}
+
+/// An NCCL-engine job's figures, as the NCCL test report prints them. `ideal_gbps` is
+/// k x the NIC's payload rate (`ideal::nics_worth`); `_raw` the same against line rate.
+/// A flow is one connection's chunk stream of one collective on one queue pair.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+pub struct NcclSummary {
+    pub time_ns: Option<f64>,
+    pub algbw_gbps: Option<f64>,
+    pub busbw_gbps: Option<f64>,
+    pub ideal_gbps: Option<f64>,
+    pub ideal_pct: Option<f64>,
+    pub ideal_raw_gbps: Option<f64>,
+    pub ideal_raw_pct: Option<f64>,
+    pub flows: u64,
+    pub fct_min_ns: Option<f64>,
+    pub fct_p50_ns: Option<f64>,
+    pub fct_p95_ns: Option<f64>,
+    pub fct_max_ns: Option<f64>,
+}
+
+impl NcclSummary {
+    fn new(record: &JobRecord, mean_ps: Option<f64>, busbw: Option<f64>, fcts: &[u64]) -> NcclSummary {
+        let mut sorted = fcts.to_vec();
+        sorted.sort_unstable();
+        // Nearest rank: the smallest value at or above the fraction q of the flows.
+        let at = |q: f64| {
+            (!sorted.is_empty()).then(|| {
+                let k = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+                sorted[k] as f64 / 1e3
+            })
+        };
+        let (algbw, _) = mean_ps.map_or((None, None), |t| record.bandwidth(t));
+        let pct = |ideal: f64| busbw.map(|b| 100.0 * b / ideal);
+        NcclSummary {
+            time_ns: mean_ps.map(|t| t / 1e3),
+            algbw_gbps: algbw,
+            busbw_gbps: busbw,
+            ideal_gbps: record.ideal.map(|i| i.0),
+            ideal_pct: record.ideal.and_then(|i| pct(i.0)),
+            ideal_raw_gbps: record.ideal.map(|i| i.1),
+            ideal_raw_pct: record.ideal.and_then(|i| pct(i.1)),
+            flows: sorted.len() as u64,
+            fct_min_ns: at(0.0),
+            fct_p50_ns: at(0.5),
+            fct_p95_ns: at(0.95),
+            fct_max_ns: at(1.0),
+        }
+    }
 }
 
 pub fn summarise<'a>(
-    records: impl Iterator<Item = &'a JobRecord>,
+    records: impl Iterator<Item = (&'a JobRecord, Option<&'a [u64]>)>,
     baseline: Option<&Baseline>,
     summary: &mut Summary,
     finish: &Finish,
@@ -122,7 +177,7 @@ pub fn summarise<'a>(
     let unit = finish.ps_per_unit;
     let mut jobs = BTreeMap::new();
     let mut notes = Vec::new();
-    for record in records {
+    for (record, fcts) in records {
         let measured: Vec<f64> = record.iterations().filter(|(i, _)| *i >= record.warmup).map(|(_, t)| t).collect();
         let mean = (!measured.is_empty()).then(|| measured.iter().sum::<f64>() / measured.len() as f64);
         let (algbw, busbw) = mean.map_or((None, None), |t| record.bandwidth(t));
@@ -142,6 +197,7 @@ pub fn summarise<'a>(
             time_max: extreme(f64::max),
             algbw,
             busbw,
+            nccl: fcts.map(|f| NcclSummary::new(record, mean, busbw, f)),
             ..JobSummary::default()
         };
         let mut job = job;
