@@ -184,3 +184,54 @@ fn the_planner_keeps_nanjings_victim_whole_and_ecmp_does_not() {
     let ecmp: f64 = [1, 2, 3].iter().map(|&s| ratio("nanjing-alltoall-ecmp", s)).sum::<f64>() / 3.0;
     assert!(ecmp < 0.95, "ECMP's mean perf_ratio {ecmp:.3}");
 }
+
+/// Bad NCCL-engine input is refused at its key, with the reason.
+#[test]
+fn the_engines_keys_are_checked_where_they_are_written() {
+    let refused = |overrides: &[(&str, &str)]| {
+        let path = std::path::PathBuf::from(format!(
+            "{}/../../scenarios/nccl-spine-leaf/single-switch-4x4-allreduce-uni.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ));
+        let o: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let text = scenario_file("nccl-spine-leaf/single-switch-4x4-allreduce-uni");
+        match snarl_core::load_config_in(&text, path.parent(), &o, None) {
+            Err(snarl_core::Error::Config { path, message }) => (path, message),
+            other => panic!("expected a config error for {overrides:?}, got {other:?}"),
+        }
+    };
+    let (path, message) = refused(&[("workload.jobs.0.engine", "mpi")]);
+    assert_eq!(path, "workload.jobs.0.overhead");
+    assert!(message.contains("engine = \"nccl\""), "{message}");
+    let (path, message) = refused(&[("workload.jobs.0.depth", "1")]);
+    assert_eq!(path, "workload.jobs.0.depth");
+    assert!(message.contains("2 to 1024"), "{message}");
+    let (path, message) = refused(&[("workload.jobs.0.collective", "allgather")]);
+    assert_eq!(path, "workload.jobs.0.collective");
+    assert!(message.contains("alltoall_pxn"), "{message}");
+    let (path, _) = refused(&[("workload.jobs.0.barrier", "true")]);
+    assert_eq!(path, "workload.jobs.0.barrier");
+    let (path, _) = refused(&[("workload.jobs.0.channels", "0")]);
+    assert_eq!(path, "workload.jobs.0.channels");
+    let (path, _) = refused(&[("workload.jobs.0.chunk", "0B")]);
+    assert_eq!(path, "workload.jobs.0.chunk");
+    let (path, message) = refused(&[
+        ("workload.jobs.0.engine", "mpi"),
+        ("workload.jobs.0.overhead", "0us"),
+        ("workload.jobs.0.collective", "alltoall_pxn"),
+    ]);
+    assert!(path == "workload.jobs.0.overhead" || path == "workload.jobs.0.collective", "{path}: {message}");
+}
+
+/// A run's NCCL figures are the same for the same seed, and ECMP's differ with it.
+#[test]
+fn nccl_runs_are_deterministic_per_seed() {
+    let summary = |seed| {
+        let mut r =
+            nccl_seeded("spine-leaf-2x8-allreduce-bidir-ecmp5", &[("workload.jobs.0.size", "16MiB")], Some(seed));
+        r.summary.wall_seconds = 0.0;
+        r.summary_json()
+    };
+    assert_eq!(summary(1), summary(1));
+    assert_ne!(summary(1), summary(2), "the QP numbers ECMP hashes are drawn per seed");
+}
