@@ -148,6 +148,38 @@ def test_table_output_shows_loads_latency_and_packets(cli, small_config):
     assert done.stderr == ""
 
 
+SPRAYED_IN_ORDER = """
+[simulation]
+duration = "100us"
+
+[topology]
+type = "spine_leaf"
+leaves = 2
+spines = 2
+hosts_per_leaf = 4
+
+[routing]
+type = "spray"
+
+[nic]
+receiver = "in_order"
+
+[traffic]
+load = 1.0
+message_size = "16KiB"
+"""
+
+
+def test_packets_discarded_by_in_order_receivers_get_a_column_and_rows_add_up(cli, write_config):
+    done = cli("run", write_config(SPRAYED_IN_ORDER), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["packets"].get("discarded", 0) > 0, summary["packets"]
+    assert_invariants(summary)
+    table = cli("run", write_config(SPRAYED_IN_ORDER))
+    assert "discarded" in table.stdout, table.stdout
+
+
 STOP_AFTER = f"""{SMALL}
 [simulation.stop_after]
 group = "senders"

@@ -557,11 +557,16 @@ def _print_tables(report: Any, file: str) -> None:
         latency.add_row(name, *(_latency(lat.get(k)) for k in ("mean", "p50", "p95", "p99", "max")))
 
     packets = Table(title="Packets", title_justify="left")
-    for name in ("group", "injected", "delivered", "in flight", "dropped"):
+    # In-order receivers discard packets that arrive out of sequence (the summary has the
+    # key only when some were): a column of its own then, so the rows still add up.
+    keys = ["injected", "delivered", "in_flight", "dropped"]
+    if any((g.get("packets") or {}).get("discarded") for _, g in rows):
+        keys.append("discarded")
+    for name in ["group"] + [k.replace("_", " ") for k in keys]:
         packets.add_column(name, justify="left" if name == "group" else "right")
     for name, g in rows:
         p = g.get("packets") or {}
-        packets.add_row(name, *(_int(p.get(k)) for k in ("injected", "delivered", "in_flight", "dropped")))
+        packets.add_row(name, *(_int(p.get(k, 0)) for k in keys))
 
     console.print(load, latency, packets)
     flows = [(name, g) for name, g in rows if g.get("flows")]
