@@ -16,6 +16,9 @@ ib=scenarios/infiniband-cc
 ib_short="simulation.duration=6ms simulation.warmup=2ms"
 # The ICI paper's 1-congestion-tree experiment with the tree held for 9 ms of 10.
 ici_long="simulation.duration=10ms traffic.phases.1.at=9.2ms"
+# One bidirectional-ring AllReduce of 1 GiB on the NCCL test report's spine-leaf.
+nccl=scenarios/nccl-spine-leaf/spine-leaf-2x8-allreduce-bidir-ecmp5.toml
+nccl_1g="workload.jobs.0.size=1GiB workload.jobs.0.iterations=1 workload.jobs.0.warmup=0"
 balanced="topology.hosts_per_switch=16 topology.switches_per_group=32 topology.global_links_per_switch=16 topology.groups=513"
 # name | scenario | overrides
 cases=(
@@ -33,6 +36,8 @@ cases=(
   "ici-64 one tree, ICI+|$ici/one-tree-ici-plus.toml|$ici_long"
   "ib-648 silent forest, CC off|$ib/silent-forest-cc-off.toml|$ib_short"
   "ib-648 silent forest, CC on|$ib/silent-forest-cc-on.toml|$ib_short"
+  "nccl 2x8 AllReduce 1 GiB, ECMP|$nccl|$nccl_1g"
+  "nccl 2x8 AllReduce 1 GiB, adaptive|${nccl/ecmp5/adaptive}|$nccl_1g"
 )
 
 # Each case runs RUNS times (default 3) and the fastest run is kept: the machine's

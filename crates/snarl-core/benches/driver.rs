@@ -30,7 +30,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = match snarl_core::load_config(&text, &overrides, None) {
+    // Includes are read beside the file, as `snarl run` reads them.
+    let dir = std::path::Path::new(file).parent();
+    let config = match snarl_core::load_config_in(&text, dir, &overrides, None) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("snarl-bench: {e}");
