@@ -8,10 +8,10 @@ import sys
 import time
 from pathlib import Path
 
-from validation import endpoint, infiniband, isolation, production
+from validation import endpoint, infiniband, isolation, nccl, production
 from validation.lab import REPO, Lab, ValidationError
 
-PAPERS = {"endpoint": endpoint, "infiniband": infiniband, "isolation": isolation, "production": production}
+PAPERS = {"endpoint": endpoint, "infiniband": infiniband, "isolation": isolation, "production": production, "nccl": nccl}
 
 
 def main(argv: list[str] | None = None) -> int:

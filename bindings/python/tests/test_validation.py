@@ -15,6 +15,7 @@ sys.path.insert(0, str(REPO))
 from validation.endpoint import WINDOW, recovery_of  # noqa: E402
 from validation.infiniband import gain  # noqa: E402
 from validation.lab import Table, lossless_breach  # noqa: E402
+from validation.nccl import balls_into_bins, fit  # noqa: E402
 
 
 def test_recovery_is_read_from_the_trough_to_the_first_window_back_near_the_steady_state():
@@ -41,6 +42,24 @@ def test_a_run_that_loses_packets_is_named():
     assert "not conserved" in lossless_breach(lost)
     dropped = {"packets": {"injected": 10, "delivered": 7, "in_flight": 2, "dropped": 1}}
     assert "dropped" in lossless_breach(dropped)
+    # What an in-order receiver discarded reached its host (go-back-N sends it again).
+    discarded = {"packets": {"injected": 10, "delivered": 7, "in_flight": 2, "dropped": 0, "discarded": 1}}
+    assert lossless_breach(discarded) is None
+
+
+def test_the_reports_back_to_back_times_fit_its_overhead_and_rate():
+    a, rate = fit([g * 2**30 for g in (2, 4, 8, 16)], [44.89, 89.26, 177.99, 355.31])
+    assert round(a, 2) == 0.57 and round(rate, 2) == 48.43
+
+
+def test_balls_into_bins_gives_the_reports_one_stage_figures_and_less_for_two_stages():
+    # One hash stage of 4 links: about 0.80 with 8 QPs and 0.85 with 16, the report's reasoning.
+    assert abs(balls_into_bins(8, groups=1)[0] - 0.80) < 0.01
+    assert abs(balls_into_bins(16, groups=1)[0] - 0.85) < 0.01
+    for qps in (8, 16):
+        mean, low, high = balls_into_bins(qps)
+        assert low < mean < high <= 1.0
+        assert mean < balls_into_bins(qps, groups=1)[0]
 
 
 def test_tables_are_markdown_with_the_papers_column():
@@ -60,7 +79,13 @@ def test_the_shortened_validation_sets_every_papers_figures_beside_snarls(tmp_pa
     assert done.returncode == 0, done.stderr[-3000:]
     figures = (tmp_path / "figures.md").read_text()
     assert figures.startswith("# snarl against the papers\n\nshortened check")
-    papers = ["## Endpoint congestion", "## InfiniBand congestion control", "## Congestion isolation", "## Congestion in production"]
+    papers = [
+        "## Endpoint congestion",
+        "## InfiniBand congestion control",
+        "## Congestion isolation",
+        "## Congestion in production",
+        "## NCCL over RoCE",
+    ]
     for heading in papers:
         assert heading in figures and heading in done.stdout
     # Figure 1: each fabric's paper figure beside a measured load.
@@ -83,6 +108,14 @@ def test_the_shortened_validation_sets_every_papers_figures_beside_snarls(tmp_pa
     assert "The study: close to 1, within a few percent." in steady
     assert "Figure 5, LUMI-like: 2 runs" in done.stderr
     assert "Figure 5, LUMI-like: 1 baseline run(s) first" in done.stderr
+    # NCCL: the report's busbw beside snarl's through one switch, ECMP over two seeds
+    # beside balls into bins, and the figures written next to the tables.
+    row = re.search(r"^\| one switch, 2x8, bidir ring \| 391.75 \| ([0-9.,]+) \| 98.12 \|", figures, re.M)
+    assert row and float(row.group(1).replace(",", "")) > 100, row
+    assert "### ECMP over 2 seeds against balls into bins" in figures
+    assert re.search(r"^\| ECMP QP hash, 16 QPs \| 16 \| 0\.[0-9]+ \|", figures, re.M)
+    for name in ("nccl-ecmp-efficiency.png", "nccl-uplink-load.png"):
+        assert (tmp_path / name).stat().st_size > 0, name
     # A second validation finds every run cached and runs none.
     again = validate("--quick", "--out", str(tmp_path), "--only", "isolation")
     assert again.returncode == 0, again.stderr[-3000:]
