@@ -294,10 +294,7 @@ impl Routing for Adaptive {
         rng: &mut Pcg64Mcg,
         out: &mut Candidates,
     ) {
-        let hops = topo.next_hops(q.switch as usize, q.dst as usize);
-        if hops.count <= 1 {
-            return out.only(Route { port: hops.first, vc: q.vc, via: NIL });
-        }
+        let Some(hops) = out.choice_of_hops(topo, q) else { return };
         if self.mode == AdaptiveMode::Packet {
             return self.offer_all(topo, q, hops, out);
         }

@@ -5,8 +5,9 @@
 //! outputs it waits for fill up (see `IoqFabric::post`). Deterministic routings offer one
 //! route.
 
-use super::Route;
+use super::{Route, RouteQuery};
 use crate::packet::NIL;
+use crate::topology::{AnyTopology, PortRange, UpDown};
 use arrayvec::ArrayVec;
 
 /// Most routes one decision may offer: the up-ports of a tree switch, or the minimal
@@ -50,6 +51,18 @@ impl Candidates {
     pub fn only(&mut self, route: Route) {
         self.routes.push(Candidate { route, weight: 0 });
         self.intermediate = route.via;
+    }
+
+    /// The equal next hops of `q` toward its destination when there is a choice among
+    /// them; with one, offers it and returns None (the routings that choose start so).
+    #[inline]
+    pub fn choice_of_hops(&mut self, topo: &AnyTopology, q: &RouteQuery) -> Option<PortRange> {
+        let hops = topo.next_hops(q.switch as usize, q.dst as usize);
+        if hops.count <= 1 {
+            self.only(Route { port: hops.first, vc: q.vc, via: NIL });
+            return None;
+        }
+        Some(hops)
     }
 
     /// Offers `route` with `weight`. Routings offer at most `MAX_CANDIDATES` routes (their

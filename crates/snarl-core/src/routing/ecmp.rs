@@ -5,7 +5,7 @@ use super::hash::{mix64, qp_number};
 use super::{Candidates, PortView, Route, RouteQuery, Routing};
 use crate::config::EcmpHash;
 use crate::packet::NIL;
-use crate::topology::{AnyTopology, UpDown};
+use crate::topology::AnyTopology;
 use rand_pcg::Pcg64Mcg;
 
 pub struct Ecmp {
@@ -22,10 +22,7 @@ impl Routing for Ecmp {
         _rng: &mut Pcg64Mcg,
         out: &mut Candidates,
     ) {
-        let hops = topo.next_hops(q.switch as usize, q.dst as usize);
-        if hops.count <= 1 {
-            return out.only(Route { port: hops.first, vc: q.vc, via: NIL });
-        }
+        let Some(hops) = out.choice_of_hops(topo, q) else { return };
         let key = match self.hash {
             EcmpHash::FiveTuple => q.flow_hash(),
             EcmpHash::Qp => qp_number(q.src, q.dst, q.qp) as u64,

@@ -26,7 +26,7 @@ use super::{Candidates, PerSwitch, PortView, Route, RouteQuery, Routing};
 use crate::error::Result;
 use crate::memory::fallible::{self, Zero};
 use crate::packet::NIL;
-use crate::topology::{AnyTopology, PortRange, Topology, UpDown};
+use crate::topology::{AnyTopology, PortRange, Topology};
 use rand_pcg::Pcg64Mcg;
 use strength_reduce::StrengthReducedU64;
 
@@ -95,10 +95,7 @@ impl Routing for Planner {
         _rng: &mut Pcg64Mcg,
         out: &mut Candidates,
     ) {
-        let hops = topo.next_hops(q.switch as usize, q.dst as usize);
-        if hops.count <= 1 {
-            return out.only(Route { port: hops.first, vc: q.vc, via: NIL });
-        }
+        let Some(hops) = out.choice_of_hops(topo, q) else { return };
         // 0 marks a free entry.
         let key = q.flow_hash().max(1);
         let start = (key % self.entries) as usize;
