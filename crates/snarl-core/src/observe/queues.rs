@@ -25,6 +25,8 @@ pub struct QueueProbe {
     held: u64,
     least: u64,
     most: u64,
+    /// Bytes that left the queue (onto its link) from the measurement start.
+    sent: u64,
 }
 
 pub struct QueueProbes {
@@ -68,6 +70,7 @@ impl QueueProbes {
             held: 0,
             least: u64::MAX,
             most: 0,
+            sent: 0,
         };
         self.probes.push(probe);
         (self.probes.len() - 1) as u16
@@ -79,6 +82,10 @@ impl QueueProbes {
         let from = self.measure_from;
         let p = &mut self.probes[index as usize];
         close(p, from, now);
+        // A queue changes a packet at a time: a fall is a packet leaving for the link.
+        if now >= from {
+            p.sent += p.bytes.saturating_sub(bytes);
+        }
         p.bytes = bytes;
         p.since = now;
     }
@@ -105,6 +112,7 @@ impl QueueProbes {
                     p95_bytes: q(0.95),
                     p99_bytes: q(0.99),
                     max_bytes: most,
+                    sent_bytes: p.sent,
                     ecn_band: ecn.filter(|_| !h.is_empty()).map(|(kmin, kmax)| {
                         let total = h.len() as f64;
                         let below = h.count_between(0, kmin) as f64 / total;
@@ -169,6 +177,9 @@ pub struct QueueSummary {
     pub p95_bytes: u64,
     pub p99_bytes: u64,
     pub max_bytes: u64,
+    /// Bytes that left the queue for its link over the interval, headers included: the
+    /// load the link carried (per priority).
+    pub sent_bytes: u64,
     /// Fractions of the time below Kmin, between Kmin and Kmax, and above Kmax (runs
     /// with ECN marking).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -221,6 +232,7 @@ mod tests {
         let mean = (100.0 * 8000.0 + 900.0 * 1000.0) / 1100.0;
         assert!((s.mean_bytes - mean).abs() < 1e-9, "mean {} vs {mean}, exact", s.mean_bytes);
         assert!(s.ecn_band.is_none(), "no thresholds, no band");
+        assert_eq!(s.sent_bytes, 7000 + 1000, "falls after the measurement start: at 200 and at 1100");
     }
 
     #[test]
