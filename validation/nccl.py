@@ -2,7 +2,7 @@
 collectives back to back (Section 3.1), through one switch (3.2), across two leaves and
 a spine under each load balancing (3.3) and oversubscribed (3.4), on the scenarios of
 ``scenarios/nccl-spine-leaf/``; ECMP over seeds against the balls-into-bins expectation
-of its hashes (``sweep-ecmp-seeds.toml``); the queues of the links under ECMP and the
+of its hashes (``sweep-ecmp-seeds.toml``); the bytes each link carried under ECMP and the
 per-QP planner; and the characterization study's Nanjing AlltoAll with and without an
 NSLB-like routing. The report moves 8 TiB per test; snarl's runs move 256 MiB (2 to
 16 GiB back to back), so its busbw and ideal % compare, its times and FCTs do not."""
@@ -42,7 +42,7 @@ BACK_TO_BACK = {2: (44.89, 47.84), 4: (89.26, 48.12), 8: (177.99, 48.26), 16: (3
 # Tables 3-4 to 3-6, 3-9: the 2x8 bidirectional ring across the spine-leaf, by load
 # balancing: its name and the report's busbw and ideal % (None where it ran none).
 SPINE_LEAF = {
-    "ecmp5": ("ECMP 5-tuple, 8 QPs", (337.65, 84.57)),
+    "ecmp5": ("ECMP 5-tuple, 16 QPs", (337.65, 84.57)),
     "qp8": ("ECMP QP hash, 8 QPs", (332.5, 83.28)),
     "qp16": ("ECMP QP hash, 16 QPs", (351.54, 88.05)),
     "flowlet": ("flowlets (10 us gap)", None),
@@ -56,7 +56,7 @@ OVERSUBSCRIPTION = {"1to1": (1.0, 386.50, 96.81), "1to0.75": (0.75, 292.66, 73.3
 P95_CUT = {"ecmp5": 11.13, "qp16": 6.70}
 # The sweep's cases: (hash, QPs) -> name, and the report's efficiency (its spine-leaf
 # busbw over its single-switch busbw, 391.75 GB/s).
-ECMP_CASES = {("five_tuple", 8): "ecmp5", ("qp", 8): "qp8", ("qp", 16): "qp16"}
+ECMP_CASES = {("five_tuple", 16): "ecmp5", ("qp", 8): "qp8", ("qp", 16): "qp16"}
 # Nanjing (the characterization study, Figure 4): the victim's peak, Gb/s.
 NANJING = {"ecmp": ("ECMP (without NSLB)", 120), "planner": ("per-QP planner (NSLB-like)", 180)}
 
@@ -70,7 +70,6 @@ LINKS = [
     ("leaf 1 up", [(1, 8 + i) for i in range(4)]),
     ("spine down to leaf 0", [(2, i) for i in range(4)]),
 ]
-KMIN = 400_000  # the preset's RED Kmin, bytes
 
 
 def tables(lab: Lab) -> Iterator[Table]:
@@ -211,8 +210,8 @@ def spine_leaf(lab: Lab) -> Table:
         for lb, cut in P95_CUT.items()
     )
     table.notes += [
-        f"Seed 1, {lab.pick('256 MiB', '8 MiB')} per collective. The report's 5-tuple row says QPs=16 in its remark; the"
-        " ecmp5 scenario hashes 8 QPs per connection (the sweep below has both QP counts on the QP hash).",
+        f"Seed 1, {lab.pick('256 MiB', '8 MiB')} per collective. The 5-tuple hash runs 16 QPs per connection, as the"
+        " report's remark says.",
         "Counters over the whole run: PFC pause frames received, packets marked ECN CE, packets retransmitted"
         " (go-back-N at the in-order receivers, which the flowlets' reordering costs; the out-of-order"
         " receivers of spray and adaptive retransmit none).",
@@ -330,33 +329,32 @@ def probes() -> list[dict[str, int]]:
 
 
 def link_queues(lab: Lab) -> Table:
-    """The egress queues of every leaf-spine link, ECMP on the 5-tuple against the planner,
-    seed 1. No output counts the bytes a link carried; the queue probes are what shows
-    how the hash loaded each link."""
+    """The bytes each leaf-spine link carried and its egress queue, ECMP on the 5-tuple
+    against the planner, seed 1 (queue probes: `sent_bytes`, `mean_bytes`)."""
     overrides = {**size_of(lab), "observe.queues": probes()}
     jobs = [Job(f"{FOLDER}/spine-leaf-2x8-allreduce-bidir-{lb}", overrides, 1, {"lb": lb}) for lb in ("ecmp5", "planner")]
-    results = {r.job.values["lb"]: r for r in lab.runs("Link queues, ECMP and the planner", jobs)}
+    results = {r.job.values["lb"]: r for r in lab.runs("Link loads, ECMP and the planner", jobs)}
     queues = {lb: {(q["switch"], q["port"]): q for q in r.get("queues")} for lb, r in results.items()}
     table = Table(
-        "Leaf-spine links under ECMP (5-tuple, 8 QPs) and the planner: egress queues, seed 1",
-        ["link", "ECMP mean (KiB)", "ECMP p95 (KiB)", "ECMP above Kmin", "planner mean (KiB)", "planner p95 (KiB)", "planner above Kmin"],
+        "Leaf-spine links under ECMP (5-tuple, 16 QPs) and the planner: bytes carried and queues, seed 1",
+        ["link", "ECMP GB", "ECMP share", "ECMP mean queue (KiB)", "planner GB", "planner share", "planner mean queue (KiB)"],
     )
     for name, links in LINKS:
+        totals = {lb: sum(queues[lb][link]["sent_bytes"] for link in links) for lb in ("ecmp5", "planner")}
         for i, link in enumerate(links):
             cells = []
             for lb in ("ecmp5", "planner"):
                 q = queues[lb][link]
-                above = 1 - q["ecn_band"]["below_kmin"] if q.get("ecn_band") else None
-                cells += [num(q["mean_bytes"] / 1024, 0), num(q["p95_bytes"] / 1024, 0), f"{num(100 * above, 1)}%"]
+                share = q["sent_bytes"] / totals[lb] if totals[lb] else 0.0
+                cells += [num(q["sent_bytes"] / 1e9, 3), f"{num(100 * share, 1)}%", num(q["mean_bytes"] / 1024, 0)]
             table.rows.append([f"{name} {i} (switch {link[0]} port {link[1]})", *cells])
     path = figure_path(lab, "nccl-uplink-load.png")
-    queue_figure(queues, path)
+    load_figure(queues, path)
     table.notes += [
-        "No output of a run counts the bytes each link carried (the summary and tables have per-run, per-group"
-        " and per-job figures; `[observe]` probes queues only), so this table gives each link's egress-queue"
-        " occupancy from queue probes instead: its time-weighted mean and 95th percentile, and the share of"
-        " the time it held more than Kmin (400 KB, where ECN marking starts). A link ECMP gave more than its"
-        " share of flows holds a standing queue; occupancy is not bytes carried.",
+        "GB: the bytes that left the link's egress queue over the run (queue probes' `sent_bytes`, headers"
+        " included); share: of the four links of its group (25% is an even spread); mean queue: the egress"
+        " queue's time-weighted occupancy. ECMP's busiest link carries its flows at the pace of the most"
+        " loaded, and every ring waits for it.",
         "busbw: ECMP "
         f"{num(job(results['ecmp5'], 'busbw_gbps'), 2)} GB/s ({num(job(results['ecmp5'], 'ideal_pct'), 2)}% of ideal),"
         f" planner {num(job(results['planner'], 'busbw_gbps'), 2)} GB/s ({num(job(results['planner'], 'ideal_pct'), 2)}%).",
@@ -365,8 +363,9 @@ def link_queues(lab: Lab) -> Table:
     return table
 
 
-def queue_figure(queues: dict[str, dict[tuple[int, int], dict]], path: Path) -> None:
+def load_figure(queues: dict[str, dict[tuple[int, int], dict]], path: Path) -> None:
     from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
     fig = Figure(figsize=(9.0, 4.2), layout="constrained")
     ax = fig.subplots()
@@ -377,21 +376,14 @@ def queue_figure(queues: dict[str, dict[tuple[int, int], dict]], path: Path) -> 
         for i, link in enumerate(links):
             pos = x + g * 0.8
             for k, (lb, colour) in enumerate((("ecmp5", "tab:orange"), ("planner", "tab:blue"))):
-                ax.bar(pos + (k - 0.5) * width, queues[lb][link]["mean_bytes"] / 1024, width, color=colour)
+                ax.bar(pos + (k - 0.5) * width, queues[lb][link]["sent_bytes"] / 1e9, width, color=colour)
             ticks.append((pos, str(i)))
             x += 1
         ax.text((first + pos) / 2, -0.1, name, transform=ax.get_xaxis_transform(), ha="center", va="top", fontsize=9)
-    ax.axhline(KMIN / 1024, color="gray", linestyle="--", linewidth=1)
     ax.set_xticks([p for p, _ in ticks], [t for _, t in ticks], fontsize=8)
-    ax.set_ylabel("mean egress-queue occupancy (KiB)")
-    ax.set_title("Leaf-spine links, seed 1: each link's egress queue (queue probes; no output counts bytes per link)", fontsize=10)
-    from matplotlib.patches import Patch
-
-    ax.legend(
-        [Patch(color="tab:orange"), Patch(color="tab:blue"), ax.lines[0]],
-        ["ECMP 5-tuple, 8 QPs", "per-QP planner", "Kmin (ECN marking starts)"],
-        fontsize=8,
-    )
+    ax.set_ylabel("bytes carried over the run (GB)")
+    ax.set_title("Leaf-spine links, 2 x 8 bidirectional-ring AllReduce, seed 1: what each link carried", fontsize=10)
+    ax.legend([Patch(color="tab:orange"), Patch(color="tab:blue")], ["ECMP 5-tuple, 16 QPs", "per-QP planner"], fontsize=8)
     fig.savefig(path, dpi=110)
 
 

@@ -119,7 +119,7 @@ fn ecmp_efficiency_is_balls_into_bins_and_adaptive_routing_beats_it() {
         (1..=seeds).map(|s| busbw(&name, size, s, &[]) / ideal).sum::<f64>() / seeds as f64
     };
     let (mut means, mut bands) = (Vec::new(), Vec::new());
-    for (lb, qps) in [("ecmp5", 8), ("qp8", 8), ("qp16", 16)] {
+    for (lb, qps) in [("ecmp5", 16), ("qp8", 8), ("qp16", 16)] {
         let mean = efficiency(lb, 20);
         let (expected, low, high) = balls_into_bins(qps);
         assert_close(&format!("{lb}: mean efficiency against balls into bins"), mean, expected, 0.05);
@@ -234,4 +234,34 @@ fn nccl_runs_are_deterministic_per_seed() {
     };
     assert_eq!(summary(1), summary(1));
     assert_ne!(summary(1), summary(2), "the QP numbers ECMP hashes are drawn per seed");
+}
+
+/// Queue probes on a leaf's uplinks count the bytes each carried: under the planner the
+/// four uplinks of leaf 0 carry equal shares of what node 0 sends node 1 (2(n-1)/n of
+/// the vector per collective, 62 bytes of headers on every 4 KiB), under ECMP (on the
+/// QP number, 8 QPs) the same total, unevenly.
+#[test]
+fn probes_count_the_bytes_each_uplink_carried() {
+    let probes = "[observe]\nqueues = [{ switch = 0, port = 8 }, { switch = 0, port = 9 }, { switch = 0, port = 10 }, \
+                  { switch = 0, port = 11 }]\n";
+    let uplinks = |lb: &str| {
+        let name = format!("nccl-spine-leaf/spine-leaf-2x8-allreduce-bidir-{lb}");
+        let path = std::path::PathBuf::from(format!("{}/../../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR")));
+        let text = format!("{}\n{probes}", scenario_file(&name));
+        let o = [("workload.jobs.0.size".to_string(), "16MiB".to_string())];
+        let config = snarl_core::load_config_in(&text, path.parent(), &o, None).unwrap();
+        let report = snarl_core::run(&config).unwrap();
+        let queues: Vec<snarl_core::observe::QueueSummary> = report.summary.section("queues").unwrap();
+        queues.iter().map(|q| q.sent_bytes as f64).collect::<Vec<_>>()
+    };
+    // Three collectives of 16 MiB over 16 ranks, each packet 4,096 + 62 bytes.
+    let expected = 3.0 * 2.0 * 15.0 / 16.0 * 16.0 * 1048576.0 * 4158.0 / 4096.0;
+    let planner = uplinks("planner");
+    for (i, &b) in planner.iter().enumerate() {
+        assert_close(&format!("planner, uplink {i} (share of the total)"), b / expected, 0.25, 0.01);
+    }
+    let ecmp = uplinks("qp8");
+    assert_close("ECMP, all uplinks", ecmp.iter().sum::<f64>() / expected, 1.0, 0.01);
+    let spread = ecmp.iter().cloned().fold(0.0, f64::max) / ecmp.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread > 1.2, "ECMP's uplinks {ecmp:?}");
 }
