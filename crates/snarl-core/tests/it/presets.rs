@@ -48,15 +48,29 @@ fn every_preset_runs_a_victim_beside_an_aggressor() {
     assert!(names.len() >= 7, "{names:?}");
     for name in names {
         let nodes = if name.starts_with("haicgu") { 10 } else { 8 };
-        let config = load_config_in(&job_on(&name, nodes), Some(&presets_dir()), &[], None)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Two hosts cabled to each other hold one job of two ranks: the victim, alone.
+        let text = match name.as_str() {
+            "nccl-back-to-back" => {
+                job_on(&name, 2).replace("nodes = \"interleaved\"\niterations", "nodes = \"all\"\niterations")
+            }
+            _ => job_on(&name, nodes),
+        };
+        let text = match name.as_str() {
+            "nccl-back-to-back" => text[..text.find("[[workload.jobs]]\nname = \"aggressor\"").unwrap()].to_string(),
+            _ => text,
+        };
+        let config = load_config_in(&text, Some(&presets_dir()), &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
         let report = snarl_core::run(&config).unwrap_or_else(|e| panic!("{name}: {e}"));
         let p = &report.summary.packets;
         assert_eq!(p.injected, p.delivered + p.in_flight, "{name}: packet conservation");
         assert_eq!(p.dropped, 0, "{name}");
         let victim = job(&report, "victim");
         assert_eq!(victim.iterations, 3, "{name}");
-        assert!(victim.perf_ratio.is_some(), "{name}");
+        assert_eq!(
+            victim.perf_ratio.is_some(),
+            name != "nccl-back-to-back",
+            "{name}: a perf ratio beside an aggressor"
+        );
     }
 }
 
