@@ -19,6 +19,12 @@ type Series = Vec<(f64, f64)>;
 /// for `fabric` with one or seven hotspot regions and a burst of `burst` cycles (0: the
 /// senders are capped from cycle 20,000 on, the steady state of Figure 2).
 fn throughput(fabric: &str, regions: u32, burst: u64) -> Series {
+    throughput_capped(fabric, regions, burst, None)
+}
+
+/// [`throughput`] with the hotspot senders' cap after the burst replaced by `cap` (the
+/// control runs: "1.0" leaves them uncapped).
+fn throughput_capped(fabric: &str, regions: u32, burst: u64, control: Option<&str>) -> Series {
     let text = scenario_file(&format!("endpoint-congestion/recovery-{fabric}"));
     let caps = match fabric {
         "hyperx" => ["0.0079", "0.0588"],
@@ -30,6 +36,7 @@ fn throughput(fabric: &str, regions: u32, burst: u64) -> Series {
     } else {
         ("{ type = \"hotspot\", hotspots = 7, among = \"group\", regions = true }", caps[1])
     };
+    let cap = control.unwrap_or(cap);
     let end = format!("{}cycles", 20_000 + burst);
     let duration = format!("{}cycles", 20_000 + burst + AFTER);
     let o = [
@@ -69,6 +76,11 @@ fn recovery(series: &[(f64, f64)], burst: u64, stationary: f64) -> (f64, Option<
     (trough, back.map(|&(t, _)| t + 1_000.0 - cap))
 }
 
+/// How close the last 10,000 cycles after a 1,000-cycle burst must come to snarl's value:
+/// tight enough that the fabric with its hotspot senders left uncapped (total collapse,
+/// the control of `the_recovery_ends_fail_without_the_cap`) falls outside it.
+const LONG_END: f64 = 0.01;
+
 /// Figure 2 and Figure 3 (one hotspot region), seed 1. Measured (docs/validation.md):
 ///
 /// | fabric | throttled steady state | 100-cycle burst: trough, back after | 1,000: last 10,000 cycles |
@@ -84,7 +96,7 @@ fn recovery(series: &[(f64, f64)], burst: u64, stationary: f64) -> (f64, Option<
 /// fat-tree and the Megafly; the fat-tree below 0.2 after a 1,000-cycle burst. Unlike the
 /// paper, the HyperX and the Megafly do not recover from a 100-cycle burst within 40,000
 /// cycles and stay near zero after a 1,000-cycle one: asserted at snarl's values, within
-/// 0.05.
+/// 0.05 (the 100-cycle burst) and `LONG_END` (the 1,000-cycle one).
 #[test]
 fn hotspot_bursts_and_recovery_follow_figures_2_and_3() {
     let fabrics = ["fat-tree", "hyperx", "megafly", "dragonfly"];
@@ -124,7 +136,12 @@ fn hotspot_bursts_and_recovery_follow_figures_2_and_3() {
                 assert_close(&format!("{fabric} after a 100-cycle burst"), mean(short, 50_100.0, 60_100.0), end, 0.05);
             }
         }
-        assert_close(&format!("{fabric} after a 1,000-cycle burst"), mean(long, 51_000.0, 61_000.0), long_end, 0.05);
+        assert_close(
+            &format!("{fabric} after a 1,000-cycle burst"),
+            mean(long, 51_000.0, 61_000.0),
+            long_end,
+            LONG_END,
+        );
     }
     let [fat_tree, hyperx, megafly, dragonfly] = steady_states[..] else { unreachable!() };
     readme_says(&format!("the fabric keeps {hyperx:.2}, {fat_tree:.2}, {megafly:.2} and {dragonfly:.2}"));
@@ -156,5 +173,29 @@ fn recovery_with_seven_hotspot_regions_follows_figure_4() {
         assert_eq!(recovery(series, *burst, *stationary).1, None, "{fabric} now recovers: update docs/validation.md");
         let cap = 20_000.0 + *burst as f64;
         assert_close(&format!("{fabric} after the burst"), mean(series, cap + 30_000.0, cap + 40_000.0), end, 0.05);
+    }
+}
+
+/// The control of the 1,000-cycle recovery ends: with the hotspot senders left uncapped
+/// after the burst, the fat-tree and the HyperX end lower, outside the window
+/// `hotspot_bursts_and_recovery_follow_figures_2_and_3` asserts around the capped value
+/// (so that test fails if the cap stops working). snarl's Megafly ends collapsed with the
+/// cap or without it (measured 0.022 and 0.020): the cap does not rescue it, unlike the
+/// paper's, and this test pins that too (docs/validation.md).
+#[test]
+fn the_recovery_ends_fail_without_the_cap() {
+    let fabrics = [("fat-tree", 0.052, true), ("hyperx", 0.031, true), ("megafly", 0.022, false)];
+    let ends: Vec<f64> = std::thread::scope(|scope| {
+        let handles: Vec<_> = fabrics
+            .iter()
+            .map(|&(f, _, _)| {
+                scope.spawn(move || mean(&throughput_capped(f, 1, 1000, Some("1.0")), 51_000.0, 61_000.0))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("control runs")).collect()
+    });
+    for (&(fabric, capped, cap_matters), uncapped) in fabrics.iter().zip(ends) {
+        let apart = (uncapped - capped).abs() > LONG_END;
+        assert_eq!(apart, cap_matters, "{fabric}: uncapped {uncapped:.3} against capped {capped}");
     }
 }
