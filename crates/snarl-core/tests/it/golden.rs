@@ -15,8 +15,8 @@ fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
-/// Every runnable scenario, as "folder/name" (no `.toml`), in order: not the sweeps, nor
-/// the fabric presets, which scenarios include.
+/// Every runnable scenario, as "folder/name" (no `.toml`), in order: not the sweeps, the
+/// findings or calibration spaces, nor the fabric presets, which scenarios include.
 fn scenarios() -> Vec<String> {
     let mut found = Vec::new();
     let base = root().join("scenarios");
@@ -30,7 +30,9 @@ fn scenarios() -> Vec<String> {
             if file.extension().is_some_and(|e| e == "toml") {
                 let text = std::fs::read_to_string(&file).unwrap();
                 let doc: toml::Table = text.parse().unwrap();
-                if !doc.contains_key("base") {
+                // Sweeps (`base`), findings (`finding`) and calibration spaces
+                // (`parameter`) run scenarios; they are none themselves.
+                if !["base", "finding", "parameter"].iter().any(|k| doc.contains_key(*k)) {
                     let name = file.strip_prefix(&base).unwrap().with_extension("");
                     found.push(name.to_string_lossy().into_owned());
                 }
