@@ -9,17 +9,23 @@
   by its directory less the prefix all share, or a point per run of one sweep DIR: the
   group's throughput and CNPs per window, and its FCT p50, p95, p99)
 ``snarl report DIR [DIR ...] [-o report.html]``
+``snarl findings FINDINGS.toml [--out DIR] [--set k=v ...] [--json]`` (a paper's findings: the
+  paper's value, snarl's, and whether each holds; see snarl.findings)
+``snarl calibrate FINDINGS.toml --space SPACE.toml --out DIR [--points N] [--method grid|random|sobol]``
+  (search the parameters the paper leaves unstated for where its findings hold; see snarl.calibrate)
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
-3 deadlock; 4 a sweep whose table holds failed points (each recorded with its error;
-``--retry-failed`` runs them again); 1 internal error; 130 interrupted (Ctrl-C, SIGINT);
+3 deadlock; 4 a sweep whose table holds failed points, or runs of ``snarl findings`` or
+``snarl calibrate`` that failed (each recorded with its error; ``--retry-failed`` runs them
+again); 1 internal error; 130 interrupted (Ctrl-C, SIGINT);
 143 terminated (SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -168,7 +174,53 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("dir", metavar="DIR", type=Path, nargs="+", help="a sweep directory (several: one section each)")
     report.add_argument("-o", "--output", metavar="FILE", type=Path, help="the page (default: report.html in the first DIR)")
     report.set_defaults(handler=_report)
+
+    findings = commands.add_parser(
+        "findings",
+        help="check a paper's findings against snarl's runs",
+        description=(
+            "Run the runs a findings file needs (each distinct run once, cached in --out), evaluate every "
+            "finding and print the paper's value beside snarl's, and whether the finding holds. The exit "
+            "code is 0 whether the findings hold or not: it is a report."
+        ),
+    )
+    findings.add_argument("file", metavar="FINDINGS.toml", help="the findings file")
+    findings.add_argument("--out", metavar="DIR", type=Path, help="keep the runs (and findings.json) here; again, only the missing runs run")
+    findings.add_argument(
+        "--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
+        help="override a config value in every run that has its section, e.g. --set isolation.confirm=0us (repeatable)",
+    )
+    findings.add_argument("--json", action="store_true", help="print the findings as one JSON object on stdout")
+    _runner_arguments(findings)
+    findings.set_defaults(handler=_findings)
+
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="search unstated parameters for where a paper's findings hold",
+        description=(
+            "Run every point of a parameter space (each sets its values on the runs of the findings not "
+            "held out that have the keys' sections), report where the findings hold, which pairs never hold together and the held-out "
+            "findings at the best point; write DIR/calibration.{parquet,csv,json,png}. Runs are cached in "
+            "DIR: again, only the missing runs run."
+        ),
+    )
+    calibrate.add_argument("file", metavar="FINDINGS.toml", help="the findings file")
+    calibrate.add_argument("--space", metavar="SPACE.toml", type=Path, required=True, help="the parameters searched, and the held-out findings")
+    calibrate.add_argument("--out", metavar="DIR", type=Path, required=True, help="the run cache and the results")
+    calibrate.add_argument("--points", type=_positive, metavar="N", help="random, sobol: the points (default 16); grid: at most N (ranges get as many steps as fit)")
+    calibrate.add_argument("--method", choices=("grid", "random", "sobol"), default="grid", help="how points are chosen (default grid)")
+    _runner_arguments(calibrate)
+    calibrate.set_defaults(handler=_calibrate)
     return parser
+
+
+def _runner_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where runs run, as for ``snarl sweep``, and --retry-failed."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive, metavar="N", help="run on a new local Dask cluster of N worker processes")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:8786)")
+    where.add_argument("--processes", type=_positive, metavar="N", help="local worker processes (default: one per CPU)")
+    parser.add_argument("--retry-failed", action="store_true", help="run again the runs recorded as failed")
 
 
 def _positive(text: str) -> int:
@@ -430,6 +482,82 @@ def _report(args: argparse.Namespace) -> int:
         raise Failure(f"-o {output}: cannot write: {e.strerror or e}") from None
     print(output)
     return EXIT_OK
+
+
+def _findings(args: argparse.Namespace) -> int:
+    """``snarl findings``: run what the findings need, print the table."""
+    from snarl import findings
+    from snarl.runs import Cache, RunError
+    from snarl.sweep import SweepError
+
+    extra = findings.set_values([_parse_override(item) for item in args.overrides])
+    with tempfile.TemporaryDirectory(prefix="snarl-findings-") as scratch:
+        out = args.out or Path(scratch)
+        try:
+            file = findings.load(args.file)
+            planned = findings.plan(file.findings, extra)
+            findings.unused(planned, extra, "--set")
+            for note in findings.overridden(file, extra):
+                print(f"snarl: note: {note}", file=sys.stderr)
+            cache = Cache(out)
+            cache.check()
+            results = cache.run(
+                planned.points(), args.workers, args.scheduler, args.processes, args.retry_failed,
+                progress=sys.stderr.isatty(), on_start=_announce("snarl findings"), label="findings",
+            )
+            outcomes = findings.evaluate_all(file.findings, planned, results)
+            if args.out is not None:
+                findings.write_report(out, file, outcomes, extra)
+        except (findings.FindingsError, RunError, SweepError) as e:
+            raise Failure(str(e)) from None
+        except OSError as e:
+            raise Failure(f"--out {out}: cannot write the results: {e.strerror or e}; run the same command again to resume") from None
+    if args.json:
+        data = {"findings": [o.to_dict() for o in outcomes], "held": sum(1 for o in outcomes if o.holds), "total": len(outcomes)}
+        sys.stdout.write(json.dumps(data, default=str) + "\n")
+    else:
+        findings.print_table(file, outcomes)
+    return EXIT_POINTS_FAILED if any(not r.ok for r in results.values()) else EXIT_OK
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    """``snarl calibrate``: check both files, run the points, report."""
+    from snarl import calibrate
+    from snarl.findings import FindingsError
+    from snarl.runs import RunError
+    from snarl.space import SpaceError
+    from snarl.sweep import SweepError
+
+    announce = _announce("snarl calibrate")
+    try:
+        file, space = calibrate.prepare(args.file, args.space)
+        result = calibrate.calibrate(
+            file, space, args.out, args.method, args.points, args.workers, args.scheduler, args.processes,
+            args.retry_failed, progress=sys.stderr.isatty(),
+            on_start=lambda stage, total, todo, runner: announce(total, todo, runner, "" if stage == "search" else "held-out findings: "),
+        )
+    except (FindingsError, SpaceError, RunError, SweepError) as e:
+        raise Failure(str(e)) from None
+    except OSError as e:
+        raise Failure(f"--out {args.out}: cannot write the results: {e.strerror or e}; run the same command again to resume") from None
+    calibrate.print_report(result, args.out)
+    return EXIT_POINTS_FAILED if result.failed_runs else EXIT_OK
+
+
+def _announce(command: str) -> Callable[..., None]:
+    """The readiness line of a command that runs through the run cache, once its runner
+    is up: ``snarl findings: 6 runs, 2 already done, 4 to run on 2 local processes``."""
+
+    def announce(total: int, todo: int, runner: str | None, stage: str = "") -> None:
+        _check_stop()
+        where = f" on {runner}" if runner else ""
+        print(
+            f"{command}: {stage}{total} run{'s' if total != 1 else ''}, {total - todo} already done, {todo} to run{where}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return announce
 
 
 def _parse_override(item: str) -> tuple[str, str]:
