@@ -613,3 +613,24 @@ findings = ["delivered"]
     refused = calibrate(tmp_path, write_findings(tmp_path, TOY, "toy.toml"), bad)
     assert refused.returncode == 2
     assert "parameter `isolation.confirm`: no run has the section `isolation`" in refused.stderr
+
+
+def test_the_ici_findings_table_in_the_docs_is_what_snarl_findings_prints(tmp_path):
+    """docs/validation.md carries `snarl findings --markdown` on the shipped ICI scenarios
+    between markers: the table is generated, and this run must print it again."""
+    import re
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    findings = "scenarios/lossless-ethernet/findings.toml"
+    docs = (REPO / "docs" / "validation.md").read_text()
+    block = re.search(rf"<!-- findings: {re.escape(findings)} -->\n(.*?)<!-- end of findings -->", docs, re.S)
+    assert block, "docs/validation.md has no generated ICI findings table"
+    done = subprocess.run(
+        [sys.executable, "-m", "snarl", "findings", findings, "--markdown", "--out", str(tmp_path / "out")],
+        cwd=REPO, capture_output=True, text=True, timeout=1800,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == block.group(1)

@@ -190,7 +190,9 @@ def _parser() -> argparse.ArgumentParser:
         "--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
         help="override a config value in every run that has its section, e.g. --set isolation.confirm=0us (repeatable)",
     )
-    findings.add_argument("--json", action="store_true", help="print the findings as one JSON object on stdout")
+    output = findings.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the findings as one JSON object on stdout")
+    output.add_argument("--markdown", action="store_true", help="print the findings as a Markdown table (as docs/validation.md has them)")
     _runner_arguments(findings)
     findings.set_defaults(handler=_findings)
 
@@ -515,6 +517,8 @@ def _findings(args: argparse.Namespace) -> int:
     if args.json:
         data = {"findings": [o.to_dict() for o in outcomes], "held": sum(1 for o in outcomes if o.holds), "total": len(outcomes)}
         sys.stdout.write(json.dumps(data, default=str) + "\n")
+    elif args.markdown:
+        sys.stdout.write(findings.markdown_table(file, outcomes))
     else:
         findings.print_table(file, outcomes)
     return EXIT_POINTS_FAILED if any(not r.ok for r in results.values()) else EXIT_OK

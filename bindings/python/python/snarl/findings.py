@@ -570,3 +570,20 @@ def print_table(file: FindingsFile, outcomes: Sequence[Outcome], console: Any = 
     for o in outcomes:
         if o.error:
             console.print(f"{o.finding.id}: {o.error}", soft_wrap=True)
+
+
+def markdown_table(file: FindingsFile, outcomes: Sequence[Outcome]) -> str:
+    """The findings as the Markdown table docs/validation.md carries (generated, never
+    hand-copied: a test compares the two)."""
+    held = sum(1 for o in outcomes if o.holds)
+    cell = lambda text: str(text).replace("|", "\\|")  # noqa: E731
+    lines = [
+        f"{held} of {len(outcomes)} findings hold.",
+        "",
+        "| finding | paper | paper's value | snarl's value | holds |",
+        "|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        row = (o.finding.id, o.finding.paper, o.finding.paper_value, o.value_text(), o.holds_text())
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+    return "\n".join(lines) + "\n"
