@@ -20,7 +20,10 @@ Recovery statistics, per seed, on the accepted load of all servers per 1,000-cyc
   what all servers accept when the uniform servers get their pre-burst throughput back.
   (docs/validation.md uses the throttled steady state of separate runs instead: snarl's
   HyperX 0.869 and fat-tree 0.871 against references of about 0.86 and 0.87 here.)
-- tail: the mean of the last 10,000 cycles of the run.
+- the mean of the windows in 25,000-30,000 and in 30,000-35,000.
+
+Every series is cut at the end of the shortest run compared (CAMINOS runs stopped early
+end at 36,000-40,000), so a trough is the lowest window by then.
 
 Means are over the seeds; [min-max] is their range.
 """
@@ -40,6 +43,8 @@ BURST_AT = 20_000
 # Servers and uniform servers (servers outside the hotspot region), as the scenarios.
 SIZES = {"hyperx": (1296, 1170), "fat-tree": (1024, 919), "dragonfly": (1056, 951), "megafly": (1332, 1199)}
 BURST = 500
+# Fixed stretches whose mean is reported (every run here reaches 35,000 cycles).
+PERIODS = [(25_000, 30_000), (30_000, 35_000)]
 
 
 def load(path: Path, group: str = "all") -> dict[int, dict[float, float]]:
@@ -83,9 +88,8 @@ def recovery_of(series: dict[float, float], fabric: str, burst: int = BURST, bur
     else:
         ok = [t for t, v in after.items() if t >= trough_at and t >= cap and v >= 0.95 * ref]
         back = (min(ok) + WINDOW - cap) if ok else None
-    end = max(series) + WINDOW
-    tail = mean(v for t, v in series.items() if t >= end - 10_000)
-    return {"pre": pre, "ref": ref, "trough": trough, "trough_at": trough_at, "back": back, "tail": tail, "end": end}
+    periods = {p: mean(v for t, v in series.items() if p[0] <= t < p[1]) for p in PERIODS}
+    return {"pre": pre, "ref": ref, "trough": trough, "trough_at": trough_at, "back": back, "periods": periods}
 
 
 def back_text(b) -> str:
@@ -98,7 +102,7 @@ def recovery(name: str, caminos_name: str, burst: int, snarl_name: str, burst_at
         "snarl": load(RESULTS / f"{snarl_name}.snarl.csv"),
         "CAMINOS": load(RESULTS / f"{caminos_name}.caminos.csv"),
     }
-    end = min(max(max(s) for s in runs.values()) for runs in sim.values()) + WINDOW
+    end = min(max(s) for runs in sim.values() for s in runs.values()) + WINDOW
     sim = {k: {seed: whole(s, end) for seed, s in runs.items()} for k, runs in sim.items()}
     print(f"# {name}: accepted load of all servers per {WINDOW:,}-cycle window, mean of seeds [min-max]")
     print(f"# snarl: results/{snarl_name}.snarl.csv (seeds {sorted(sim['snarl'])}); CAMINOS: results/{caminos_name}.caminos.csv (seeds {sorted(sim['CAMINOS'])})")
@@ -116,15 +120,17 @@ def recovery(name: str, caminos_name: str, burst: int, snarl_name: str, burst_at
         stats = {seed: recovery_of(s, fabric, burst, burst_at if label == "CAMINOS" else BURST_AT) for seed, s in sorted(runs.items())}
         print(f"## {label}")
         for seed, st in stats.items():
+            periods = ", ".join(f"{a:,}-{b:,} {v:.3f}" for (a, b), v in st["periods"].items())
             print(
                 f"  seed {seed}: pre-burst {st['pre']:.3f}, reference {st['ref']:.3f}, trough {st['trough']:.3f} at {st['trough_at']:,.0f}, "
-                f"back {back_text(st['back'])}, last 10,000 cycles {st['tail']:.3f}"
+                f"back {back_text(st['back'])}; {periods}"
             )
         sts = list(stats.values())
+        at = [s["trough_at"] for s in sts]
+        periods = ", ".join(f"{a:,}-{b:,} {span([s['periods'][(a, b)] for s in sts])}" for a, b in PERIODS)
         print(
             f"  mean: pre-burst {span([s['pre'] for s in sts])}, trough {span([s['trough'] for s in sts])} "
-            f"at {span([s['trough_at'] for s in sts]).replace('.000', '')}, back {' / '.join(back_text(s['back']) for s in sts)}, "
-            f"last 10,000 {span([s['tail'] for s in sts])}"
+            f"at {mean(at):,.0f} [{min(at):,.0f}-{max(at):,.0f}], back {' / '.join(back_text(s['back']) for s in sts)}; {periods}"
         )
 
 

@@ -84,16 +84,16 @@ def for_seed(text: str, seed: int) -> str:
 
 def prepare(name: str, seed: int, cycles: int | None, replace: list[str]) -> str:
     text = for_seed((HERE / name / "main.cfg").read_text(), seed)
-    if cycles is not None:
-        warmup = int(re.search(r"\bwarmup:\s*(\d+)", text).group(1))
-        if cycles <= warmup:
-            sys.exit(f"--cycles {cycles} is not past the warm-up ({warmup})")
-        text = re.sub(r"\bmeasured:\s*\d+", f"measured: {cycles - warmup}", text)
     for rule in replace:
         old, new = rule.split("=", 1)
         if old not in text:
             sys.exit(f"--replace: {old!r} is not in {name}/main.cfg")
         text = text.replace(old, new)
+    if cycles is not None:
+        warmup = int(re.search(r"\bwarmup:\s*(\d+)", text).group(1))
+        if cycles <= warmup:
+            sys.exit(f"--cycles {cycles} is not past the warm-up ({warmup})")
+        text = re.sub(r"\bmeasured:\s*\d+", f"measured: {cycles - warmup}", text)
     return text
 
 
@@ -191,6 +191,37 @@ def reduce_caminos(result: dict, seed: int, n: int, step: int = 1000) -> list[di
     return rows
 
 
+LOG_LINE = re.compile(r"^\s*(\d+)-(\d+)\s+(\S+)\s+(\S+)\s+\S+\s+\S+\s+(\S+)")
+
+
+def reduce_log(text: str, seed: int, n: int) -> list[dict]:
+    """The per-window table from CAMINOS's progress lines, for a run stopped before its
+    end (it writes its result file only at the end). Each line holds the means since the
+    last statistics reset (cycle 0, then the warm-up's end) up to a multiple of 1,000
+    cycles, so a window's value is the difference of two running sums. Message delay is
+    left out (a mean per message, not recoverable without the message counts)."""
+    rows, prev = [], None
+    for line in text.splitlines():
+        m = LOG_LINE.match(line)
+        if not m:
+            continue
+        begin, end = int(m.group(1)), int(m.group(2)) + 1
+        inj, acc = float(m.group(3)), float(m.group(4))
+        if prev is None or prev[0] != begin:
+            start, w_inj, w_acc = begin, inj, acc
+            span = end - begin
+        else:
+            span = end - prev[1]
+            start = prev[1]
+            w_inj = (inj * (end - begin) - prev[2] * (prev[1] - begin)) / span
+            w_acc = (acc * (end - begin) - prev[3] * (prev[1] - begin)) / span
+        if span == 1000:
+            rows.append({"seed": seed, "time": start, "group": "all", "offered_load": w_inj, "accepted_load": w_acc,
+                         "latency_mean": float("nan"), "packets_delivered": round(w_acc * 1000 * n / PACKET)})
+        prev = (begin, end, inj, acc)
+    return rows
+
+
 def run_caminos(name: str, seed: int, cycles: int | None, replace: list[str], tag: str) -> list[dict]:
     text = prepare(name, seed, cycles, replace)
     work = WORK / f"{name}{'-' + tag if tag else ''}"
@@ -245,6 +276,7 @@ def main() -> None:
     ap.add_argument("--burst", type=int, help="recovery only: a burst of this many cycles instead of 500 (tag b<N>)")
     ap.add_argument("--tag", default="", help="suffix of the output CSV (for --replace variants)")
     ap.add_argument("--jobs", type=int, default=2, help="seeds run at once (default 2: the machine has 2 cores)")
+    ap.add_argument("--from-log", action="store_true", help="run nothing: rebuild the tables of runs stopped early from their CAMINOS progress logs in $CAMINOS_WORK")
     ap.add_argument("--combine", action="store_true", help="run nothing: gather the per-seed tables earlier runs left in $CAMINOS_WORK")
     args = ap.parse_args()
     if args.burst is not None:
@@ -270,7 +302,14 @@ def main() -> None:
 
     def seed_rows(seed: int) -> list[dict]:
         path = kept / f"seed{seed}.csv"
-        if not args.combine:
+        if args.from_log:
+            # a run stopped early: rebuild its table from its progress lines
+            work = WORK / label
+            text = prepare(args.name, seed, args.cycles, args.replace)
+            rows = reduce_log((work / f"seed{seed}.log").read_text(), seed, servers(text))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(path, rows)
+        elif not args.combine:
             rows = job(seed)
             path.parent.mkdir(parents=True, exist_ok=True)
             write(path, rows)
