@@ -188,7 +188,7 @@ def _parser() -> argparse.ArgumentParser:
     findings.add_argument("--out", metavar="DIR", type=Path, help="keep the runs (and findings.json) here; again, only the missing runs run")
     findings.add_argument(
         "--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
-        help="override a config value in every run that has its section, e.g. --set isolation.confirm=0us (repeatable)",
+        help="override a config value in every run that has its section, e.g. --set switch.input_buffer=64KiB (repeatable)",
     )
     output = findings.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the findings as one JSON object on stdout")
