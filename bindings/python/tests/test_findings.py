@@ -634,3 +634,65 @@ def test_the_ici_findings_table_in_the_docs_is_what_snarl_findings_prints(tmp_pa
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == block.group(1)
+
+
+# ----------------------------------------------------------------------------- controls
+
+CONTROLLED = FINDINGS.replace(
+    '''high = { scenario = "tiny.toml", set = { "traffic.load" = 0.8 } }
+''',
+    '''high = { scenario = "tiny.toml", set = { "traffic.load" = 0.8 } }
+
+[[finding.control]]
+why = "the high load lowered"
+[finding.control.runs]
+high = { set = { "traffic.load" = 0.3 } }
+
+[[finding.control]]
+why = "a control that changes nothing the finding reads"
+[finding.control.runs]
+high = { set = { "seed" = 7 } }
+''',
+)
+
+
+def test_a_control_must_name_a_run_of_its_finding_and_say_why(tmp_path):
+    file = findings_module.load(write_findings(tmp_path, CONTROLLED))
+    controls = file.find("more-load-more-throughput").controls
+    assert [c.why for c in controls] == ["the high load lowered", "a control that changes nothing the finding reads"]
+    # A control's overrides go onto the run's own; the runs it does not name stay.
+    assert controls[0].runs["high"].set == {"traffic.load": 0.3}
+    assert controls[0].runs["low"] == file.find("more-load-more-throughput").runs["low"]
+    bad = {
+        "unknown run": (CONTROLLED.replace("high = { set = { \"traffic.load\" = 0.3 } }", "hihg = { set = { \"traffic.load\" = 0.3 } }"), "control 1: runs.hihg: not a run of the finding; did you mean `high`?"),
+        "no why": (CONTROLLED.replace('why = "the high load lowered"\n', ""), "control 1: `why` is required"),
+        "unknown key": (CONTROLLED.replace("high = { set = { \"seed\" = 7 } }", "high = { sett = { \"seed\" = 7 } }"), "control 2: runs.high: unknown key `sett`"),
+        "no scenario": (CONTROLLED.replace("high = { set = { \"seed\" = 7 } }", "high = { scenario = \"nope.toml\" }"), "control 2: runs.high: scenario"),
+    }
+    for case, (text, message) in bad.items():
+        with pytest.raises(FindingsError) as error:
+            findings_module.load(write_findings(tmp_path, text, f"{case.replace(' ', '-')}.toml"))
+        assert message in str(error.value), (case, str(error.value))
+
+
+def test_snarl_findings_controls_show_which_findings_can_fail(tmp_path):
+    """The lowered load breaks the finding (a proof that it can fail); the other control
+    does not, and snarl says so. Only the findings that hold get their controls run."""
+    path = write_findings(tmp_path, CONTROLLED)
+    done = run_snarl("findings", path, "--controls", "--out", "out", "--processes", "1", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    by_id = {f["id"]: f for f in report["findings"]}
+    assert [(c["why"], c["holds"]) for c in by_id["more-load-more-throughput"]["controls"]] == [
+        ("the high load lowered", False),
+        ("a control that changes nothing the finding reads", True),
+    ]
+    # A finding that does not hold needs no proof that it can fail.
+    assert by_id["latency-stays-low"]["holds"] is False and by_id["latency-stays-low"]["controls"] is None
+    assert (
+        "snarl: note: finding `more-load-more-throughput` holds with a control that changes nothing the finding reads too: "
+        "the control does not show that it can fail"
+    ) in done.stderr
+    # Without --controls, none are run or reported.
+    plain = run_snarl("findings", path, "--out", "out", "--processes", "1", "--json", cwd=tmp_path)
+    assert all(f["controls"] is None for f in json.loads(plain.stdout)["findings"])

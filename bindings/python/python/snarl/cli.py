@@ -180,8 +180,9 @@ def _parser() -> argparse.ArgumentParser:
         help="check a paper's findings against snarl's runs",
         description=(
             "Run the runs a findings file needs (each distinct run once, cached in --out), evaluate every "
-            "finding and print the paper's value beside snarl's, and whether the finding holds. The exit "
-            "code is 0 whether the findings hold or not: it is a report."
+            "finding and print the paper's value beside snarl's, and whether the finding holds. With "
+            "--controls, run each held finding's controls too (its mechanism switched off: it must not hold "
+            "there). The exit code is 0 whether the findings hold or not: it is a report."
         ),
     )
     findings.add_argument("file", metavar="FINDINGS.toml", help="the findings file")
@@ -189,6 +190,10 @@ def _parser() -> argparse.ArgumentParser:
     findings.add_argument(
         "--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
         help="override a config value in every run that has its section, e.g. --set switch.input_buffer=64KiB (repeatable)",
+    )
+    findings.add_argument(
+        "--controls", action="store_true",
+        help="also run the controls of the findings that hold, and show whether each fails there (as it must)",
     )
     output = findings.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the findings as one JSON object on stdout")
@@ -508,6 +513,21 @@ def _findings(args: argparse.Namespace) -> int:
                 progress=sys.stderr.isatty(), on_start=_announce("snarl findings"), label="findings",
             )
             outcomes = findings.evaluate_all(file.findings, planned, results)
+            if args.controls:
+                controls = findings.plan_controls(outcomes, extra)
+                control_results = cache.run(
+                    controls.points(), args.workers, args.scheduler, args.processes, args.retry_failed,
+                    progress=sys.stderr.isatty(), on_start=_announce("snarl findings: controls"), label="controls",
+                )
+                findings.evaluate_controls(outcomes, controls, control_results)
+                results = {**results, **control_results}
+                for outcome in outcomes:
+                    for control in outcome.unproven():
+                        state = "has no value" if control.holds is None else "holds"
+                        print(
+                            f"snarl: note: finding `{outcome.finding.id}` {state} with {control.control.why} too: "
+                            "the control does not show that it can fail", file=sys.stderr,
+                        )
             if args.out is not None:
                 findings.write_report(out, file, outcomes, extra)
         except (findings.FindingsError, RunError, SweepError) as e:

@@ -22,11 +22,21 @@ whether snarl reproduces the claim::
     none = { scenario = "one-tree-none.toml" }
     dcqcn = { scenario = "one-tree-dcqcn.toml", set = { "simulation.duration" = "1ms" } }
 
+    [[finding.control]]                     # optional: the mechanism switched off
+    why = "DCQCN's marking off"
+    runs.dcqcn = { set = { "cc.kmin" = "1GB", "cc.kmax" = "1GB" } }
+
 Scenario paths are relative to the findings file; ``set`` holds overrides by quoted
 dotted key, as a sweep's ``[set]`` does. ``value`` may be a list of expressions (shown
-joined by "vs") or a table of them by label (``{ marks = "...", CNPs = "..." }``). The tests of the Rust crate assert the same claims; the file makes them
-data, so that ``snarl findings`` reports them side by side with the paper's and
-``snarl calibrate`` can search the parameters the paper leaves unstated.
+joined by "vs") or a table of them by label (``{ marks = "...", CNPs = "..." }``).
+
+A control changes some of the finding's runs (``scenario`` replaces a run's scenario,
+``set`` adds overrides to its own) so that the mechanism the finding credits is gone:
+there the finding must not hold, which shows that it can fail. ``snarl findings
+--controls`` runs the controls of the findings that hold; the reproduction tests run
+every shipped findings file so. A finding is thus written once, and ``snarl findings``
+reports it side by side with the paper's while ``snarl calibrate`` searches the
+parameters the paper leaves unstated.
 """
 
 from __future__ import annotations
@@ -51,8 +61,9 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as _tomllib  # type: ignore[no-redef]
 
 FILE_KEYS = ("paper", "description", "given", "finding")
-FINDING_KEYS = ("id", "paper", "says", "paper_value", "runs", "value", "holds", "given", "format")
+FINDING_KEYS = ("id", "paper", "says", "paper_value", "runs", "value", "holds", "given", "format", "control")
 RUN_KEYS = ("scenario", "set")
+CONTROL_KEYS = ("why", "runs")
 REQUIRED = ("id", "paper", "says", "paper_value", "runs", "value", "holds")
 TABLES = "tables"
 """The path part that leads from a run into its tables: ``r.tables.fabric.cnps`` is the
@@ -80,6 +91,16 @@ class RunRef:
 
 
 @dataclass(frozen=True)
+class Control:
+    """A finding's runs with its mechanism switched off, where it must not hold."""
+
+    why: str
+    """What the control takes away ("the cap off", "ICI+ replaced by ICI")."""
+    runs: Mapping[str, RunRef]
+    """The finding's runs, those the control changes replaced."""
+
+
+@dataclass(frozen=True)
 class Finding:
     """One claim of the paper, and how snarl checks it."""
 
@@ -94,6 +115,7 @@ class Finding:
     holds: Expression
     given: tuple[str, ...] = ()
     format: str | None = None
+    controls: tuple[Control, ...] = ()
 
     def fixed_keys(self) -> dict[str, str]:
         """The keys this finding fixes, each with what fixes it: a run's ``set`` or
@@ -215,6 +237,7 @@ def _finding(entry: Mapping[str, Any], index: int, root: Path, where: str) -> Fi
         holds=holds,
         given=_keys_list(entry.get("given", []), f"{at}`given`"),
         format=form,
+        controls=_controls(entry.get("control", []), runs, root, at),
     )
 
 
@@ -231,17 +254,57 @@ def _runs(data: Any, root: Path, at: str) -> dict[str, RunRef]:
         if not isinstance(run, Mapping):
             raise FindingsError(f"{at}runs.{name} must be a table: {{ scenario = \"file.toml\", set = {{ ... }} }}")
         _known_keys(run, RUN_KEYS, f"{at}runs.{name}: ", "a run")
-        scenario = run.get("scenario")
-        if not isinstance(scenario, str) or not scenario:
-            raise FindingsError(f"{at}runs.{name}: `scenario` is required: the experiment's TOML file")
-        path = Path(scenario) if Path(scenario).is_absolute() else root / scenario
-        if not path.is_file():
-            raise FindingsError(f"{at}runs.{name}: scenario {path}: no such file")
+        path = _scenario_path(run.get("scenario"), root, f"{at}runs.{name}: ")
         overrides = run.get("set", {})
         if not isinstance(overrides, Mapping):
             raise FindingsError(f"{at}runs.{name}: `set` must be a table of dotted keys, e.g. set = {{ \"traffic.load\" = 0.5 }}")
-        runs[name] = RunRef(name, path.absolute(), dict(overrides))
+        runs[name] = RunRef(name, path, dict(overrides))
     return runs
+
+
+def _controls(data: Any, runs: Mapping[str, RunRef], root: Path, at: str) -> tuple[Control, ...]:
+    """The [[finding.control]] tables: each changes some of the finding's runs."""
+    example = '[[finding.control]] why = "the cap off", runs.r = { set = { "key" = 1.0 } }'
+    if not isinstance(data, list) or not all(isinstance(c, Mapping) for c in data):
+        raise FindingsError(f"{at}`control` must be [[finding.control]] tables: {example}")
+    controls = []
+    for index, entry in enumerate(data, 1):
+        here = f"{at}control {index}: "
+        _known_keys(entry, CONTROL_KEYS, here, "a control")
+        why = entry.get("why")
+        if not isinstance(why, str) or not why.strip():
+            raise FindingsError(f"{here}`why` is required: what the control switches off, e.g. \"the cap off\"")
+        changes = entry.get("runs")
+        if not isinstance(changes, Mapping) or not changes:
+            raise FindingsError(f"{here}`runs` must name the runs it changes: {example}")
+        replaced = dict(runs)
+        for name, change in changes.items():
+            if name not in runs:
+                raise FindingsError(f"{here}runs.{name}: not a run of the finding{hint(name, runs)} (its runs: {', '.join(runs)})")
+            if not isinstance(change, Mapping) or not change:
+                raise FindingsError(f"{here}runs.{name} must be a table with `scenario` and/or `set`")
+            _known_keys(change, RUN_KEYS, f"{here}runs.{name}: ", "a control's run")
+            own = runs[name]
+            scenario = own.scenario
+            if "scenario" in change:
+                path = _scenario_path(change["scenario"], root, f"{here}runs.{name}: ")
+                scenario = path
+            overrides = change.get("set", {})
+            if not isinstance(overrides, Mapping):
+                raise FindingsError(f"{here}runs.{name}: `set` must be a table of dotted keys")
+            replaced[name] = RunRef(name, scenario, {**own.set, **overrides})
+        controls.append(Control(" ".join(why.split()), replaced))
+    return tuple(controls)
+
+
+def _scenario_path(scenario: Any, root: Path, at: str) -> Path:
+    """A run's scenario file, relative to the findings file; it must exist."""
+    if not isinstance(scenario, str) or not scenario:
+        raise FindingsError(f"{at}`scenario` is required: the experiment's TOML file")
+    path = Path(scenario) if Path(scenario).is_absolute() else root / scenario
+    if not path.is_file():
+        raise FindingsError(f"{at}scenario {path}: no such file")
+    return path.absolute()
 
 
 def _expression(text: Any, key: str, runs: Mapping[str, RunRef], at: str) -> Expression:
@@ -276,6 +339,24 @@ def _keys_list(value: Any, at: str) -> tuple[str, ...]:
 
 
 @dataclass
+class ControlOutcome:
+    """A finding at one of its controls: it must not hold there."""
+
+    control: Control
+    holds: bool | None
+    error: str | None = None
+
+    @property
+    def fails(self) -> bool:
+        """Whether the control shows the finding can fail: it does not hold there (a
+        figure without a value, a deadlocked run, is no such proof)."""
+        return self.holds is False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"why": self.control.why, "holds": self.holds, "error": self.error}
+
+
+@dataclass
 class Outcome:
     """A finding evaluated on its runs: snarl's values, whether the claim holds, or why
     there is no answer (a run failed, a figure has no value)."""
@@ -286,6 +367,19 @@ class Outcome:
     error: str | None = None
     runs: dict[str, str] = field(default_factory=dict)
     """The id of each of the finding's runs (its record in the cache)."""
+    controls: list[ControlOutcome] | None = None
+    """The finding at each of its controls, when they were run (``--controls``)."""
+
+    def controls_text(self) -> str:
+        """How the controls went: "-" when not run or none, else "fails in k of n"."""
+        if not self.controls:
+            return "-"
+        failing = sum(1 for c in self.controls if c.fails)
+        return f"fails in {failing} of {len(self.controls)}"
+
+    def unproven(self) -> list[ControlOutcome]:
+        """The controls where a finding that holds does not fail: it cannot fail there."""
+        return [c for c in self.controls or [] if not c.fails]
 
     def value_text(self) -> str:
         """snarl's value(s) as shown: formatted, joined by "vs"."""
@@ -320,11 +414,13 @@ class Outcome:
             "error": self.error,
             "runs": self.runs,
             "expressions": {"value": [e.text for e in f.value], "holds": f.holds.text},
+            "controls": None if self.controls is None else [c.to_dict() for c in self.controls],
         }
 
 
-def evaluate(finding: Finding, results: Mapping[str, Result]) -> Outcome:
-    """Evaluates ``finding`` on the results of its runs, by run name.
+def evaluate(finding: Finding, results: Mapping[str, Result], values: bool = True) -> Outcome:
+    """Evaluates ``finding`` on the results of its runs, by run name (``holds`` only
+    unless ``values``).
 
     A failed run, or a figure without a value at these runs (null, a division by zero),
     gives an outcome with its ``error``. Raises :class:`FindingsError` for what the file
@@ -336,13 +432,11 @@ def evaluate(finding: Finding, results: Mapping[str, Result]) -> Outcome:
         return outcome
     lookup = _lookup(results)
     try:
-        values = [e.evaluate(lookup) for e in finding.value]
+        outcome.values = [e.evaluate(lookup) for e in finding.value] if values else None
     except NoValue as e:
         outcome.error = f"value: {e}"
-        values = None
     except ExpressionError as e:
         raise FindingsError(f"finding `{finding.id}`: `value`: {e}") from None
-    outcome.values = values
     try:
         holds = finding.holds.evaluate(lookup)
     except NoValue as e:
@@ -472,22 +566,46 @@ def plan(findings: Sequence[Finding], extra: Mapping[str, Any] | None = None, re
     with isolation and leaves PFC alone's as they are, which then serve every value).
     Raises :class:`snarl.runs.RunError` naming the finding and run whose config is
     invalid."""
-    from snarl.runs import Resolver, RunError
+    from snarl.runs import Resolver
 
     resolver = resolver or Resolver()
-    extra = dict(extra or {})
     planned = Planned({})
     for finding in findings:
-        planned.runs[finding.id] = {}
-        for name, ref in finding.runs.items():
-            try:
-                own = ref.spec()
-                applied = {k: v for k, v in extra.items() if resolver.has_section(own, k)}
-                planned.applied.update(applied)
-                planned.runs[finding.id][name] = resolver.point(ref.spec(applied)) if applied else resolver.point(own)
-            except RunError as e:
-                raise RunError(f"finding `{finding.id}`, run `{name}`: {e}") from None
+        planned.runs[finding.id] = _points(finding.runs, dict(extra or {}), resolver, planned, f"finding `{finding.id}`")
     return planned
+
+
+def plan_controls(outcomes: Sequence[Outcome], extra: Mapping[str, Any] | None = None, resolver: Resolver | None = None) -> Planned:
+    """Resolves the control runs of the findings that hold (a finding that does not
+    hold needs no proof that it can fail), as :func:`plan` does; the control's runs
+    are planned under the key ``<finding id>/<control index>``."""
+    from snarl.runs import Resolver
+
+    resolver = resolver or Resolver()
+    planned = Planned({})
+    for outcome in outcomes:
+        if not outcome.holds:
+            continue
+        for index, control in enumerate(outcome.finding.controls):
+            where = f"finding `{outcome.finding.id}`, control `{control.why}`"
+            planned.runs[f"{outcome.finding.id}/{index}"] = _points(control.runs, dict(extra or {}), resolver, planned, where)
+    return planned
+
+
+def _points(runs: Mapping[str, RunRef], extra: dict[str, Any], resolver: Resolver, planned: Planned, where: str) -> dict[str, Point]:
+    """Each run's point, with the ``extra`` overrides whose section it has."""
+    from snarl.runs import RunError
+
+    points = {}
+    for name, ref in runs.items():
+        try:
+            own = ref.spec()
+            applied = {k: v for k, v in extra.items() if resolver.has_section(own, k)}
+            planned.applied.update(applied)
+            points[name] = resolver.point(ref.spec(applied)) if applied else resolver.point(own)
+        except RunError as e:
+            raise RunError(f"{where}, run `{name}`: {e}") from None
+    return points
 
 
 def unused(planned: Planned, extra: Mapping[str, Any], what: str) -> None:
@@ -507,6 +625,22 @@ def evaluate_all(findings: Sequence[Finding], planned: Planned, results: Mapping
     return [
         evaluate(f, {name: results[point.id] for name, point in planned.runs[f.id].items()}) for f in findings
     ]
+
+
+def evaluate_controls(outcomes: Sequence[Outcome], planned: Planned, results: Mapping[str, Result]) -> None:
+    """Fills each held finding's ``controls`` with the finding evaluated at its
+    control runs (planned by :func:`plan_controls`)."""
+    for outcome in outcomes:
+        if not outcome.holds:
+            continue
+        outcome.controls = []
+        for index, control in enumerate(outcome.finding.controls):
+            points = planned.runs[f"{outcome.finding.id}/{index}"]
+            try:
+                at = evaluate(outcome.finding, {name: results[point.id] for name, point in points.items()}, values=False)
+            except FindingsError as e:
+                raise FindingsError(f"{e} (at its control `{control.why}`)") from None
+            outcome.controls.append(ControlOutcome(control, at.holds, at.error))
 
 
 def set_values(items: Sequence[tuple[str, str]]) -> dict[str, Any]:
@@ -561,11 +695,16 @@ def print_table(file: FindingsFile, outcomes: Sequence[Outcome], console: Any = 
     held = sum(1 for o in outcomes if o.holds)
     title = f"Findings of {file.paper or file.path.name}: {held} of {len(outcomes)} hold"
     table = Table(title=title, title_justify="left")
-    for name in ("finding", "paper", "paper's value", "snarl's value", "holds"):
+    controls = any(o.controls is not None for o in outcomes)
+    for name in ("finding", "paper", "paper's value", "snarl's value", "holds") + (("controls",) if controls else ()):
         table.add_column(name, no_wrap=name in ("finding", "holds"), overflow="fold")
     for o in outcomes:
         colour = {True: "green", False: "red", None: "yellow"}[o.holds]
-        table.add_row(o.finding.id, o.finding.paper, o.finding.paper_value, o.value_text(), f"[{colour}]{o.holds_text()}[/{colour}]")
+        row = [o.finding.id, o.finding.paper, o.finding.paper_value, o.value_text(), f"[{colour}]{o.holds_text()}[/{colour}]"]
+        if controls:
+            shown = o.controls_text()
+            row.append(f"[red]{shown}[/red]" if o.unproven() else shown)
+        table.add_row(*row)
     console.print(table)
     for o in outcomes:
         if o.error:
