@@ -84,16 +84,17 @@ def homogeneous(tasks: int, pattern: str, load: float) -> str:
     return f"HomogeneousTraffic{{pattern:{pattern}, tasks:{tasks}, load:{load}, message_size:8}}"
 
 
-def mapped(n: int, hosts: list[int], application: str) -> str:
-    return f"TrafficMap{{tasks:{n}, map:EmbeddedMap{{map:[{','.join(map(str, hosts))}]}}, application:{application}}}"
+def mapped(n: int, hosts, application: str) -> str:
+    hosts = hosts if isinstance(hosts, str) else "[" + ",".join(map(str, hosts)) + "]"
+    return f"TrafficMap{{tasks:{n}, map:EmbeddedMap{{map:{hosts}}}, application:{application}}}"
 
 
-def phase(n: int, hs: list[int], ur: list[int], hs_pattern: str, hs_load: float) -> str:
+def phase(n: int, hs, ur, hs_pattern: str, hs_load: float, n_hs: int, n_ur: int) -> str:
     return (
         "TrafficSum{list:[\n\t\t\t"
-        + mapped(n, hs, homogeneous(len(hs), hs_pattern, hs_load))
+        + mapped(n, hs, homogeneous(n_hs, hs_pattern, hs_load))
         + ",\n\t\t\t"
-        + mapped(n, ur, homogeneous(len(ur), "Uniform", 1.0))
+        + mapped(n, ur, homogeneous(n_ur, "Uniform", 1.0))
         + "\n\t\t]}"
     )
 
@@ -144,28 +145,38 @@ def uniform(name: str, f: dict) -> str:
     return configuration(f, traffic, 20_000, 10_000, f"Uniform saturation on the {name} (snarl: scenarios/endpoint-congestion/uniform-{name}.toml)")
 
 
-def recovery(name: str, f: dict, burst: int = 500) -> str:
+def recovery(name: str, f: dict, burst: int = 500, placement: str = "interleaved") -> str:
     n = f["servers"]
-    hs, ur = machines(n, f["hs"])
+    if placement == "interleaved":
+        hs, ur = machines(n, f["hs"])
+        hs_map, ur_map = hs, ur
+    else:
+        # CAMINOS's usual way (and the earlier check's): the region at random, per seed.
+        draws = [sorted(random.Random(1000 + seed).sample(range(n), f["hs"])) for seed in SEEDS]
+        rests = [[h for h in range(n) if h not in set(d)] for d in draws]
+        hs_map = "seed![" + ",".join("[" + ",".join(map(str, d)) + "]" for d in draws) + "]"
+        ur_map = "seed![" + ",".join("[" + ",".join(map(str, r)) + "]" for r in rests) + "]"
+        hs, ur = draws[0], rests[0]
     # The hotspot: one member of the region per seed (an index into the region, CAMINOS's
     # application space), the same in the burst and the capped phase. Drawn here from the
     # seed (Python's random.Random(seed)), not by snarl's RNG: see README.md.
     spots = [random.Random(seed).randrange(f["hs"]) for seed in SEEDS]
     hotspot = "Hotspots{destinations:seed![" + ",".join(f"[{k}]" for k in spots) + "]}"
-    warm = phase(n, hs, ur, "Uniform", 1.0)
-    burst_t = phase(n, hs, ur, hotspot, 1.0)
-    capped = phase(n, hs, ur, hotspot, f["cap"])
+    warm = phase(n, hs_map, ur_map, "Uniform", 1.0, len(hs), len(ur))
+    burst_t = phase(n, hs_map, ur_map, hotspot, 1.0, len(hs), len(ur))
+    capped = phase(n, hs_map, ur_map, hotspot, f["cap"], len(hs), len(ur))
     traffic = (
         "TimeSequenced{\n\t\ttraffics:[\n\t\t"
         + ",\n\t\t".join([warm, burst_t, capped])
         + f"\n\t\t],\n\t\ttimes:[20000, {burst}, 100000000]\n\t}}"
     )
+    where = "interleaved evenly, as snarl's" if placement == "interleaved" else "at random per seed"
     return configuration(
         f,
         traffic,
         10_000,
         151_000,
-        f"Recovery after a {burst}-cycle hotspot burst on the {name} (snarl: scenarios/endpoint-congestion/recovery-{name}.toml)",
+        f"Recovery after a {burst}-cycle hotspot burst on the {name}, hotspot region {where} (snarl: scenarios/endpoint-congestion/recovery-{name}.toml)",
     )
 
 
@@ -176,6 +187,11 @@ def main() -> None:
             d.mkdir(exist_ok=True)
             (d / "main.cfg").write_text(text)
             print(d / "main.cfg", file=sys.stderr)
+    # The region at random, as CAMINOS usually places it (a variant; HyperX only).
+    d = HERE / "recovery-hyperx-random-placement"
+    d.mkdir(exist_ok=True)
+    (d / "main.cfg").write_text(recovery("hyperx", FABRICS["hyperx"], placement="random"))
+    print(d / "main.cfg", file=sys.stderr)
 
 
 if __name__ == "__main__":
