@@ -609,3 +609,136 @@ def test_mechanisms_of_a_sweep_name_each_point(tmp_path):
     (tmp_path / "out" / "sweep.json").write_text(json.dumps({**info, "keys": [*info["keys"], "description"]}))
     fig = plots.plot_mechanisms([tmp_path / "out"])
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["PFC alone", "DCQCN"]
+
+
+# ----------------------------------------------------------------------------- ax=
+
+
+def _series() -> pd.DataFrame:
+    times = np.arange(0, 10_000, 100.0)
+    return pd.concat(
+        pd.DataFrame({"time": times, "group": group, "accepted_load": level + 0 * times})
+        for group, level in (("victims", 0.2), ("rest", 0.8), ("all", 0.5))
+    )
+
+
+def _fabric() -> pd.DataFrame:
+    times = np.arange(0, 10_000, 100.0)
+    return pd.DataFrame({"time": times, "pause_frames": (times > 5000).astype(int), "cnps": (times > 3000).astype(int)})
+
+
+def _rates() -> pd.DataFrame:
+    return pd.DataFrame({"time": [0.0, 10.0, 20.0, 5.0], "src": [0, 0, 0, 1], "dst": [2, 2, 2, 2], "qp": [0, 0, 0, 0],
+                         "rate_gbps": [100.0, 50.0, 75.0, 40.0]})
+
+
+def _iterations() -> pd.DataFrame:
+    return pd.DataFrame({"job": ["a"] * 4 + ["b"] * 4, "iteration": [0, 1, 2, 3] * 2,
+                         "time": [5.0, 4.0, 4.1, 3.9, 8.0, 7.0, 7.2, 6.9], "measured": [0, 1, 1, 1] * 2})
+
+
+def _steps() -> pd.DataFrame:
+    return pd.DataFrame({"job": ["a"] * 4, "iteration": [1] * 4, "rank": [0, 1, 0, 1], "step": [0, 0, 1, 1],
+                         "start": [0.0, 0.0, 2.0, 2.5], "end": [2.0, 2.5, 4.0, 4.5]})
+
+
+def _single_panels(points):
+    """(name, draw(ax)) of every plot of one panel."""
+    buckets = [bucket("<10KB", 900, 3.0, 40.0, 300.0)]
+    return [
+        ("load_curve", lambda ax: plots.load_curve(points, hue="traffic.groups.0.cap", ax=ax)),
+        ("throughput_over_time", lambda ax: plots.throughput_over_time(_series(), phases=[(5000.0, "burst")], ax=ax)),
+        ("heatmap", lambda ax: plots.heatmap(points, x="traffic.load", y="traffic.groups.0.cap", ax=ax)),
+        ("cdf", lambda ax: plots.cdf([1.0, 2.0, 3.0], ax=ax)),
+        ("fct_slowdown", lambda ax: plots.fct_slowdown(buckets, ax=ax)),
+        ("flow_rates", lambda ax: plots.flow_rates(_rates(), ax=ax)),
+        ("rank_timeline", lambda ax: plots.rank_timeline(_steps(), ax=ax)),
+    ]
+
+
+def _multi_panels(points):
+    """(name, panels, draw(ax)) of every plot of several panels."""
+    faceted = points.assign(seed=points["seed"].astype(str))
+    summaries = {"x": {"fct": {"fct": {"p50": 1.0, "p95": 2.0, "p99": 3.0}}}}
+    return [
+        ("heatmap with facets", 3,
+         lambda ax: plots.heatmap(faceted, x="traffic.load", y="traffic.groups.0.cap", facet="seed", ax=ax)),
+        ("congestion_over_time", 2, lambda ax: plots.congestion_over_time(_series(), _fabric(), ax=ax)),
+        ("iteration_times", 2, lambda ax: plots.iteration_times(_iterations(), ax=ax)),
+        ("mechanisms", 3, lambda ax: plots.mechanisms({"x": _series()}, {"x": _fabric()}, summaries, title="t", ax=ax)),
+    ]
+
+
+def drawn(ax) -> bool:
+    return bool(ax.lines or ax.images or ax.collections or ax.patches or ax.containers)
+
+
+def test_every_plot_of_one_panel_draws_into_a_given_axes(points):
+    from matplotlib.figure import Figure
+
+    for name, draw in _single_panels(points):
+        fig = Figure()
+        other, ax = fig.subplots(1, 2)
+        assert draw(ax) is fig, name
+        assert drawn(ax) and not drawn(other), name
+        assert fig.axes[:2] == [other, ax], name  # nothing added but a heatmap's colour bar
+        assert len(fig.axes) == (3 if name == "heatmap" else 2), name
+
+
+def test_every_plot_of_several_panels_divides_a_given_axes_or_takes_one_per_panel(points):
+    from matplotlib.figure import Figure
+
+    for name, panels, draw in _multi_panels(points):
+        # One Axes: its place is divided among the panels, the figure's other Axes kept.
+        fig = Figure(layout="constrained")
+        other, ax = fig.subplots(1, 2)
+        assert draw(ax) is fig, name
+        assert ax not in fig.axes and other in fig.axes and not drawn(other), name
+        colour_bar = 1 if name.startswith("heatmap") else 0
+        assert sum(drawn(a) for a in fig.axes) == panels + colour_bar, name
+        # One Axes per panel.
+        fig = Figure(layout="constrained")
+        axes = fig.subplots(1, panels)
+        assert draw(axes) is fig, name
+        assert all(drawn(a) for a in axes), name
+        # Another number of Axes is refused, naming how many it takes.
+        with pytest.raises(plots.PlotError, match=f"draws {panels} panels"):
+            draw(Figure().subplots(1, panels + 1))
+
+
+def test_ax_must_be_an_axes(points):
+    with pytest.raises(plots.PlotError, match="ax must be a matplotlib Axes"):
+        plots.cdf([1.0, 2.0], ax="left")
+
+
+def test_plots_of_a_directory_draw_into_a_given_axes(small_sweep):
+    from matplotlib.figure import Figure
+
+    for kind in ("load-curve", "timeseries", "cdf"):
+        fig = Figure()
+        ax = fig.add_subplot()
+        assert plots.plot_directory(kind, small_sweep, ax=ax) is fig, kind
+        assert drawn(ax), kind
+
+
+def test_figures_are_snarl_figures_outside_pyplot():
+    import sys
+
+    fig = plots.cdf([1.0, 2.0, 3.0])
+    assert isinstance(fig, plots.SnarlFigure)
+    data, size = fig._repr_png_()
+    assert data.startswith(PNG_SIGNATURE) and size["width"] == round(fig.get_size_inches()[0] * plots.NOTEBOOK_DPI)
+    if "matplotlib.pyplot" in sys.modules:  # not one of pyplot's figures: nothing keeps it open
+        import matplotlib.pyplot as plt
+
+        assert all(plt.figure(n) is not fig for n in plt.get_fignums())
+
+
+def test_tables_of_a_sweep_point_have_its_point_id(small_sweep):
+    points = pd.read_parquet(small_sweep / "points.parquet")
+    first = str(points["point_id"].iloc[0])
+    series = plots.point_table(small_sweep, "timeseries", first[:6])
+    assert list(series.columns[:2]) == ["point_id", "time"]
+    assert (series["point_id"] == first).all()
+    series, *_ = plots.point_timeseries(small_sweep)
+    assert series.columns[0] == "point_id"

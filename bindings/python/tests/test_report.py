@@ -74,6 +74,39 @@ def test_write_creates_the_summary_config_and_one_file_per_table(tmp_path):
     assert pq.read_table(tmp_path / "timeseries.parquet").num_rows == 4
 
 
+def test_write_creates_its_directory(tmp_path):
+    report, _ = made_report()
+    out = tmp_path / "runs" / "first"
+    report.write(out)
+    assert json.loads((out / "summary.json").read_text()) == SUMMARY
+    report.write(out)  # again: the files are replaced
+    assert sorted(p.name for p in out.iterdir()) == ["config.toml", "summary.json", "timeseries.parquet"]
+
+
+def test_a_report_shows_itself_as_html():
+    """In a notebook: a line on the run, a table of the headline figures per group and
+    for the whole run (a missing figure as a dash), and the time series' plot, or why
+    there is none (here: no accepted_load column)."""
+    report, _ = made_report()
+    page = report._repr_html_()
+    assert page.startswith('<div class="snarl-report">') and page.endswith("</div>")
+    rows = page.split("<tr>")[1:]
+    assert len(rows) == 1 + 3  # the headings, both groups and all
+    assert ">aggressors<" in rows[1] and ">0.300<" in rows[1] and ">900<" in rows[1]
+    assert "<strong>all</strong>" in rows[3] and ">8<" in rows[3] and ">0.500<" in rows[3] and ">14<" in rows[3]
+    assert ">–<" in rows[1]  # no offered load in this summary
+    assert "latency p99 (ns)" in rows[0]
+    assert "<code>timeseries</code> (4 rows)" in page
+    assert "no plot of the time series: PlotError: no column &#x27;accepted_load&#x27;" in page
+
+
+def test_a_real_report_shows_its_throughput_plot(simulate, small_config):
+    report = simulate(small_config)
+    page = report._repr_html_()
+    assert '<img alt="accepted load per group over time"' in page and "data:image/png;base64," in page
+    assert page is report._repr_html_()  # drawn once
+
+
 def test_real_report(simulate, small_config):
     report = simulate(small_config)
     assert len(report.timeseries) == report.to_arrow().num_rows > 0

@@ -19,6 +19,11 @@ cannot run as described raises :class:`SweepError` before any point runs.
 ``snarl.sweep`` is the function; its module's helpers are imported with
 ``from snarl.sweep import load_spec, resolve_points, ...``. Figures are in
 :mod:`snarl.plots`.
+
+In a Jupyter notebook a report shows its headline figures and its throughput over time,
+the figures of :mod:`snarl.plots` show as images (no ``%matplotlib`` needed), and
+``snarl.run(..., progress=True)`` draws its bar in the cell (see
+``docs/examples/quickstart.ipynb``).
 """
 
 # First, so that the `snarl` command stops cleanly on Ctrl-C while the rest is imported.

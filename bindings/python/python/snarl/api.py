@@ -11,6 +11,8 @@ import json
 import math
 import numbers
 import os
+import sys
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Union
@@ -22,7 +24,8 @@ ConfigLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 """A path to a .toml file, TOML text, or a dict shaped like the TOML file."""
 
 ProgressLike = Union[bool, None, Callable[[float], object]]
-"""False/None: quiet; True: a progress bar on stderr; a callable: called with the fraction done."""
+"""False/None: quiet; True: a progress bar (on stderr, or in the cell's output in a Jupyter
+notebook); a callable: called with the fraction done."""
 
 try:  # Python >= 3.11
     import tomllib as _tomllib
@@ -47,8 +50,9 @@ def run(
             command's ``--set``). Values are numbers, bools, strings or lists;
             ``"100Gbps"`` and ``"25ns"`` are written as strings.
         seed: replaces the config's seed.
-        progress: ``True`` draws a progress bar on stderr; a callable receives the
-            fraction done (0..1) a few times per second.
+        progress: ``True`` draws a progress bar on stderr, or in the cell's output
+            when run in a Jupyter notebook (:class:`NotebookProgress`); a callable
+            receives the fraction done (0..1) a few times per second.
         baseline: for a run of victim and aggressor jobs, the victims' mean times alone
             as JSON (``{"victim": 1234.5}``, in the run's time unit), as a sweep hands
             the one baseline it ran to the points that share it; without it such a run
@@ -69,7 +73,15 @@ def run(
     text = config_text(config)
     overrides = overrides_from(set)
     seed = _check_seed(seed)
-    if progress is True:
+    if progress is True and in_notebook():
+        bar = NotebookProgress("simulating", done="simulated")
+        try:
+            summary_json, resolved, tables, notes, headlines = _core.run(
+                text, overrides, seed, bar.update, baseline, config_origin(config)
+            )
+        finally:
+            bar.close()
+    elif progress is True:
         from snarl.progress import progress_bar
 
         with progress_bar() as update:
@@ -82,6 +94,130 @@ def run(
             text, overrides, seed, callback, baseline, config_origin(config)
         )
     return Report(summary_json, resolved, tables, notes, headlines)
+
+
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (a notebook, JupyterLab, VS Code's notebooks,
+    Colab), where a progress bar is drawn in the cell's output rather than on stderr (a
+    terminal's IPython is not one). IPython is not imported for the question."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # an IPython half imported or replaced: not a kernel we can draw in
+        return False
+    kind = type(shell)
+    return shell is not None and (kind.__name__ == "ZMQInteractiveShell" or "google.colab" in kind.__module__)
+
+
+class NotebookProgress:
+    """A progress bar in a Jupyter cell's output: an HTML ``<progress>`` element updated
+    in place through an IPython display handle (no ipywidgets needed; a frontend without
+    HTML shows the same as a line of text).
+
+    For a run, ``update(fraction)`` with ``total`` 1 (:func:`run` with ``progress=True``
+    in a notebook); for counted work, ``update(done, failed)`` with ``total`` the count
+    (``None`` until known) and ``unit`` its name
+    (``NotebookProgress("sweep", total=8, unit="points")``). Called with ``(done,
+    failed, total)`` it is the progress callback of a sweep:
+    ``snarl.sweep(..., progress=NotebookProgress("sweep", total=None, unit="points"))``.
+    :meth:`close` draws the final state, which stays in the output with the time taken.
+    Drawn at most every ``interval`` seconds, and when the work is complete.
+    """
+
+    def __init__(
+        self,
+        description: str,
+        total: float | None = 1.0,
+        unit: str | None = None,
+        done: str | None = None,
+        interval: float = 0.2,
+    ) -> None:
+        from IPython.display import display
+
+        self.description = description
+        self.done = done or f"{description}: done"
+        self.total = total
+        self.unit = unit
+        self.interval = interval
+        self.completed: float = 0.0
+        self.failed = 0
+        self.start = time.monotonic()
+        self.drawn = -math.inf
+        self.closed = False
+        # Outside a notebook there is no cell to draw in (IPython's display would print).
+        self.handle = display(self._bundle(), raw=True, display_id=True) if in_notebook() else None
+        self.drawn = time.monotonic()
+
+    def update(self, completed: float, failed: int = 0) -> None:
+        """Moves the bar to ``completed`` (of ``total``), ``failed`` of which failed."""
+        self.completed = max(float(completed), 0.0)
+        if self.total is not None:
+            self.completed = min(self.completed, self.total)
+        self.failed = failed
+        now = time.monotonic()
+        if now - self.drawn >= self.interval or (self.total is not None and self.completed >= self.total):
+            self._draw(now)
+
+    def __call__(self, *args: Any) -> None:
+        """As :meth:`update`: the bar is itself a progress callback, of a run
+        (``fraction``) or of a sweep (``done, failed, total``)."""
+        if len(args) == 3:
+            self.total = float(args[2])
+            args = args[:2]
+        self.update(*args)
+
+    def close(self) -> None:
+        """Draws the final state: the time taken if complete, else where it stopped."""
+        if not self.closed:
+            self.closed = True
+            self._draw(time.monotonic())
+
+    def _draw(self, now: float) -> None:
+        self.drawn = now
+        if self.handle is not None:
+            self.handle.update(self._bundle(), raw=True)
+
+    def _bundle(self) -> dict[str, str]:
+        import html
+
+        elapsed = time.monotonic() - self.start
+        if self.total is None:
+            fraction = 0.0
+        else:
+            fraction = self.completed / self.total if self.total > 0 else 1.0
+        if self.unit is None:
+            count = f"{fraction:.0%}"
+        else:
+            of = f"/{self.total:,.0f}" if self.total is not None else ""
+            count = f"{self.completed:,.0f}{of} {self.unit} done, {self.failed:,} failed"
+        complete = self.total is not None and fraction >= 1.0
+        if complete:
+            text = f"{self.done} in {_clock(elapsed)}" + (f" ({count})" if self.unit else "")
+        else:
+            # As the progress lines of runs and sweeps in logs: what is done, the time
+            # elapsed, the time left at the pace so far (once it means something).
+            timing = f"elapsed {_clock(elapsed)}"
+            if 0.02 <= fraction < 1.0 and elapsed >= 1.0:
+                timing += f" · ETA {_clock(elapsed * (1 - fraction) / fraction)}"
+            colon = ":" if self.unit else ""
+            text = f"{self.description}{colon} {count} · {timing}" + (" (stopped)" if self.closed else "")
+        bar = (
+            f'<progress value="{fraction:.4f}" max="1" style="width: 20em; vertical-align: middle"></progress> '
+            if not complete
+            else ""
+        )
+        return {
+            "text/plain": text,
+            "text/html": f'<div class="snarl-progress" style="font-family: monospace">{bar}{html.escape(text)}</div>',
+        }
+
+
+def _clock(seconds: float) -> str:
+    """``83.2`` -> ``0:01:23``."""
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def resolve_config(

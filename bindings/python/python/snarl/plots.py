@@ -1,7 +1,16 @@
 """Figures of sweeps and runs: pure functions of DataFrames that return a matplotlib Figure.
 
-Figures are built without pyplot (no GUI, no global state): save them with
-``fig.savefig("plot.png")`` (PNG, SVG or PDF by extension).
+Figures are built without pyplot (no GUI, no global state, nothing left open in a
+script): save them with ``fig.savefig("plot.png")`` (PNG, SVG or PDF by extension). In
+Jupyter a figure shows itself as an image, in a fresh kernel too (no ``%matplotlib``, no
+pyplot import needed): the figures are :class:`SnarlFigure`, a matplotlib ``Figure`` with
+``_repr_png_``.
+
+Every function takes ``ax=``, a matplotlib ``Axes`` to draw into instead of a new figure
+(``fig, ax = plt.subplots()``; a panel of a figure of your own), and then returns the
+figure that ``ax`` belongs to. A figure of several panels (:func:`heatmap` with facets,
+:func:`congestion_over_time`, :func:`iteration_times`, :func:`mechanisms`) divides the
+place of one given ``Axes`` among its panels, or takes one ``Axes`` per panel.
 
 - :func:`load_curve`: accepted vs offered load (mean ± std over seeds), one curve per
   value of a ``hue`` column;
@@ -34,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates", "mechanisms", "iterations", "timeline")
@@ -123,10 +133,143 @@ def group_figure(column: str) -> tuple[str | None, list[str]]:
 
 
 def _new_figure(figsize: tuple[float, float] = FIGSIZE) -> Figure:
-    """A figure without pyplot, laid out tightly (constrained layout)."""
-    from matplotlib.figure import Figure
+    """A figure without pyplot, laid out tightly (constrained layout), that shows itself
+    in Jupyter (:class:`SnarlFigure`)."""
+    return figure_class()(figsize=figsize, dpi=DPI, layout="constrained")
 
-    return Figure(figsize=figsize, dpi=DPI, layout="constrained")
+
+NOTEBOOK_DPI = 100
+"""Pixels per inch of a figure as a notebook shows it (its PNG keeps the figure's own
+resolution, so it stays sharp on high-density screens)."""
+
+_FIGURE_CLASS: type[Figure] | None = None
+
+
+def figure_class() -> type[Figure]:
+    """:class:`SnarlFigure`, the class of the figures this module returns (defined on
+    first use, so that importing the module does not import matplotlib)."""
+    global _FIGURE_CLASS
+    if _FIGURE_CLASS is None:
+        from matplotlib.figure import Figure
+
+        class SnarlFigure(Figure):
+            """A matplotlib ``Figure`` that shows itself as a PNG image in Jupyter (or any
+            IPython display), without pyplot and without ``%matplotlib``. It is not
+            registered with pyplot: ``plt.show()`` does not show it and nothing keeps it
+            alive once unreferenced, so scripts that draw many figures leak none."""
+
+            def _repr_png_(self) -> tuple[bytes, dict[str, int]]:
+                width, height = self.get_size_inches()
+                size = {"width": round(width * NOTEBOOK_DPI), "height": round(height * NOTEBOOK_DPI)}
+                return figure_png(self), size
+
+        SnarlFigure.__module__ = __name__
+        SnarlFigure.__qualname__ = "SnarlFigure"
+        _FIGURE_CLASS = SnarlFigure
+    return _FIGURE_CLASS
+
+
+def __getattr__(name: str) -> Any:
+    """``plots.SnarlFigure`` (see :func:`figure_class`)."""
+    if name == "SnarlFigure":
+        return figure_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def figure_png(fig: Any, dpi: float | None = None) -> bytes:
+    """The PNG image of a figure (at its own resolution unless ``dpi`` is given)."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi or "figure")
+    return buffer.getvalue()
+
+
+def _is_axes(value: Any) -> bool:
+    from matplotlib.axes import Axes
+
+    return isinstance(value, Axes)
+
+
+def _root(ax: Any) -> Figure:
+    """The figure an Axes is drawn in (the top-level one, for an Axes of a subfigure)."""
+    return ax.get_figure(root=True)
+
+
+def _canvas(ax: Any, figsize: tuple[float, float] = FIGSIZE) -> tuple[Figure, Any]:
+    """``(figure, Axes)`` a plot of one panel draws into: a new figure and its Axes, or
+    ``ax`` and its figure."""
+    if ax is None:
+        fig = _new_figure(figsize)
+        return fig, fig.add_subplot()
+    if not _is_axes(ax):
+        raise PlotError(f"ax must be a matplotlib Axes (e.g. from plt.subplots()), not {type(ax).__name__}")
+    return _root(ax), ax
+
+
+def _panels(
+    ax: Any,
+    count: int,
+    figsize: tuple[float, float],
+    what: str,
+    rows: int = 1,
+    columns: int = 1,
+    sharex: bool = False,
+    width_ratios: Sequence[float] | None = None,
+    height_ratios: Sequence[float] | None = None,
+) -> tuple[Any, list[Any], bool]:
+    """``(figure, axes, gridded)`` for a plot of ``count`` panels, laid out in ``rows`` x
+    ``columns``: a new figure's grid; the place of one given ``Axes`` divided into that
+    grid; or ``count`` given Axes, one per panel. ``axes`` has ``rows * columns`` Axes
+    for a grid (``gridded``; the caller removes those it leaves empty), else ``count``.
+    ``figure`` is the (sub)figure the panels are in."""
+    if ax is None:
+        fig = _new_figure(figsize)
+        grid = fig.subplots(
+            rows, columns, squeeze=False, sharex=sharex,
+            gridspec_kw={"width_ratios": width_ratios, "height_ratios": height_ratios},
+        )
+        return fig, list(grid.flat), True
+    if _is_axes(ax) and rows * columns == 1:
+        return ax.figure, [ax], True
+    if _is_axes(ax):
+        spec = ax.get_subplotspec()
+        if spec is None:
+            raise PlotError(f"ax: {what} divides the place of the given Axes among its panels: give an Axes of a grid (plt.subplots())")
+        fig = ax.figure
+        ax.remove()
+        cells = spec.subgridspec(rows, columns, width_ratios=width_ratios, height_ratios=height_ratios)
+        axes: list[Any] = []
+        for index in range(rows * columns):
+            share = axes[0] if sharex and axes else None
+            axes.append(fig.add_subplot(cells[index // columns, index % columns], sharex=share))
+        if sharex:  # as fig.subplots(sharex=True): the times under the bottom row only
+            for above in axes[: (rows - 1) * columns]:
+                above.tick_params(labelbottom=False)
+        return fig, axes, True
+    import numpy as np
+
+    axes = list(np.asarray(ax, dtype=object).flat) if not isinstance(ax, (str, bytes)) else []
+    if len(axes) != count or not all(_is_axes(a) for a in axes):
+        found = f"{len(axes)} Axes" if all(_is_axes(a) for a in axes) else f"a {type(ax).__name__}"
+        raise PlotError(
+            f"ax: {what} draws {count} panel{'s' if count != 1 else ''}: give one Axes (its place is divided "
+            f"among them) or {count} Axes, one per panel, not {found}"
+        )
+    return axes[0].figure, axes, False
+
+
+def _suptitle(fig: Any, own: bool, first: Any, title: str | None, **options: Any) -> None:
+    """A figure's title: above the figure when it is the plot's own (or a subfigure of
+    the user's), else on the first panel (the user's figure keeps its own title)."""
+    if not title:
+        return
+    from matplotlib.figure import SubFigure
+
+    if own or isinstance(fig, SubFigure):
+        fig.suptitle(title, **options)
+    else:
+        first.set_title(f"{title}\n{first.get_title()}".rstrip(), fontsize="medium")
 
 
 def _value_text(value: Any) -> str:
@@ -237,6 +380,7 @@ def load_curve(
     ideal: bool | None = None,
     style: str | None = None,
     reference: str | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """Accepted vs offered load, or any ``y`` against any ``x``: one curve per value of
     ``hue`` (a column, or several whose combinations each get a curve), points at the
@@ -273,8 +417,7 @@ def load_curve(
         points = points.assign(**{x: [parse_duration(str(v), unit) / scale for v in points[x]]})
         x_label = f"{x.split('.')[-1].replace('_', ' ')} ({time_unit})"
     points = _numeric(points, x, y, *([reference] if reference else []))
-    fig = _new_figure()
-    ax = fig.add_subplot()
+    fig, ax = _canvas(ax)
     name_of = hue_labeller(points, hues)
     hue_values = [None] if not hues else [v for v, _ in points.groupby(hues, sort=True, dropna=False)]
     colours = {_key(v): f"C{i % 10}" for i, v in enumerate(hue_values)}
@@ -347,6 +490,7 @@ def throughput_over_time(
     y: str = "accepted_load",
     unit: str = "ns",
     title: str | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """Throughput (``y``, by default accepted load) per time window, one line per group,
     with a dashed vertical line and its label at each phase.
@@ -364,8 +508,7 @@ def throughput_over_time(
     unknown = [g for g in groups if g not in names]
     if unknown:
         raise PlotError(f"no group {unknown[0]!r} in the time series (groups: {', '.join(names)})")
-    fig = _new_figure((7.2, 4.2))
-    ax = fig.add_subplot()
+    fig, ax = _canvas(ax, (7.2, 4.2))
     scale, shown = _time_axis(timeseries["time"], unit)
     for group in groups:
         rows = timeseries[timeseries["group"] == group].sort_values("time")
@@ -470,6 +613,7 @@ def heatmap(
     cmap: str = "viridis",
     title: str | None = None,
     facet: str | Sequence[str] | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """``value`` over two swept keys, every cell annotated with its number: the mean over
     the rows of the cell, e.g. over seeds.
@@ -502,11 +646,14 @@ def heatmap(
     width, height = max(5.2, 1.1 * cells_x + 2.0), max(3.6, 0.7 * cells_y + 1.6)
     columns = max(1, min(len(tables), 3, int(MAX_WIDTH // width)))  # wide panels go one above the other
     rows = -(-len(tables) // columns)
-    fig = _new_figure((columns * width + 1.2, rows * height + (0.4 if title else 0.0)))
-    grid = fig.subplots(rows, columns, squeeze=False)
+    own = ax is None
+    fig, grid, gridded = _panels(
+        ax, len(tables), (columns * width + 1.2, rows * height + (0.4 if title else 0.0)), "a heatmap with facets",
+        rows=rows, columns=columns,
+    )
     name_of = hue_labeller(points, facets)
     image = None
-    for index, (ax, (key, table)) in enumerate(zip(grid.flat, tables)):
+    for index, (ax, (key, table)) in enumerate(zip(grid, tables)):
         data = table.to_numpy(dtype=float)
         image = ax.imshow(data, cmap=cmap, aspect="auto", origin="lower", vmin=low, vmax=high)
         for (i, j), number in np.ndenumerate(data):
@@ -515,19 +662,21 @@ def heatmap(
                 ax.text(j, i, format(number, fmt), ha="center", va="center", color=color, fontsize=9)
         ax.set_xticks(range(data.shape[1]), [_value_text(v) for v in table.columns])
         ax.set_yticks(range(data.shape[0]), [_value_text(v) for v in table.index])
-        if index // columns == rows - 1 or index + columns >= len(tables):
+        if not gridded or index // columns == rows - 1 or index + columns >= len(tables):
             ax.set_xlabel(label(x, unit))
-        if index % columns == 0:
+        if not gridded or index % columns == 0:
             ax.set_ylabel(label(y, unit))
         if facets:
             ax.set_title(name_of(key), fontsize="medium")
-    for ax in grid.flat[len(tables):]:
-        fig.delaxes(ax)
-    colorbar = fig.colorbar(image, ax=list(grid.flat[: len(tables)]))
+    for ax in grid[len(tables):]:
+        ax.remove()
+    colorbar = fig.colorbar(image, ax=grid[: len(tables)])
     colorbar.set_label(label(value, unit))
-    if title:
-        (fig.suptitle if facets else grid[0, 0].set_title)(title)
-    return fig
+    if facets:
+        _suptitle(fig, own, grid[0], title)
+    elif title:
+        grid[0].set_title(title)
+    return _root(grid[0])
 
 
 def _magnitude(value: Any) -> tuple[int, float, str]:
@@ -555,14 +704,14 @@ def cdf(
     ylabel: str = "cumulative fraction",
     legend_title: str | None = None,
     title: str | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """Empirical CDF of ``values`` (array-like), or one curve per entry of a mapping
     ``{legend label: values}``."""
     import numpy as np
 
     series = dict(values) if isinstance(values, Mapping) else {None: values}
-    fig = _new_figure()
-    ax = fig.add_subplot()
+    fig, ax = _canvas(ax)
     drawn = 0
     for name, data in series.items():
         data = np.asarray(list(data) if not hasattr(data, "__array__") else data, dtype=float)
@@ -593,6 +742,7 @@ def fct_slowdown(
     buckets: Sequence[Mapping[str, Any]] | pd.DataFrame,
     percentiles: Sequence[str] = _PERCENTILES,
     title: str | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """FCT slowdown by flow-size bucket: one line per percentile (default p50, p95 and
     p99) over the buckets, on a log scale, with the number of flows under each bucket.
@@ -608,8 +758,7 @@ def fct_slowdown(
         frame = frame[frame["flows"] > 0]
     if frame.empty:
         raise PlotError("no completed flow to plot (flows are counted from the end of warm-up)")
-    fig = _new_figure()
-    ax = fig.add_subplot()
+    fig, ax = _canvas(ax)
     positions = list(range(len(frame)))
     for percentile, column in zip(percentiles, columns):
         ax.plot(positions, frame[column].astype(float), marker="o", label=_STATS.get(percentile, percentile))
@@ -658,6 +807,7 @@ def congestion_over_time(
     groups: Iterable[str] | None = None,
     unit: str = "ns",
     title: str | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """Two panels on one time axis: accepted load per window and group (as
     :func:`throughput_over_time`), and the events per window of :attr:`snarl.Report.fabric`
@@ -668,8 +818,9 @@ def congestion_over_time(
     _require(fabric, "time")
     names = list(dict.fromkeys(timeseries["group"]))
     groups = list(groups) if groups is not None else [g for g in names if g != "all"] or names
-    fig = _new_figure((7.2, 6.0))
-    top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    _, (top, bottom), _ = _panels(
+        ax, 2, (7.2, 6.0), "congestion_over_time", rows=2, sharex=True, height_ratios=[3, 2]
+    )
     scale, shown = _time_axis(timeseries["time"], unit)
     for group in groups:
         rows = timeseries[timeseries["group"] == group].sort_values("time")
@@ -695,7 +846,7 @@ def congestion_over_time(
             ax.axvline(at / scale, color="0.3", linestyle="--", linewidth=0.9)
     if title:
         top.set_title(title, fontsize="medium")
-    return fig
+    return _root(top)
 
 
 def flow_rates(
@@ -703,6 +854,7 @@ def flow_rates(
     flows: int = 8,
     unit: str = "ns",
     title: str | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """The rate of each congestion-controlled flow over time, as steps (a flow runs at its
     last rate until the next change), for the ``flows`` flows with the most changes.
@@ -714,8 +866,7 @@ def flow_rates(
         raise PlotError("no rate change to plot (set congestion_control.rate_series = true)")
     keys = ["src", "dst", "qp"]
     busiest = rates.groupby(keys).size().sort_values(ascending=False, kind="stable").head(flows)
-    fig = _new_figure((7.2, 4.2))
-    ax = fig.add_subplot()
+    fig, ax = _canvas(ax, (7.2, 4.2))
     scale, shown = _time_axis(rates["time"], unit)
     for (src, dst, qp), _ in busiest.items():
         rows = rates[(rates["src"] == src) & (rates["dst"] == dst) & (rates["qp"] == qp)].sort_values("time", kind="stable")
@@ -730,7 +881,9 @@ def flow_rates(
     return fig
 
 
-def iteration_times(iterations: pd.DataFrame, unit: str = "ns", title: str | None = None) -> Figure:
+def iteration_times(
+    iterations: pd.DataFrame, unit: str = "ns", title: str | None = None, ax: Axes | Sequence[Axes] | None = None
+) -> Figure:
     """Each job's iteration times in order (the warm-up hollow), and on the right their
     distribution after the warm-up, one box per job: how steady the victims were, and
     what the aggressors did meanwhile.
@@ -741,8 +894,8 @@ def iteration_times(iterations: pd.DataFrame, unit: str = "ns", title: str | Non
     if iterations.empty:
         raise PlotError("no finished iteration to plot (did the jobs run?)")
     jobs = list(dict.fromkeys(iterations["job"]))
-    fig = _new_figure((9.0, 4.2))
-    over, spread = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 1]})
+    own = ax is None
+    fig, (over, spread), _ = _panels(ax, 2, (9.0, 4.2), "iteration_times", columns=2, width_ratios=[3, 1])
     scale, shown = _time_axis(iterations["time"], unit)
     boxes = []
     for job in jobs:
@@ -763,12 +916,13 @@ def iteration_times(iterations: pd.DataFrame, unit: str = "ns", title: str | Non
     spread.set_ylim(over.get_ylim())
     spread.set_title("after the warm-up", fontsize="small")
     spread.grid(True, axis="y", alpha=0.3)
-    if title:
-        fig.suptitle(title, fontsize="medium")
-    return fig
+    _suptitle(fig, own, over, title, fontsize="medium")
+    return _root(over)
 
 
-def rank_timeline(steps: pd.DataFrame, job: str | None = None, unit: str = "ns", title: str | None = None) -> Figure:
+def rank_timeline(
+    steps: pd.DataFrame, job: str | None = None, unit: str = "ns", title: str | None = None, ax: Axes | None = None
+) -> Figure:
     """One job's ranks over time, step by step (the ``steps`` table: the first measured
     iterations): a bar per rank and step from when its sends were posted to when it
     completed, coloured by step, so waits and stragglers show as gaps and long bars."""
@@ -781,8 +935,7 @@ def rank_timeline(steps: pd.DataFrame, job: str | None = None, unit: str = "ns",
         raise PlotError(f"no job {job!r} in the steps table (jobs: {', '.join(jobs)})")
     rows = steps[steps["job"] == job]
     ranks = int(rows["rank"].max()) + 1
-    fig = _new_figure((8.0, max(3.0, min(9.0, 0.18 * ranks + 1.6))))
-    ax = fig.add_subplot()
+    fig, ax = _canvas(ax, (8.0, max(3.0, min(9.0, 0.18 * ranks + 1.6))))
     scale, shown = _time_axis(rows["end"], unit)
     import matplotlib
 
@@ -858,6 +1011,7 @@ def mechanisms(
     phases: Sequence[Mapping[str, Any]] | Sequence[tuple[float, str]] | None = None,
     unit: str = "ns",
     title: str | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """Congestion-management mechanisms side by side, one colour per run (the keys of
     ``timeseries``, in order, are the legend's names), in three panels:
@@ -906,9 +1060,12 @@ def mechanisms(
     end = max(float(s["time"].max()) for s in series.values() if len(s))
     scale, shown = _time_axis([end], unit)
 
-    fig = _new_figure((min(MAX_WIDTH, 14.5), 4.6))
-    load_ax, cnp_ax, fct_ax = fig.subplots(1, 3, gridspec_kw={"width_ratios": [4, 4, 3]})
-    cnp_ax.sharex(load_ax)
+    own = ax is None
+    fig, (load_ax, cnp_ax, fct_ax), gridded = _panels(
+        ax, 3, (min(MAX_WIDTH, 14.5), 4.6), "mechanisms", columns=3, width_ratios=[4, 4, 3]
+    )
+    if gridded:
+        cnp_ax.sharex(load_ax)
 
     # 1. Throughput of the group per window.
     for name in runs:
@@ -968,11 +1125,13 @@ def mechanisms(
     fct_ax.grid(True, axis="y", alpha=0.3)
 
     handles = [line for line in load_ax.get_lines() if line.get_label() in colours]
-    fig.legend(handles, [h.get_label() for h in handles], loc="outside lower center",
-               ncols=min(len(runs), 6), frameon=False)
-    if title:
-        fig.suptitle(title)
-    return fig
+    if own:
+        fig.legend(handles, [h.get_label() for h in handles], loc="outside lower center",
+                   ncols=min(len(runs), 6), frameon=False)
+    else:  # the user's figure may not leave room below: the legend goes in a panel
+        load_ax.legend(handles, [h.get_label() for h in handles], frameon=False, fontsize="small")
+    _suptitle(fig, own, load_ax, title)
+    return _root(load_ax)
 
 
 def _window(times: Any) -> float | None:
@@ -1125,8 +1284,20 @@ def _sweep_tables(directory: Path) -> list[str]:
 
 def point_table(directory: Path, name: str, point: str | None = None) -> pd.DataFrame:
     """Table ``name`` of a run directory or of one point of a sweep directory (by default
-    its first successful point)."""
-    return read_parquet(table_path(directory, name, point))
+    its first successful point); a point's table has the column ``point_id`` first, as
+    every per-point table read back from a sweep."""
+    path = table_path(directory, name, point)
+    frame = read_parquet(path)
+    return with_point_id(frame, path.stem) if _is_sweep(directory) else frame
+
+
+def with_point_id(frame: pd.DataFrame, point_id: str) -> pd.DataFrame:
+    """``frame`` (a table of one point of a sweep) with the column ``point_id`` first, if
+    it has none: the shape of every per-point table read back from a sweep."""
+    if "point_id" not in frame.columns:
+        frame = frame.copy(deep=False)
+        frame.insert(0, "point_id", point_id)
+    return frame
 
 
 def point_timeseries(directory: Path, point: str | None = None) -> tuple[pd.DataFrame, list[dict[str, Any]], str, str]:
@@ -1212,49 +1383,52 @@ def plot_directory(
     where: Sequence[str] | None = None,
     style: str | None = None,
     reference: str | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """The figure ``snarl plot KIND DIR`` draws, with sensible defaults from the sweep.
 
     ``where`` (``["traffic.load=0.5", ...]``) keeps the points of a sweep that have those
     values. A heatmap has one panel per value of the swept keys (but seeds) that are not
-    on its axes."""
+    on its axes. ``ax``: the Axes to draw into (see the module's help)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise PlotError(f"{directory}: no such directory")
     if kind == "timeseries":
         series, phases, unit, title = point_timeseries(directory, point)
-        return throughput_over_time(series, phases=phases, groups=groups, y=y or "accepted_load", unit=unit, title=title)
+        return throughput_over_time(
+            series, phases=phases, groups=groups, y=y or "accepted_load", unit=unit, title=title, ax=ax
+        )
     if kind == "fabric":
         series, phases, unit, title = point_timeseries(directory, point)
         fabric = point_table(directory, "fabric", point)
-        return congestion_over_time(series, fabric, phases=phases, groups=groups, unit=unit, title=title)
+        return congestion_over_time(series, fabric, phases=phases, groups=groups, unit=unit, title=title, ax=ax)
     if kind == "rates":
         rates = point_table(directory, "rates", point)
         summary, title = point_summary(directory, point)
-        return flow_rates(rates, unit=summary.get("time_unit", "ns"), title=title)
+        return flow_rates(rates, unit=summary.get("time_unit", "ns"), title=title, ax=ax)
     if kind == "mechanisms":
         if groups is not None and len(groups) > 1:
             raise PlotError("mechanisms plots one group: give --group once")
-        return plot_mechanisms([directory], group=groups[0] if groups else None, where=where)
+        return plot_mechanisms([directory], group=groups[0] if groups else None, where=where, ax=ax)
     if kind == "fct":
         summary, title = point_summary(directory, point)
-        return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title)
+        return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title, ax=ax)
     if kind == "iterations":
         summary, title = point_summary(directory, point)
         table = point_table(directory, "iterations", point)
-        return iteration_times(table, unit=summary.get("time_unit", "ns"), title=title)
+        return iteration_times(table, unit=summary.get("time_unit", "ns"), title=title, ax=ax)
     if kind == "timeline":
         summary, title = point_summary(directory, point)
         table = point_table(directory, "steps", point)
         job = groups[0] if groups else None
-        return rank_timeline(table, job=job, unit=summary.get("time_unit", "ns"))
+        return rank_timeline(table, job=job, unit=summary.get("time_unit", "ns"), ax=ax)
     points = where_rows(load_points(directory), where)
     keys = swept_keys(directory, points)
     if kind == "load-curve":
         hue = hue_columns(hue) or default_hue(keys, points, along=x or "offered_load")
         return load_curve(
             points, x=x or "offered_load", y=y or "accepted_load", hue=hue, style=style, reference=reference,
-            by=x if x and style else None,
+            by=x if x and style else None, ax=ax,
         )
     if kind == "heatmap":
         varying = [k for k in keys if k != "seed" and points[k].nunique() > 1]
@@ -1263,7 +1437,7 @@ def plot_directory(
         if x is None or y is None:
             raise PlotError("a heatmap needs two swept keys: give --x and --y")
         facets = [k for k in varying if k not in (x, y)]
-        return heatmap(points, x=x, y=y, value=value or "accepted_load", facet=facets)
+        return heatmap(points, x=x, y=y, value=value or "accepted_load", facet=facets, ax=ax)
     if kind == "cdf":
         value = value or "accepted_load"
         hue = hue_columns(hue) or default_hue(keys, points)
@@ -1272,8 +1446,8 @@ def plot_directory(
         if value in points.columns:
             name_of = hue_labeller(ok, hue)
             curves = {name_of(v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
-            return cdf(curves, xlabel=label(value, unit), legend_title=None)
-        return window_cdf(directory, ok, value, hue, groups, unit)
+            return cdf(curves, xlabel=label(value, unit), legend_title=None, ax=ax)
+        return window_cdf(directory, ok, value, hue, groups, unit, ax=ax)
     raise PlotError(f"unknown plot {kind!r}: expected one of {', '.join(KINDS)}")
 
 
@@ -1306,7 +1480,7 @@ def _is_value(value: Any, text: str) -> bool:
 
 def window_cdf(
     directory: Path, ok: pd.DataFrame, value: str = "accepted_load", hue: Sequence[str] = (),
-    groups: Sequence[str] | None = None, unit: str = "ns",
+    groups: Sequence[str] | None = None, unit: str = "ns", ax: Axes | None = None,
 ) -> Figure:
     """CDF of a time-series column over the measured windows (from ``measure_from`` on)
     of every point of ``ok`` (rows of the sweep's table), one curve per value of
@@ -1319,7 +1493,7 @@ def window_cdf(
         path = directory / "timeseries" / f"{row['point_id']}.parquet"
         if not path.is_file():
             continue
-        series = read_parquet(path)
+        series = with_point_id(read_parquet(path), str(row["point_id"]))
         if value not in series.columns:
             raise PlotError(f"no column {value!r} in the points or the time series")
         start = row.get("measure_from", 0.0)
@@ -1329,7 +1503,7 @@ def window_cdf(
         curves.setdefault(name, []).extend(rows[value].tolist())
     if not curves:
         raise PlotError(f"{directory}: no time series to plot")
-    return cdf(curves, xlabel=f"{label(value, unit)} per window, group {group}")
+    return cdf(curves, xlabel=f"{label(value, unit)} per window, group {group}", ax=ax)
 
 
 # ----------------------------------------------------------------------------- mechanisms
@@ -1419,9 +1593,9 @@ def _sweep_runs(directory: Path, where: Sequence[str] | None) -> tuple[list[str]
         record = _point_record(directory, point)
         if not record.get("summary"):
             raise PlotError(f"{directory}: point {point} has no summary")
-        timeseries = read_parquet(table_path(directory, "timeseries", point))
+        timeseries = point_table(directory, "timeseries", point)
         fabric_path = directory / "fabric" / f"{point}.parquet"
-        fabric = read_parquet(fabric_path) if fabric_path.is_file() else None
+        fabric = with_point_id(read_parquet(fabric_path), point) if fabric_path.is_file() else None
         config = _read_toml(record["config"]) if record.get("config") else {}
         runs.append((record["summary"], timeseries, fabric, config))
     return names, runs
@@ -1433,6 +1607,7 @@ def plot_mechanisms(
     labels: str | Sequence[str] | None = None,
     title: str | None = None,
     where: Sequence[str] | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """The figure ``snarl plot mechanisms DIR [DIR ...]`` draws (:func:`mechanisms`): one
     run per ``snarl run --out`` directory, named by its directory without the prefix
@@ -1471,4 +1646,5 @@ def plot_mechanisms(
         phases=phases,
         unit=str(first.get("time_unit", "ns")),
         title=(default_title if title is None else title) or None,
+        ax=ax,
     )

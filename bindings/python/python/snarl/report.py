@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from functools import cached_property
@@ -61,6 +63,10 @@ class Report:
     drop, ECN or congestion control; the others with the mechanisms or collectors that
     make them. Whatever tables the core returns are here, and written by :meth:`write`,
     by name.
+
+    In Jupyter a report shows itself (``_repr_html_``): its headline figures per group
+    (offered and accepted load, latency p50 and p99, packets) above the accepted load
+    over time.
     """
 
     def __init__(
@@ -103,6 +109,15 @@ class Report:
             f"accepted_load={s.get('accepted_load', float('nan')):.4f} "
             f"groups={len(s.get('groups', {}))} tables=({tables})>"
         )
+
+    def _repr_html_(self) -> str:
+        """The report as a notebook shows it: the headline figures per group, the
+        sections' lines, the tables, and the accepted load over time as an embedded PNG."""
+        return self._html
+
+    @cached_property
+    def _html(self) -> str:
+        return summary_html(self)
 
     def to_json(self) -> str:
         """The summary as the core wrote it: deterministic JSON (same config and seed,
@@ -234,10 +249,12 @@ class Report:
 
     def write(self, directory: str | Path) -> None:
         """Writes ``summary.json``, ``config.toml`` and every table as
-        ``<name>.parquet`` into ``directory`` (which must exist)."""
+        ``<name>.parquet`` into ``directory``, created (with its parents) if need be; files
+        of those names already there are replaced."""
         import pyarrow.parquet as pq
 
         directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
         (directory / "summary.json").write_text(self._summary_json + "\n", encoding="utf-8")
         (directory / "config.toml").write_text(self.config_toml, encoding="utf-8")
         for name in self._columns:
@@ -282,6 +299,134 @@ def fct_bucket_frame(buckets: list[dict[str, Any]]) -> pd.DataFrame:
     frame = frame.set_index("label")
     frame["max_bytes"] = pd.to_numeric(frame["max_bytes"], errors="coerce")
     return frame
+
+
+# ----------------------------------------------------------------------------- notebook display
+
+_HTML_COLUMNS = (
+    # (heading, path in a group's figures, kind)
+    ("hosts", ("hosts",), "count"),
+    ("offered load", ("offered_load",), "load"),
+    ("accepted load", ("accepted_load",), "load"),
+    ("latency p50", ("latency", "p50"), "time"),
+    ("latency p99", ("latency", "p99"), "time"),
+    ("packets injected", ("packets", "injected"), "count"),
+    ("delivered", ("packets", "delivered"), "count"),
+    ("in flight", ("packets", "in_flight"), "count"),
+    ("dropped", ("packets", "dropped"), "count"),
+)
+"""The columns of a report's table in a notebook: the headline figures of each group."""
+
+_CELL = "padding: 2px 8px; text-align: {align}"
+_HEAD = "padding: 2px 8px; text-align: {align}; border-bottom: 1px solid #999"
+
+
+def _figure(figures: Mapping[str, Any], path: Sequence[str]) -> Any:
+    value: Any = figures
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _cell(value: Any, kind: str) -> str:
+    """A number of the report's table as text: loads to 3 decimals, times to 4 digits,
+    counts with thousands separators; a missing figure as a dash."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "–"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "–"
+    if kind == "load":
+        return f"{value:.3f}"
+    if kind == "count":
+        return f"{int(value):,}"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def summary_html(report: Report) -> str:
+    """The HTML a notebook shows for a report (``Report._repr_html_``): a line on the
+    run, a table of the headline figures per group and for the whole run (``all``), the
+    sections' lines, the run's tables, and the accepted load per group over time as a
+    base64 PNG (left out, with the reason, when it cannot be drawn)."""
+    summary = report.summary
+    unit = str(summary.get("time_unit", "ns"))
+    esc = html.escape
+    parts = ['<div class="snarl-report">']
+    facts = [f"seed {summary.get('seed', '–')}"]
+    if isinstance(summary.get("sim_time"), (int, float)):
+        measured = summary.get("measure_from")
+        since = f", measured from {_cell(measured, 'time')}" if isinstance(measured, (int, float)) and measured else ""
+        facts.append(f"{_cell(summary['sim_time'], 'time')} {unit} simulated{since}")
+    if isinstance(summary.get("events"), int):
+        facts.append(f"{summary['events']:,} events")
+    if isinstance(summary.get("wall_seconds"), (int, float)):
+        facts.append(f"{summary['wall_seconds']:.2f} s of wall time")
+    parts.append(f"<p><strong>snarl.Report</strong>: {esc(', '.join(facts))}</p>")
+
+    heads = "".join(
+        f'<th style="{_HEAD.format(align="right")}">{esc(name)}{f" ({esc(unit)})" if kind == "time" else ""}</th>'
+        for name, _, kind in _HTML_COLUMNS
+    )
+    rows = [f'<tr><th style="{_HEAD.format(align="left")}">group</th>{heads}</tr>']
+    groups = summary.get("groups") or {}
+    everything = dict(summary)
+    if groups and "hosts" not in everything:
+        hosts = [g.get("hosts") for g in groups.values()]
+        if all(isinstance(h, int) for h in hosts):
+            everything["hosts"] = sum(hosts)
+    for name, figures, strong in [*((n, f, False) for n, f in groups.items()), ("all", everything, True)]:
+        right = _CELL.format(align="right")
+        cells = "".join(f'<td style="{right}">{_cell(_figure(figures, path), kind)}</td>' for _, path, kind in _HTML_COLUMNS)
+        label = f"<strong>{esc(str(name))}</strong>" if strong else esc(str(name))
+        rows.append(f'<tr><td style="{_CELL.format(align="left")}">{label}</td>{cells}</tr>')
+    parts.append('<table style="border-collapse: collapse">' + "".join(rows) + "</table>")
+    parts.append(
+        "<p style=\"font-size: smaller\">Loads per host as fractions of the link capacity; "
+        f"latencies in {esc(unit)}.</p>"
+    )
+
+    fct = summary.get("fct") or {}
+    if isinstance(fct.get("flows"), int) and fct["flows"] > 0:
+        times, slowdown = fct.get("fct") or {}, fct.get("slowdown") or {}
+        parts.append(
+            f"<p>{fct['flows']:,} flows completed: FCT p50 {_cell(times.get('p50'), 'time')}, "
+            f"p99 {_cell(times.get('p99'), 'time')} {esc(unit)}; slowdown p50 "
+            f"{_cell(slowdown.get('p50'), 'time')}, p99 {_cell(slowdown.get('p99'), 'time')}</p>"
+        )
+    if report.notes:
+        parts.append("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in report.notes) + "</ul>")
+    if report.table_names:
+        listed = ", ".join(
+            f"<code>{esc(name)}</code> ({report.table_arrow(name).num_rows:,} rows)" for name in report.table_names
+        )
+        parts.append(f"<p>Tables (<code>report.&lt;name&gt;</code>): {listed}</p>")
+    parts.append(_throughput_image(report, unit))
+    parts.append("</div>")
+    return "\n".join(part for part in parts if part)
+
+
+def _throughput_image(report: Report, unit: str) -> str:
+    """The accepted load per group over time as an ``<img>`` with a base64 PNG; a line
+    saying why when there is none."""
+    import base64
+
+    if "timeseries" not in report.table_names or report.table_arrow("timeseries").num_rows == 0:
+        return ""
+    try:
+        from snarl import plots
+
+        fig = plots.figure_class()(figsize=(6.4, 3.2), dpi=100, layout="constrained")
+        ax = fig.add_subplot()
+        plots.throughput_over_time(report.timeseries, phases=plots.phases_of(report.config), unit=unit, ax=ax)
+        ax.set_ylabel("accepted load")  # the table's note gives its unit
+        data = base64.b64encode(plots.figure_png(fig, dpi=150)).decode("ascii")
+    except Exception as e:  # a display never fails: it says why there is no plot
+        return f"<p>(no plot of the time series: {html.escape(f'{type(e).__name__}: {e}')})</p>"
+    return (
+        '<img alt="accepted load per group over time" style="max-width: 100%" width="640" '
+        f'src="data:image/png;base64,{data}"/>'
+    )
 
 
 def _flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, Any]:
