@@ -42,6 +42,6 @@ def main() -> None:
     print(f"figure: {out / 'load-curve.png'}")
 
 
-# Worker processes import this file: the sweep must only start from the main process.
+# The guard is good style; snarl.sweep works without it too (its workers do not import this file).
 if __name__ == "__main__":
     main()

@@ -1,7 +1,11 @@
 """The ``snarl`` command.
 
-``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR]``
-``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N]``
+``snarl run FILE.toml [--set dotted.key=value ...] [--seed N] [--json] [--out DIR] [--progress-interval S]``
+``snarl sweep SWEEP.toml --out DIR [--workers N | --scheduler ADDRESS | --processes N | --slurm ...] [--dry-run]``
+  (``--slurm --jobs N --cores N --memory SIZE [--walltime T] [--queue P] [--account A]``:
+  Dask workers as SLURM batch jobs; ``--slurm --dry-run`` prints the job script)
+``snarl check FILE.toml [--set k=v ...] [--seed N] [--all] [--resolved]`` (validates a
+  scenario, a fabric preset or a sweep file and prints what it would run, running nothing)
 ``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf, fct, fabric, rates,
   iterations, timeline: a run of jobs' iteration times, and one job's ranks step by step)
 ``snarl plot mechanisms DIR [DIR ...] [-o FILE] [--group NAME] [--labels a,b,...] [--title TEXT]``
@@ -13,6 +17,9 @@
   paper's value, snarl's, and whether each holds; see snarl.findings)
 ``snarl calibrate FINDINGS.toml --space SPACE.toml --out DIR [--points N] [--method grid|random|sobol]``
   (search the parameters the paper leaves unstated for where its findings hold; see snarl.calibrate)
+
+Off a terminal (a batch job's log, a pipe), ``snarl run`` and ``snarl sweep`` print a
+progress line on stderr every ``--progress-interval`` seconds (default 5; 0: none).
 
 Exit codes: 0 success; 2 bad input (unreadable file, invalid config, impossible fabric,
 bad arguments), with one line ``snarl: error: ...`` on stderr and nothing written;
@@ -104,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="report progress on stderr even when it is not a terminal: a line as the simulation starts, then one per tenth done",
     )
+    _progress_interval_argument(run)
     run.add_argument(
         "--out",
         metavar="DIR",
@@ -129,9 +137,48 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("--workers", type=_positive, metavar="N", help="run on a new local Dask cluster of N worker processes")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:8786)")
     where.add_argument("--processes", type=_positive, metavar="N", help="local worker processes (default: one per CPU)")
+    where.add_argument(
+        "--slurm", action="store_true",
+        help="run on Dask workers started as SLURM batch jobs (dask-jobqueue: pip install 'snarl[slurm]'); "
+        "the scheduler runs in this process, on the login node",
+    )
+    slurm = sweep.add_argument_group("SLURM (with --slurm)")
+    slurm.add_argument("--jobs", type=_positive, metavar="N", help="batch jobs to start (default 1)")
+    slurm.add_argument("--cores", type=_positive, metavar="N", help="cores per job: as many single-threaded workers, one simulation each")
+    slurm.add_argument("--memory", type=_slurm_value("memory"), metavar="SIZE", help="memory per job, e.g. 64GB")
+    slurm.add_argument("--walltime", type=_slurm_value("walltime"), metavar="TIME", help="time limit per job, e.g. 04:00:00 or 1-00:00:00")
+    slurm.add_argument("--queue", type=_slurm_value("name"), metavar="PARTITION", help="the partition (#SBATCH -p)")
+    slurm.add_argument("--account", type=_slurm_value("name"), metavar="ACCOUNT", help="the account charged (#SBATCH -A)")
     sweep.add_argument("--retry-failed", action="store_true", help="run again the points recorded as failed")
     sweep.add_argument("--force", action="store_true", help="replace the points of another sweep that DIR holds")
+    sweep.add_argument(
+        "--dry-run", action="store_true",
+        help="check the sweep and say what would run, running nothing; with --slurm, print the job script",
+    )
+    _progress_interval_argument(sweep)
     sweep.set_defaults(handler=_sweep)
+
+    check = commands.add_parser(
+        "check",
+        help="validate a scenario or a sweep file and print what it would run",
+        description=(
+            "Validate a scenario (or a fabric preset that scenarios include) or a sweep file with the checks "
+            "`snarl run` and `snarl sweep` make, and print what it would run: a scenario's resolved config in "
+            "short; a sweep's points, axes and first point. Nothing runs and nothing is written."
+        ),
+    )
+    check.add_argument("file", metavar="FILE.toml", help="a scenario, a fabric preset or a sweep file")
+    check.add_argument(
+        "--set", dest="overrides", metavar="KEY=VALUE", action="append", default=[],
+        help="override a config value of a scenario, as for snarl run (repeatable)",
+    )
+    check.add_argument("--seed", type=_seed, help="replace a scenario's seed")
+    check.add_argument("--all", action="store_true", help="list every point of a sweep (default: the first ten)")
+    check.add_argument(
+        "--resolved", action="store_true",
+        help="print the whole resolved config (of a sweep: of its first point) as TOML on stdout",
+    )
+    check.set_defaults(handler=_check)
 
     from snarl.plots import KINDS
 
@@ -228,6 +275,42 @@ def _runner_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster of this scheduler (tcp://host:8786)")
     where.add_argument("--processes", type=_positive, metavar="N", help="local worker processes (default: one per CPU)")
     parser.add_argument("--retry-failed", action="store_true", help="run again the runs recorded as failed")
+
+
+def _progress_interval_argument(parser: argparse.ArgumentParser) -> None:
+    """``--progress-interval SECONDS``: the time between two progress lines for logs."""
+    parser.add_argument(
+        "--progress-interval", type=_interval, metavar="SECONDS", default=5.0,
+        help="when stderr is not a terminal (a batch job's log), print a progress line (done, failed, "
+        "elapsed, ETA) every SECONDS (default 5; 0: none)",
+    )
+
+
+def _interval(text: str) -> float:
+    """A non-negative number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid interval {text!r}: expected seconds, e.g. 5 or 0.5") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"invalid interval {text}: expected seconds >= 0")
+    return value
+
+
+def _slurm_value(kind: str) -> Callable[[str], str]:
+    """An argument type checking a SLURM option (memory, walltime, a name) as
+    :class:`snarl.sweep.Slurm` does."""
+
+    def parse(text: str) -> str:
+        from snarl.sweep import slurm_memory, slurm_name, slurm_walltime
+
+        check = {"memory": slurm_memory, "walltime": slurm_walltime, "name": slurm_name}[kind]
+        try:
+            return check(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    return parse
 
 
 def _positive(text: str) -> int:
@@ -352,7 +435,11 @@ def _run(args: argparse.Namespace) -> int:
             with progress_bar(f"simulating {name}") as update:
                 outputs = _core.run(text, overrides, args.seed, _checking(update), None, origin)
         else:
-            lines = _progress_lines(name) if args.progress else None
+            # For logs: a timed line (done, elapsed, ETA) every --progress-interval
+            # seconds; with --progress also the start and a line per tenth.
+            from snarl.progress import RunLines
+
+            lines = RunLines(name, args.progress_interval, tenths=args.progress)
             outputs = _core.run(text, overrides, args.seed, _checking(lines), None, origin)
     except (_core.ConfigError, _core.TopologyError) as e:
         raise Failure(str(e), EXIT_BAD_INPUT) from None
@@ -386,28 +473,37 @@ def _checking(update: Callable[[float], None] | None) -> Callable[[float], None]
     return callback
 
 
-def _progress_lines(name: str) -> Callable[[float], None]:
-    """Progress for logs: ``snarl: simulating NAME: 0%`` as the simulation starts (the
-    run calls back with 0.0 once the config is loaded and checked), then a line per
-    tenth done."""
-    printed = -1
-
-    def update(fraction: float) -> None:
-        nonlocal printed
-        tenth = min(int(fraction * 10), 10)
-        if tenth > printed:
-            printed = tenth
-            print(f"snarl: simulating {name}: {10 * tenth}%", file=sys.stderr, flush=True)
-
-    return update
-
-
 def _sweep(args: argparse.Namespace) -> int:
     """``snarl sweep``: check the whole sweep, then run the missing points."""
-    from snarl.sweep import SweepError, execute, plan
+    from snarl.sweep import Slurm, SweepError, execute, plan, slurm_job_script
 
+    slurm_options = {
+        name: getattr(args, name) for name in ("jobs", "cores", "memory", "walltime", "queue", "account")
+    }
+    if not args.slurm:
+        given = [name for name, value in slurm_options.items() if value is not None]
+        if given:
+            raise Failure(f"--{given[0]} sets a SLURM job: it needs --slurm")
     try:
+        slurm = None
+        if args.slurm:
+            slurm = Slurm.of({**{k: v for k, v in slurm_options.items() if v is not None}, "jobs": args.jobs or 1})
+            _need_slurm_support()
         checked = plan(args.file, args.out, retry_failed=args.retry_failed, force=args.force)
+        if args.dry_run:
+            # What would run, and where; with --slurm, the job script each job would run.
+            total, todo = len(checked.points), len(checked.todo)
+            script = slurm_job_script(slurm) if slurm is not None else None
+            where = slurm.describe() if slurm is not None else _runner_text(args, todo)
+            print(
+                f"snarl sweep: dry run: {total} point{'s' if total != 1 else ''}, {total - todo} already done, "
+                f"{todo} would run on {where}",
+                file=sys.stderr, flush=True,
+            )
+            if script is not None:
+                sys.stdout.write(script)
+                sys.stdout.flush()
+            return EXIT_OK
 
         def announce(runner: str | None) -> None:
             # Once the runner is up and the directory ours: the sweep's readiness line.
@@ -421,13 +517,24 @@ def _sweep(args: argparse.Namespace) -> int:
                 flush=True,
             )
 
+        def dashboard(address: str | None) -> None:
+            # Once, on a Dask cluster: where to watch the workers.
+            if address:
+                print(f"snarl sweep: Dask dashboard at {address}", file=sys.stderr, flush=True)
+            else:
+                print("snarl sweep: the Dask scheduler serves no dashboard (it needs bokeh)", file=sys.stderr, flush=True)
+
         table = execute(
             checked,
             workers=args.workers,
             scheduler=args.scheduler,
             processes=args.processes,
-            progress=sys.stderr.isatty(),
+            # A bar on a terminal, else a line every --progress-interval seconds.
+            progress=sys.stderr.isatty() or args.progress_interval > 0,
             on_start=announce,
+            slurm=slurm,
+            progress_interval=args.progress_interval,
+            on_dashboard=dashboard,
         )
     except SweepError as e:
         raise Failure(str(e)) from None
@@ -440,6 +547,49 @@ def _sweep(args: argparse.Namespace) -> int:
     failed = int((table["status"] != "ok").sum()) if len(table) else 0
     print(f"{len(table)} points ({failed} failed) in {args.out / 'points.parquet'}")
     return EXIT_POINTS_FAILED if failed else EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``snarl check``: validate a scenario, a preset or a sweep file; say what it would run."""
+    from snarl import ConfigError, TopologyError
+    from snarl.check import CheckError, check
+    from snarl.sweep import SweepError
+
+    overrides = dict(_parse_override(item) for item in args.overrides)
+    try:
+        checked = check(args.file, overrides or None, args.seed)
+    except FileNotFoundError:
+        raise Failure(f"{args.file}: no such file") from None
+    except (ConfigError, TopologyError, SweepError, CheckError) as e:
+        raise Failure(str(e)) from None
+    if args.resolved:
+        sys.stdout.write(checked.resolved if checked.resolved.endswith("\n") else checked.resolved + "\n")
+    else:
+        for line in checked.lines(every_point=args.all):
+            print(line)
+    return EXIT_OK
+
+
+def _need_slurm_support() -> None:
+    """Refuses --slurm at once, before the sweep is checked, without dask-jobqueue."""
+    from snarl.sweep import SweepError
+
+    try:
+        import dask_jobqueue  # noqa: F401
+    except ImportError:
+        raise SweepError(
+            "--slurm needs dask-jobqueue: pip install 'snarl[slurm]' (or pip install dask-jobqueue)"
+        ) from None
+
+
+def _runner_text(args: argparse.Namespace, todo: int) -> str:
+    """Where ``snarl sweep`` would run its points, for --dry-run."""
+    if args.scheduler is not None:
+        return f"the Dask scheduler at {args.scheduler}"
+    if args.workers is not None:
+        return f"a Dask LocalCluster of {args.workers} worker{'s' if args.workers != 1 else ''}"
+    processes = min(args.processes or os.cpu_count() or 1, max(todo, 1))
+    return f"{processes} local process{'es' if processes != 1 else ''}"
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -733,12 +883,93 @@ def _print_tables(report: Any, file: str) -> None:
                 *(_num(d.get(k), 2) for k in ("p50", "p95", "p99")),
             )
         console.print(fct)
-    # What the summary's sections (the mechanisms the run has) say of themselves.
+    # What the summary's sections (the mechanisms the run has) say of themselves, then
+    # those that say nothing, generically: no section of the summary goes unprinted.
     for note in report.notes:
         console.print(note, soft_wrap=True)
+    for line in _silent_sections(s, report.notes):
+        console.print(line, soft_wrap=True, markup=False)
     counters = {k: v for k, v in (s.get("counters") or {}).items() if v}
     if counters:
         console.print("counters: " + ", ".join(f"{k} {_int(v)}" for k, v in counters.items()))
+
+
+SUMMARY_KEYS = frozenset({
+    "accepted_load", "offered_load", "received_load", "accepted_gbps", "offered_gbps", "latency",
+    "network_latency", "message_latency", "packets", "fct", "groups", "counters", "recovery", "sim_time",
+    "stopped_after", "measure_from", "time_unit", "seed", "events", "packet_hops", "wall_seconds",
+})
+"""The summary's own keys (the core's `Summary`); every other key is a section of a
+mechanism or collector the run has."""
+
+OCCASIONAL_KEYS = ("recovery",)
+"""The summary's own keys that only some runs fill (the others have null) and the tables
+of the printout do not show: printed as sections are."""
+
+
+def sections(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary's sections, by name, in summary order."""
+    return {k: v for k, v in summary.items() if k not in SUMMARY_KEYS}
+
+
+def _silent_sections(summary: dict[str, Any], notes: Sequence[str]) -> list[str]:
+    """A line for each section that no note speaks for, its figures flattened: `name: key
+    value, key value`. A note speaks for a section when it names it, in words, run
+    together or in the singular, whatever the case (`Hop counts`, `HOPCOUNT` and `hop
+    count` all name `hop_counts`)."""
+    said = ["".join(c for c in note.lower() if c.isalnum()) for note in notes]
+    lines = []
+    occasional = {k: summary[k] for k in OCCASIONAL_KEYS if summary.get(k) is not None}
+    for name, value in {**occasional, **sections(summary)}.items():
+        word = "".join(c for c in name.lower() if c.isalnum())
+        words = {word, word[:-1] if word.endswith("s") and len(word) > 3 else word}
+        if any(w in text for w in words for text in said):
+            continue
+        lines.append(f"{name}: {_section_text(value)}")
+    return lines
+
+
+def _section_text(value: Any, most: int = 24) -> str:
+    """A section's value on one line: numbers with separators, nested keys dotted, at most
+    ``most`` figures."""
+    if not isinstance(value, (dict, list)):
+        return _figure(value)
+    flat: list[tuple[str, Any]] = []
+
+    def walk(prefix: str, item: Any) -> None:
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), inner)
+        elif isinstance(item, list) and any(isinstance(v, (dict, list)) for v in item):
+            for index, inner in enumerate(item):
+                walk(f"{prefix}.{index}" if prefix else str(index), inner)
+        else:
+            flat.append((prefix, item))
+
+    walk("", value)
+    if not flat:
+        return "(empty)"
+    shown = [f"{key} {_figure(item)}" if key else _figure(item) for key, item in flat[:most]]
+    more = f", ... ({len(flat) - most} more in --json)" if len(flat) > most else ""
+    return ", ".join(shown) + more
+
+
+def _figure(value: Any) -> str:
+    """One figure of a section: an integer with separators, a float with 4 significant
+    decimals at most, text as it is, "-" for none."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return str(value)
+        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_figure(v) for v in value) + "]"
+    return str(value)
 
 
 def _num(value: Any, digits: int) -> str:

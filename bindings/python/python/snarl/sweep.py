@@ -46,17 +46,22 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
+import dataclasses
 import hashlib
 import itertools
 import json
 import numbers
 import os
 import platform
+import re
 import signal
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -84,6 +89,8 @@ TIMESERIES = "timeseries"
 TABLE = "points.parquet"
 LOCK = ".lock"
 """Held by the sweep that writes the directory (see :func:`_lock`)."""
+DEFAULT_INTERVAL = 5.0
+"""Seconds between two progress lines when stderr is not a terminal."""
 
 
 class SweepError(ValueError):
@@ -317,9 +324,15 @@ def run_point(config: str, baseline: str | None = None) -> dict[str, Any]:
 
 class _Runner:
     """Where points run: ``submit(config, baseline) -> future``, ``as_completed(futures)``,
-    ``close()``."""
+    ``close()``; ``dashboard``: the address of its Dask dashboard, if any."""
 
     description = "runner"
+    dask = False
+    """Whether it is a Dask cluster (which may have a dashboard)."""
+
+    @property
+    def dashboard(self) -> str | None:
+        return None
 
     def submit(self, config: str, baseline: str | None = None) -> Any:
         raise NotImplementedError
@@ -333,7 +346,9 @@ class _Runner:
 
 class _ProcessRunner(_Runner):
     """Local worker processes (``spawn``: safe whatever threads the parent has), each
-    running one point at a time.
+    running one point at a time. A worker does not import the caller's ``__main__``
+    (:func:`_main_not_imported`): a script may call :func:`sweep` at its top level,
+    without the ``if __name__ == "__main__":`` guard.
 
     A worker that dies (a signal, ``os._exit``) fails the point it was running, with the
     cause, and is replaced: its neighbours run on, as they do on Dask, whose nannies
@@ -363,7 +378,8 @@ class _ProcessRunner(_Runner):
         # parent ends its workers. (Here they wait until unblocked: none is lost.)
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _PARENT_SIGNALS)
         try:
-            process.start()
+            with _main_not_imported():
+                process.start()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         there.close()
@@ -437,6 +453,32 @@ class _ProcessRunner(_Runner):
         for worker in self.workers:
             self._end(worker, kill=cancel or worker.future is not None)
         self.workers = []
+
+
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _main_not_imported() -> Iterator[None]:
+    """Starts ``spawn`` processes that do not import the caller's ``__main__``.
+
+    ``spawn`` runs the parent's main script (or module) again in each new process, as
+    ``__mp_main__``, so that functions defined there can be unpickled. A worker runs only
+    :func:`run_point` of snarl's own, and needs none of it; importing it would run a
+    script's top level again, and a script without the ``if __name__ == "__main__":``
+    guard would start a sweep of its own in every worker (which fails). While a process
+    starts, ``__main__`` is a stand-in without a file or a spec, as in an interactive
+    session, which ``spawn`` leaves alone."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+            else:
+                del sys.modules["__main__"]
 
 
 @dataclass
@@ -521,15 +563,30 @@ class _DaskRunner(_Runner):
             self.description = f"the Dask scheduler at {address}"
         else:
             assert workers is not None
-            self.cluster = LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                silence_logs=logging.ERROR,
-            )
+            # Its workers start while the cluster starts: like local processes, they need
+            # not import the caller's __main__ (a script without the __main__ guard).
+            with _main_not_imported():
+                self.cluster = LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0" if _has_dashboard() else None,
+                    silence_logs=logging.ERROR,
+                )
             self.client = Client(self.cluster, set_as_default=False)
             self.description = f"a Dask LocalCluster of {workers} worker{'s' if workers != 1 else ''}"
+
+    dask = True
+
+    @property
+    def dashboard(self) -> str | None:
+        """The address of the scheduler's dashboard; None if it serves none (the
+        dashboard needs bokeh)."""
+        try:
+            services = self.client.scheduler_info().get("services", {})
+            return self.client.dashboard_link if "dashboard" in services else None
+        except Exception:  # noqa: BLE001 - a dashboard is a convenience
+            return None
 
     def submit(self, config: str, baseline: str | None = None) -> Any:
         return self.client.submit(run_point, config, baseline, pure=False)
@@ -545,6 +602,184 @@ class _DaskRunner(_Runner):
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+
+
+def _has_dashboard() -> bool:
+    """Whether a Dask scheduler started here can serve its dashboard (it needs bokeh)."""
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
+
+
+_WALLTIME = re.compile(r"^(\d+-)?\d+(:\d{1,2}){0,2}$")
+"""SLURM's time formats: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S."""
+
+_MEMORY = re.compile(r"^\d+(\.\d+)?\s*[kmgtp]i?b?$", re.IGNORECASE)
+"""A size with its unit, as dask-jobqueue reads a job's memory: 64GB, 500MiB, 1.5T."""
+
+
+def slurm_memory(value: object) -> str:
+    """A job's memory, checked: ``64GB``, ``500MiB`` (ValueError otherwise)."""
+    if not isinstance(value, str) or not _MEMORY.match(value.strip()):
+        raise ValueError(f"{value!r} is not a size with its unit, such as 64GB or 500MiB")
+    return value.strip()
+
+
+def slurm_walltime(value: object) -> str:
+    """A job's time limit, checked: SLURM's ``04:00:00``, ``1-00:00:00``, ``90`` (minutes)."""
+    if not isinstance(value, str) or not _WALLTIME.match(value.strip()):
+        raise ValueError(f"{value!r} is not in SLURM's time format, such as 04:00:00 or 1-00:00:00")
+    return value.strip()
+
+
+def slurm_name(value: object) -> str:
+    """A partition's or an account's name, checked: one word."""
+    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
+        raise ValueError(f"{value!r} is not a name (one word)")
+    return value.strip()
+
+
+@dataclass
+class Slurm:
+    """A sweep's Dask workers as SLURM batch jobs (dask-jobqueue's ``SLURMCluster``, the
+    ``slurm`` extra: ``pip install 'snarl[slurm]'``).
+
+    Each job runs ``cores`` single-threaded Dask workers, one simulation per core, with
+    ``memory`` between them. What is not given comes from dask-jobqueue's configuration
+    (``jobqueue.slurm`` in ``~/.config/dask/jobqueue.yaml``); ``cores`` and ``memory`` must
+    be known one way or the other.
+    """
+
+    jobs: int = 1
+    """Batch jobs to start (each is a SLURM job of ``cores`` workers)."""
+    cores: int | None = None
+    """Cores per job, and as many worker processes."""
+    memory: str | None = None
+    """Memory per job (``"64GB"``), shared by its workers."""
+    walltime: str | None = None
+    """Time limit of each job, in SLURM's format (``"04:00:00"``, ``"1-00:00:00"``)."""
+    queue: str | None = None
+    """The partition (``#SBATCH -p``)."""
+    account: str | None = None
+    """The account charged (``#SBATCH -A``)."""
+
+    @classmethod
+    def of(cls, value: Slurm | Mapping[str, Any]) -> Slurm:
+        """A :class:`Slurm` from itself or a dict of its fields, checked (raises
+        :class:`SweepError`)."""
+        if isinstance(value, Slurm):
+            options = value
+        elif isinstance(value, Mapping):
+            names = [f.name for f in dataclasses.fields(cls)]
+            unknown = sorted(set(value) - set(names))
+            if unknown:
+                raise SweepError(f"slurm: unknown option `{unknown[0]}` (expected {', '.join(names)})")
+            options = cls(**value)
+        else:
+            raise TypeError(f"slurm must be a snarl.sweep.Slurm or a dict, not {type(value).__name__}")
+        options.check()
+        return options
+
+    def check(self) -> None:
+        """Refuses options SLURM would not take, before any job starts."""
+        for name in ("jobs", "cores"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise SweepError(f"slurm {name}: expected a positive integer, found {value!r}")
+        for name, check in (("memory", slurm_memory), ("walltime", slurm_walltime), ("queue", slurm_name), ("account", slurm_name)):
+            value = getattr(self, name)
+            if value is not None:
+                try:
+                    check(value)
+                except ValueError as e:
+                    raise SweepError(f"slurm {name}: {e}") from None
+
+    def describe(self) -> str:
+        """``a SLURM cluster of 4 jobs x 32 cores (queue compute)``."""
+        cores = self.cores if self.cores is not None else _slurm_config("cores")
+        where = f" (queue {self.queue})" if self.queue else ""
+        return f"a SLURM cluster of {self.jobs} job{'s' if self.jobs != 1 else ''} x {cores} cores{where}"
+
+
+def _slurm_config(name: str) -> Any:
+    """dask-jobqueue's configured value of ``jobqueue.slurm.NAME`` (None if unset)."""
+    import dask
+
+    return dask.config.get(f"jobqueue.slurm.{name}", None)
+
+
+def slurm_cluster(options: Slurm | Mapping[str, Any], dashboard_address: str | None = None) -> Any:
+    """A dask-jobqueue ``SLURMCluster`` for ``options``: its scheduler runs here, no job
+    is submitted yet (``cluster.scale(jobs=N)`` does). One single-threaded worker per
+    core. ``dashboard_address``: where the scheduler serves its dashboard (default
+    dask-jobqueue's, ``:8787``). Raises :class:`SweepError` if dask-jobqueue is not
+    installed or the options are incomplete."""
+    options = Slurm.of(options)
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        raise SweepError(
+            "--slurm needs dask-jobqueue: pip install 'snarl[slurm]' (or pip install dask-jobqueue)"
+        ) from None
+    cores = options.cores if options.cores is not None else _slurm_config("cores")
+    memory = options.memory if options.memory is not None else _slurm_config("memory")
+    if cores is None:
+        raise SweepError("--slurm needs --cores N: the cores of each job (one simulation runs per core)")
+    if memory is None:
+        raise SweepError("--slurm needs --memory SIZE: the memory of each job, e.g. --memory 64GB")
+    given: dict[str, Any] = {
+        "walltime": options.walltime,
+        "queue": options.queue,
+        "account": options.account,
+    }
+    if dashboard_address is not None:
+        given["scheduler_options"] = {"dashboard_address": dashboard_address}
+    try:
+        return SLURMCluster(
+            cores=int(cores),
+            processes=int(cores),
+            memory=str(memory),
+            job_name="snarl-worker",
+            silence_logs="error",
+            **{k: v for k, v in given.items() if v is not None},
+        )
+    except (ValueError, TypeError) as e:
+        raise SweepError(f"--slurm: {' '.join(str(e).split())}") from None
+
+
+def slurm_job_script(options: Slurm | Mapping[str, Any]) -> str:
+    """The batch script each SLURM job of a sweep would run (``SLURMCluster.job_script()``),
+    without submitting anything. Raises :class:`SweepError` as :func:`slurm_cluster`."""
+    cluster = slurm_cluster(options, dashboard_address=":0")  # any free port: it serves nothing
+    try:
+        return cluster.job_script()
+    finally:
+        cluster.close()
+
+
+class _SlurmRunner(_DaskRunner):
+    """Dask workers started as SLURM batch jobs; the scheduler runs here, in the sweep's
+    process. The jobs end (``scancel``) with the sweep."""
+
+    def __init__(self, options: Slurm | Mapping[str, Any]) -> None:
+        import shutil
+
+        from dask.distributed import Client
+
+        options = Slurm.of(options)
+        if shutil.which("sbatch") is None:
+            raise SweepError(
+                "--slurm: no `sbatch` on this machine: run the sweep on a SLURM login node "
+                "(with --dry-run it prints the job script anywhere)"
+            )
+        self.cluster = slurm_cluster(options)
+        try:
+            self.cluster.scale(jobs=options.jobs)
+            self.client = Client(self.cluster, set_as_default=False)
+        except BaseException:
+            self.cluster.close()
+            raise
+        self.description = options.describe()
 
 
 def _check_reachable(address: str) -> None:
@@ -770,24 +1005,36 @@ def execute(
     processes: int | None = None,
     progress: bool | Callable[[int, int, int], object] = False,
     on_start: Callable[[str | None], object] | None = None,
+    *,
+    slurm: Slurm | Mapping[str, Any] | None = None,
+    progress_interval: float = DEFAULT_INTERVAL,
+    on_dashboard: Callable[[str | None], object] | None = None,
 ) -> pd.DataFrame:
     """Runs the points of ``plan`` not yet done and returns the table of every point.
 
     ``workers``: a new Dask LocalCluster of that many worker processes; ``scheduler``: the
-    address of a running Dask scheduler; otherwise ``processes`` local processes
-    (default: one per CPU). ``progress``: ``True`` draws a bar on stderr; a callable gets
-    ``(done, failed, total)`` after each point. ``on_start`` is called with a description
-    of the runner (``None`` if nothing is left to run) once it is up and the directory is
-    this sweep's (locked, with its ``sweep.json``), before any point runs.
+    address of a running Dask scheduler; ``slurm``: Dask workers as SLURM batch jobs
+    (:class:`Slurm`); otherwise ``processes`` local processes (default: one per CPU).
+    ``progress``: ``True`` draws a bar on stderr if it is a terminal, else prints a line
+    every ``progress_interval`` seconds; a callable gets ``(done, failed, total)`` after
+    each point. ``on_start`` is called with a description of the runner (``None`` if
+    nothing is left to run) once it is up and the directory is this sweep's (locked, with
+    its ``sweep.json``), before any point runs; then, on a Dask cluster,
+    ``on_dashboard`` with the address of its dashboard (``None`` if it serves none).
     """
-    if workers is not None and scheduler is not None:
-        raise SweepError("give either workers (a new local Dask cluster) or scheduler (an existing one), not both")
+    chosen = [name for name, value in (("workers", workers), ("scheduler", scheduler), ("slurm", slurm)) if value is not None]
+    if len(chosen) > 1:
+        raise SweepError(f"give one of workers, scheduler and slurm, not {' and '.join(chosen)}")
     workers, processes = _count("workers", workers), _count("processes", processes)
+    if slurm is not None:
+        slurm = Slurm.of(slurm)
 
     out = plan.out
     runner: _Runner | None = None
     if plan.todo:
-        if scheduler is not None:
+        if slurm is not None:
+            runner = _SlurmRunner(slurm)
+        elif scheduler is not None:
             runner = _DaskRunner(address=scheduler)
         elif workers is not None:
             runner = _DaskRunner(workers=workers)
@@ -804,7 +1051,9 @@ def execute(
         described = True
         if on_start is not None:
             on_start(runner.description if runner else None)
-        _run_points(plan, runner, progress)
+        if on_dashboard is not None and runner is not None and runner.dask:
+            on_dashboard(runner.dashboard)
+        _run_points(plan, runner, progress, progress_interval)
         finished = True
     finally:
         if runner is not None:
@@ -830,13 +1079,18 @@ def _count(name: str, value: object) -> int | None:
     return int(value)
 
 
-def _run_points(plan: Plan, runner: _Runner | None, progress: bool | Callable[[int, int, int], object]) -> None:
+def _run_points(
+    plan: Plan,
+    runner: _Runner | None,
+    progress: bool | Callable[[int, int, int], object],
+    interval: float = DEFAULT_INTERVAL,
+) -> None:
     """Runs the points not yet done on ``runner`` and writes each as it finishes."""
     out = plan.out
     done = dict(plan.done)
     failed = sum(1 for r in done.values() if r.get("status") != "ok")
     total = len(plan.points)
-    report = _progress_reporter(progress, total, len(done), failed, runner)
+    report = _progress_reporter(progress, total, len(done), failed, runner, interval)
     try:
         if runner is not None:
             baselines = _run_baselines(plan, runner)
@@ -1084,10 +1338,36 @@ class _BarReporter(_Reporter):
         self.bar.stop()
 
 
+class _LinesReporter(_Reporter):
+    """Progress lines for logs (stderr is not a terminal): ``snarl sweep: 12/60 points
+    done, 1 failed · elapsed 0:01:05 · ETA 0:05:20`` every ``interval`` seconds."""
+
+    def __init__(self, total: int, done: int, failed: int, interval: float) -> None:
+        super().__init__(None, total)
+        from snarl.progress import CountLines
+
+        self.lines = CountLines("snarl sweep", total, done, failed, interval=interval).start()
+
+    def update(self, done: int, failed: int) -> None:
+        self.lines.update(done, failed)
+
+    def close(self) -> None:
+        self.lines.close()
+
+
 def _progress_reporter(
-    progress: bool | Callable[[int, int, int], object], total: int, done: int, failed: int, runner: _Runner | None
+    progress: bool | Callable[[int, int, int], object],
+    total: int,
+    done: int,
+    failed: int,
+    runner: _Runner | None,
+    interval: float = DEFAULT_INTERVAL,
 ) -> _Reporter:
     if progress is True:
+        if not sys.stderr.isatty():
+            if interval and interval > 0:
+                return _LinesReporter(total, done, failed, interval)
+            return _Reporter(None, total)
         where = f"sweep on {runner.description}" if runner else "sweep"
         return _BarReporter(total, done, failed, where)
     if callable(progress):
@@ -1104,6 +1384,8 @@ def sweep(
     processes: int | None = None,
     retry_failed: bool = False,
     force: bool = False,
+    slurm: Slurm | Mapping[str, Any] | None = None,
+    progress_interval: float = DEFAULT_INTERVAL,
 ) -> pd.DataFrame:
     """Runs a sweep into ``out`` and returns its table (as ``points.parquet``).
 
@@ -1115,13 +1397,23 @@ def sweep(
         workers: run on a new Dask LocalCluster of this many worker processes.
         scheduler: run on the Dask cluster whose scheduler has this address
             (``"tcp://host:8786"``).
-        progress: ``True`` draws a progress bar on stderr; a callable receives
+        progress: ``True`` draws a progress bar on stderr when it is a terminal, and
+            prints a line every ``progress_interval`` seconds otherwise (a batch job's
+            log): points done of the total, failed, elapsed, ETA; a callable receives
             ``(done, failed, total)`` after each point.
         processes: local worker processes when neither ``workers`` nor ``scheduler``
             is given (default: one per CPU).
         retry_failed: run again the points recorded as failed.
         force: replace the points of another sweep that ``out`` holds (refused
             otherwise: the table would mix two sweeps).
+        slurm: run on Dask workers started as SLURM batch jobs: a :class:`Slurm`, or a
+            dict of its fields (``{"jobs": 4, "cores": 32, "memory": "64GB",
+            "walltime": "04:00:00", "queue": "compute"}``); needs dask-jobqueue (the
+            ``slurm`` extra) and ``sbatch``.
+        progress_interval: seconds between two progress lines off a terminal.
+
+    Worker processes do not import the caller's ``__main__``: a plain script may call
+    ``snarl.sweep`` at its top level, without ``if __name__ == "__main__":``.
 
     Numbers and lists in a dict spec may be numpy scalars and arrays (an axis of
     ``np.linspace(0.1, 1.0, 10)``): they are taken as the Python values they hold.
@@ -1138,7 +1430,10 @@ def sweep(
             recorded before are kept, and the sweep resumes when run again.
         KeyboardInterrupt: the sweep was interrupted (Ctrl-C); likewise resumable.
     """
-    return execute(plan(spec_or_path, out, retry_failed, force), workers, scheduler, processes, progress)
+    return execute(
+        plan(spec_or_path, out, retry_failed, force), workers, scheduler, processes, progress,
+        slurm=slurm, progress_interval=progress_interval,
+    )
 
 
 def load(out: str | os.PathLike[str]) -> pd.DataFrame:
