@@ -300,9 +300,9 @@ def test_labels():
 
 
 # fabric, rates and mechanisms need mechanisms the small sweep has not; iterations and
-# timeline a run of jobs (test_jobs.py draws them).
+# timeline a run of jobs (test_jobs.py draws them); queues probes (test_figures.py).
 @pytest.mark.parametrize(
-    "kind", [k for k in plots.KINDS if k not in ("fabric", "rates", "mechanisms", "iterations", "timeline")]
+    "kind", [k for k in plots.KINDS if k not in ("fabric", "rates", "mechanisms", "iterations", "timeline", "queues")]
 )
 def test_snarl_plot_writes_each_kind(small_sweep, tmp_path, kind):
     output = tmp_path / f"{kind}.png"
@@ -314,10 +314,11 @@ def test_snarl_plot_writes_each_kind(small_sweep, tmp_path, kind):
 
 def test_snarl_plot_defaults_come_from_the_sweep(small_sweep):
     fig = plots.plot_directory("load-curve", small_sweep)
-    assert legend_texts(fig)[:2] == ["traffic.groups.0.cap = 0.5", "traffic.groups.0.cap = 1.0"]
+    # Keys in words: group 0 by its name.
+    assert legend_texts(fig)[:2] == ["injection cap of hot = 0.5", "injection cap of hot = 1.0"]
     fig = plots.plot_directory("heatmap", small_sweep)
-    assert fig.axes[0].get_xlabel().startswith("traffic.load")
-    assert fig.axes[0].get_ylabel().startswith("traffic.groups.0.cap")
+    assert fig.axes[0].get_xlabel().startswith("offered load per host")
+    assert fig.axes[0].get_ylabel().startswith("injection cap of hot")
     fig = plots.plot_directory("timeseries", small_sweep)
     assert {t.get_text() for t in fig.axes[0].texts} == {"hot senders capped"}
     assert legend_texts(fig) == ["hot", "rest"]
@@ -484,11 +485,13 @@ def test_the_windy_forest_sweep_plots_with_cc_off_dashed_and_tmax(tmp_path):
         "load-curve", tmp_path / "windy", x="traffic.groups.0.pattern.parts.0.share",
         y="receive_rate.non_hotspots", hue="description", style="congestion_control", reference="tmax",
     )
+    # The key given by index names the column the sweep file names by group (B); the
+    # sweep file's [labels] call the values.
     curves = {c.get_label(): c.lines[0] for c in fig.axes[0].containers}
     assert set(curves) == {
-        f"{b} B nodes, congestion_control = {cc}" for b in ("25%", "100%") for cc in ("none", "ibcc")
+        f"{b} B nodes, IB CC {cc}" for b in ("25%", "100%") for cc in ("off", "on")
     }, "a swept description names its curves by itself"
-    assert all(line.get_linestyle() == ("--" if "= none" in name else "-") for name, line in curves.items())
+    assert all(line.get_linestyle() == ("--" if "CC off" in name else "-") for name, line in curves.items())
 
 
 # ----------------------------------------------------------------------------- mechanisms

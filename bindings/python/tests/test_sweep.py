@@ -264,7 +264,6 @@ BAD_SWEEPS = {
     "zip of unequal lengths": ('[zip]\n"traffic.load" = [0.1, 0.2]\nseed = [1, 2, 3]\n', "equal lengths"),
     "unknown top-level key": ('[axis]\nseed = [1]\n', "unknown key `axis`"),
     "same key twice": ('[axes]\nseed = [1]\n[set]\nseed = 2\n', "both"),
-    "same experiment twice": ('[axes]\n"traffic.load" = [0.5, 0.50]\n', "same experiment"),
     "bad seed": ('[axes]\nseed = [1, -2]\n', "seed"),
 }
 

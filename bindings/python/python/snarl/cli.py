@@ -6,13 +6,18 @@
   Dask workers as SLURM batch jobs; ``--slurm --dry-run`` prints the job script)
 ``snarl check FILE.toml [--set k=v ...] [--seed N] [--all] [--resolved]`` (validates a
   scenario, a fabric preset or a sweep file and prints what it would run, running nothing)
-``snarl plot KIND DIR [-o FILE]`` (KIND: load-curve, timeseries, heatmap, cdf, fct, fabric, rates,
-  iterations, timeline: a run of jobs' iteration times, and one job's ranks step by step)
+``snarl plot KIND DIR [-o FILE] [--title T] [--xlabel T] [--ylabel T] [--logx] [--logy] [--size WxH]``
+  (KIND: load-curve, timeseries, heatmap, cdf, fct, fabric, rates, iterations, timeline: a run of
+  jobs' iteration times, and one job's ranks step by step; queues: the probed queues per window)
 ``snarl plot mechanisms DIR [DIR ...] [-o FILE] [--group NAME] [--labels a,b,...] [--title TEXT]``
   (congestion-management mechanisms side by side, a run per ``snarl run --out`` DIR named
   by its directory less the prefix all share, or a point per run of one sweep DIR: the
   group's throughput and CNPs per window, and its FCT p50, p95, p99)
-``snarl report DIR [DIR ...] [-o report.html]``
+``snarl report DIR [DIR ...] [-o report.html]`` (sweep directories, or run directories: a
+  run's page, as ``snarl compare`` writes it)
+``snarl compare RUN_OR_SWEEP ... [-o page.html] [--name NAME ...]`` (runs side by side: their
+  summaries with differences to the first, throughput, FCTs and congestion trees overlaid;
+  a sweep gives its points; without -o, the table on the terminal; see snarl.compare)
 ``snarl findings FINDINGS.toml [--out DIR] [--set k=v ...] [--json]`` (a paper's findings: the
   paper's value, snarl's, and whether each holds; see snarl.findings)
 ``snarl calibrate FINDINGS.toml --space SPACE.toml --out DIR [--points N] [--method grid|random|sobol]``
@@ -204,7 +209,12 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--point", metavar="ID", help="the point whose time series or FCTs are plotted (timeseries, fct)")
     plot.add_argument("--group", action="append", help="node group(s) plotted (timeseries, cdf; repeatable; mechanisms: one, default victims where every run has it, else all; timeline: the job, default the first)")
     plot.add_argument("--labels", metavar="A,B,...", help="the legend's names of the runs, in order (mechanisms; default: the directory names less their common prefix)")
-    plot.add_argument("--title", help="the figure's title (mechanisms; default: the common prefix of the directory names, or the sweep's name)")
+    plot.add_argument("--title", help="the figure's title (mechanisms: default the common prefix of the directory names, or the sweep's name)")
+    plot.add_argument("--xlabel", help="the x axis' label (every panel that has one)")
+    plot.add_argument("--ylabel", help="the y axis' label (every panel that has one)")
+    plot.add_argument("--logx", action="store_true", help="a log scale on x")
+    plot.add_argument("--logy", action="store_true", help="a log scale on y")
+    plot.add_argument("--size", metavar="WxH", help="the figure's size in inches, e.g. --size 8x5")
     plot.add_argument(
         "--where",
         action="append",
@@ -215,12 +225,42 @@ def _parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser(
         "report",
-        help="write a self-contained HTML report of a sweep",
-        description="Write one HTML page (figures embedded) of one or more sweep directories that opens offline.",
+        help="write a self-contained HTML report of a sweep or a run",
+        description=(
+            "Write one HTML page (figures embedded) of one or more sweep directories, or of run directories "
+            "(`snarl run --out`: a run's page; several: side by side, as `snarl compare`), that opens offline."
+        ),
     )
-    report.add_argument("dir", metavar="DIR", type=Path, nargs="+", help="a sweep directory (several: one section each)")
-    report.add_argument("-o", "--output", metavar="FILE", type=Path, help="the page (default: report.html in the first DIR)")
+    report.add_argument(
+        "dir", metavar="DIR", type=Path, nargs="+",
+        help="a sweep directory (several: one section each) or a run's --out directory",
+    )
+    report.add_argument(
+        "-o", "--output", metavar="FILE", type=Path,
+        help="the page (default: report.html in the first sweep DIR; of run directories, DIR.html beside the first)",
+    )
     report.set_defaults(handler=_report)
+
+    compare = commands.add_parser(
+        "compare",
+        help="put runs side by side: one table, overlaid figures",
+        description=(
+            "Compare runs: their summaries in one table with each run's difference to the first, the config keys "
+            "that differ, and (with -o) one HTML page with throughput over time per group, FCT distributions and "
+            "congestion-tree sizes overlaid. Each argument is a `snarl run --out` directory (a run, named by its "
+            "directory) or a `snarl sweep --out` directory (each successful point a run, named by its values)."
+        ),
+    )
+    compare.add_argument("dir", metavar="RUN_OR_SWEEP", type=Path, nargs="+", help="a run's or a sweep's --out directory")
+    compare.add_argument(
+        "-o", "--output", metavar="FILE", type=Path,
+        help="write the comparison as one self-contained HTML page (default: print the table on the terminal)",
+    )
+    compare.add_argument(
+        "--name", dest="names", metavar="NAME", action="append",
+        help="the name of each argument's run, in order: once per RUN_OR_SWEEP (a sweep's points get it as a prefix)",
+    )
+    compare.set_defaults(handler=_compare)
 
     findings = commands.add_parser(
         "findings",
@@ -475,7 +515,7 @@ def _checking(update: Callable[[float], None] | None) -> Callable[[float], None]
 
 def _sweep(args: argparse.Namespace) -> int:
     """``snarl sweep``: check the whole sweep, then run the missing points."""
-    from snarl.sweep import Slurm, SweepError, execute, plan, slurm_job_script
+    from snarl.sweep import Slurm, SweepError, duplicates_text, execute, plan, slurm_job_script
 
     slurm_options = {
         name: getattr(args, name) for name in ("jobs", "cores", "memory", "walltime", "queue", "account")
@@ -496,8 +536,8 @@ def _sweep(args: argparse.Namespace) -> int:
             script = slurm_job_script(slurm) if slurm is not None else None
             where = slurm.describe() if slurm is not None else _runner_text(args, todo)
             print(
-                f"snarl sweep: dry run: {total} point{'s' if total != 1 else ''}, {total - todo} already done, "
-                f"{todo} would run on {where}",
+                f"snarl sweep: dry run: {total} point{'s' if total != 1 else ''}{duplicates_text(checked.points)}, "
+                f"{total - todo} already done, {todo} would run on {where}",
                 file=sys.stderr, flush=True,
             )
             if script is not None:
@@ -511,8 +551,8 @@ def _sweep(args: argparse.Namespace) -> int:
             total, todo = len(checked.points), len(checked.todo)
             where = f" on {runner}" if runner else ""
             print(
-                f"snarl sweep: {total} point{'s' if total != 1 else ''}, {total - todo} already done, "
-                f"{todo} to run{where}",
+                f"snarl sweep: {total} point{'s' if total != 1 else ''}{duplicates_text(checked.points)}, "
+                f"{total - todo} already done, {todo} to run{where}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -594,7 +634,7 @@ def _runner_text(args: argparse.Namespace, todo: int) -> str:
 
 def _plot(args: argparse.Namespace) -> int:
     """``snarl plot``: one figure of a sweep or run directory."""
-    from snarl.plots import PlotError, plot_directory, plot_mechanisms
+    from snarl.plots import PlotError, decorate, parse_figure_size, plot_directory, plot_mechanisms
 
     if args.kind != "mechanisms" and len(args.dir) > 1:
         raise Failure(f"plot {args.kind} draws one DIR ({len(args.dir)} given); `snarl plot mechanisms` compares several")
@@ -609,10 +649,13 @@ def _plot(args: argparse.Namespace) -> int:
                 args.dir, group=args.group[0] if args.group else None, labels=args.labels, title=args.title,
                 where=args.where,
             )
+            fig = decorate(fig, xlabel=args.xlabel, ylabel=args.ylabel, logx=args.logx, logy=args.logy,
+                           size=parse_figure_size(args.size) if args.size else None)
         else:
             fig = plot_directory(
                 args.kind, args.dir[0], x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point,
-                groups=args.group, where=args.where, style=args.style, reference=args.ref,
+                groups=args.group, where=args.where, style=args.style, reference=args.ref, title=args.title,
+                xlabel=args.xlabel, ylabel=args.ylabel, logx=args.logx, logy=args.logy, size=args.size,
             )
     except PlotError as e:
         raise Failure(str(e)) from None
@@ -626,18 +669,50 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    """``snarl report``: the HTML page of a sweep directory."""
+    """``snarl report``: the HTML page of sweep directories, or of run directories (a
+    run's page, or runs side by side: :mod:`snarl.compare`)."""
+    from snarl import compare
     from snarl.html import ReportError, write_report
     from snarl.plots import PlotError
 
     output = args.output or args.dir[0] / "report.html"
     try:
-        write_report(list(args.dir), output)
-    except (ReportError, PlotError) as e:
+        kinds = {compare.kind_of(d) for d in args.dir}
+        if kinds == {compare.RUN}:
+            # Beside the run's directory, not in it: `snarl run --out` replaces a
+            # directory only if it holds nothing but a run's files.
+            run_dir = args.dir[0].resolve()
+            output = args.output or run_dir.with_name(run_dir.name + ".html")
+            compare.write_page(list(args.dir), output)
+        elif kinds == {compare.SWEEP}:
+            write_report(list(args.dir), output)
+        else:
+            raise Failure("give sweep directories or run directories, not both (`snarl compare` takes both)")
+    except (ReportError, PlotError, compare.CompareError) as e:
         raise Failure(str(e)) from None
     except OSError as e:
         raise Failure(f"-o {output}: cannot write: {e.strerror or e}") from None
     print(output)
+    return EXIT_OK
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``snarl compare``: runs side by side, as an HTML page (-o) or a table."""
+    from snarl import compare
+
+    if args.output is not None and args.output.suffix.lower() not in (".html", ".htm"):
+        raise Failure(f"-o {args.output}: the page must be an .html file")
+    try:
+        if args.output is None:
+            loaded = compare.load_runs(args.dir, args.names)
+            compare.print_summary(loaded.runs, failed=loaded.failed)
+            return EXIT_OK
+        compare.write_page(args.dir, args.output, args.names)
+    except compare.CompareError as e:
+        raise Failure(str(e)) from None
+    except OSError as e:
+        raise Failure(f"-o {args.output}: cannot write: {e.strerror or e}") from None
+    print(args.output)
     return EXIT_OK
 
 

@@ -46,7 +46,9 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-KINDS = ("load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates", "mechanisms", "iterations", "timeline")
+KINDS = (
+    "load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates", "mechanisms", "iterations", "timeline", "queues",
+)
 """What ``snarl plot`` draws."""
 
 LOAD = "fraction of link capacity"
@@ -58,6 +60,11 @@ MAX_PANELS = 12
 """Panels of a heatmap faceted by the keys off its axes, at most."""
 MAX_WIDTH = 16.0
 """Inches of panels side by side, at most."""
+LEGEND_INSIDE = 6
+"""Legend entries that may sit inside the axes; a longer legend goes outside, on the right."""
+MAX_LEGEND = 12
+"""Legend entries of one panel, at most: more get a panel each (see :func:`load_curve`'s
+``facet``)."""
 
 _FIGURES = {
     "offered_load": ("offered load", LOAD),
@@ -89,11 +96,15 @@ class PlotError(ValueError):
     """A figure that cannot be drawn from the given data (a missing column, no data)."""
 
 
-def label(column: str, unit: str = "ns") -> str:
+def label(column: str, unit: str = "ns", names: Names | None = None) -> str:
     """An axis label with its unit for a column of a sweep table or a time series:
     ``accepted_load`` -> ``accepted load (fraction of link capacity)``,
     ``groups.uniform.latency.p99`` -> ``p99 packet latency of uniform (ns)``,
-    ``traffic.groups.0.cap`` -> ``traffic.groups.0.cap (fraction of link capacity)``."""
+    ``traffic.groups.0.cap`` -> ``traffic.groups.0.cap (fraction of link capacity)``, or
+    with ``names`` (a sweep's labels and group names, :class:`Names`) the name the sweep
+    file gives it, else ``injection cap of hotspot (fraction of link capacity)``."""
+    if names is not None:
+        return names.axis(column, unit)
     group, parts = group_figure(column)
     if len(parts) >= 2 and parts[0] == "recovery":
         parts = parts[1:]
@@ -273,13 +284,18 @@ def _suptitle(fig: Any, own: bool, first: Any, title: str | None, **options: Any
 
 
 def _value_text(value: Any) -> str:
-    """An axis value for a legend or a tick: ``0.5``, ``0.009``, ``uniform``; a table
-    (swept as a whole, stored as JSON) by its ``type`` and its other keys:
-    ``dcqcn (cnp_interval 4us, rate_ai 2Gbps)``."""
+    """An axis value for a legend or a tick, as the sweep file writes it: ``0.5``,
+    ``0.0833``, ``1.0``, ``uniform`` (a float by its shortest exact spelling; float noise
+    such as ``0.30000000000000004`` to 6 digits); a table (swept as a whole, stored as
+    JSON) by its ``type`` and its other keys: ``dcqcn (cnp_interval 4us, rate_ai 2Gbps)``."""
     if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
         if value == int(value) and abs(value) < 1e15:
             return f"{value:.1f}"
-        return f"{value:.4g}"
+        text = repr(value)
+        digits = text.lstrip("-").split("e")[0].replace(".", "").lstrip("0")
+        return text if len(digits) <= 10 else f"{value:.6g}"
     table = _as_table(value)
     if table is not None:
         rest = ", ".join(f"{k} {_value_text(v)}" for k, v in table.items() if k != "type")
@@ -320,22 +336,29 @@ def hue_columns(hue: str | Sequence[str] | None) -> list[str]:
     return list(hue)
 
 
-def hue_label(hues: Sequence[str], value: Any, short: Sequence[bool] = ()) -> str:
+def hue_label(hues: Sequence[str], value: Any, short: Sequence[bool] = (), names: Names | None = None) -> str:
     """A legend entry: ``traffic.groups.0.cap = 0.5, seed = 1``. Where ``short`` holds
     for a column, its tables are named by their ``type`` alone; a swept ``description``
-    (free text that names the point, as a sweep's ``[zip]`` sets it) stands alone."""
+    (free text that names the point, as a sweep's ``[zip]`` sets it) stands alone. With
+    ``names`` (:class:`Names`) a key is called by its name (``hotspot cap = 0.5``) and a
+    value with an alias by the alias alone (``throttled``)."""
     values = value if isinstance(value, tuple) else (value,)
     short = list(short) + [False] * (len(hues) - len(short))
 
     def entry(h: str, v: Any, s: bool) -> str:
         if h == "description":
             return str(v)
+        if names is not None:
+            alias = names.alias(h, v)
+            if alias is not None:
+                return alias
+            return f"{names.key(h)} = {_type_of(v) if s else _value_text(v)}"
         return f"{h} = {_type_of(v) if s else _value_text(v)}"
 
     return ", ".join(entry(h, v, s) for h, v, s in zip(hues, values, short))
 
 
-def hue_labeller(points: pd.DataFrame, hues: Sequence[str]) -> Callable[[Any], str]:
+def hue_labeller(points: pd.DataFrame, hues: Sequence[str], names: Names | None = None) -> Callable[[Any], str]:
     """Legend entries for the hue values of ``points``: a column of swept tables whose
     types all differ (a topology per fabric) is labelled by the types alone, so that
     the legend does not crowd out the plot."""
@@ -343,7 +366,162 @@ def hue_labeller(points: pd.DataFrame, hues: Sequence[str]) -> Callable[[Any], s
     for h in hues:
         kinds = [_type_of(v) for v in points[h].drop_duplicates()]
         short.append(all(k is not None for k in kinds) and len(set(kinds)) == len(kinds))
-    return lambda value: hue_label(hues, value, short)
+    return lambda value: hue_label(hues, value, short, names)
+
+
+# ----------------------------------------------------------------------------- names
+
+_GROUP_KEY = re.compile(r"^traffic\.groups\.([^.]+)\.(.+)$")
+_KEY_WORDS = {
+    "traffic.load": "offered load per host",
+    "description": "setting",
+    "seed": "seed",
+    "congestion_control": "congestion control",
+    "routing": "routing",
+    "topology": "topology",
+}
+
+
+class Names:
+    """The words a sweep's figures and tables use for its keys and values: the names
+    its sweep file gives them (``[labels]``), and its groups' names.
+
+    ``labels`` maps a dotted key (a swept key, or any column) to a name, or to
+    ``{"name": ..., "values": {value text: alias}}`` (:func:`snarl.sweep.parse_labels`);
+    ``groups`` are the names of ``traffic.groups`` in order, so that
+    ``traffic.groups.hotspot.cap`` and ``traffic.groups.0.cap`` are one key, and an
+    unnamed ``traffic.groups.0.cap`` reads ``injection cap of hotspot``; ``measured`` is
+    the group the scenario marks ``measured = true``, if any."""
+
+    def __init__(
+        self, labels: Mapping[str, Any] | None = None, groups: Sequence[str] = (), measured: str | None = None
+    ) -> None:
+        self.groups = [str(g) for g in groups]
+        self.measured = measured
+        self.labels: dict[str, dict[str, Any]] = {}
+        for key, entry in (labels or {}).items():
+            if isinstance(entry, str):
+                entry = {"name": entry, "values": {}}
+            self.labels[self.canonical(key)] = {"name": entry.get("name"), "values": dict(entry.get("values") or {})}
+
+    def canonical(self, key: str) -> str:
+        """``traffic.groups.<name>.x`` -> ``traffic.groups.<index>.x`` (any other key as it is)."""
+        match = _GROUP_KEY.match(key)
+        if match and not match.group(1).isdigit() and match.group(1) in self.groups:
+            return f"traffic.groups.{self.groups.index(match.group(1))}.{match.group(2)}"
+        return key
+
+    def named(self, key: str) -> str | None:
+        """The name the sweep file gives ``key``, if any."""
+        entry = self.labels.get(self.canonical(key))
+        return entry.get("name") if entry else None
+
+    def key(self, key: str) -> str:
+        """The words for a swept key or column: its name in the sweep file, else
+        ``injection cap of hotspot`` for ``traffic.groups.0.cap``, ``offered load per
+        host`` for ``traffic.load``, else the key."""
+        given = self.named(key)
+        if given:
+            return given
+        if key in _KEY_WORDS:
+            return _KEY_WORDS[key]
+        match = _GROUP_KEY.match(self.canonical(key))
+        if match:
+            index, rest = match.groups()
+            group = self.groups[int(index)] if index.isdigit() and int(index) < len(self.groups) else index
+            words = _FIGURES[rest][0] if rest in _FIGURES else rest
+            return f"{words} of {group}"
+        return key
+
+    def alias(self, key: str, value: Any) -> str | None:
+        """What the sweep file calls ``value`` of ``key``, if it names it: by its text,
+        as the same number, or (a swept table) by its ``type``."""
+        entry = self.labels.get(self.canonical(key))
+        if not entry or not entry["values"]:
+            return None
+        aliases = entry["values"]
+        kind = _type_of(value)
+        for text, alias in aliases.items():
+            if kind is not None and text == kind:
+                return alias
+            if text in (str(value), _value_text(value)):
+                return alias
+            try:
+                if not isinstance(value, bool) and float(text) == float(value):
+                    return alias
+            except (TypeError, ValueError):
+                pass
+        return None
+
+    def value(self, key: str, value: Any) -> str:
+        """A value of ``key`` as a tick or a title says it: its alias, else its text."""
+        alias = self.alias(key, value)
+        return alias if alias is not None else (_type_of(value) or _value_text(value))
+
+    def setting(self, key: str, value: Any) -> str:
+        """``hotspot cap = 0.0833``, or the alias alone (``throttled``), or a
+        description as it is."""
+        if key == "description":
+            return str(value)
+        alias = self.alias(key, value)
+        return alias if alias is not None else f"{self.key(key)} = {_type_of(value) or _value_text(value)}"
+
+    def settings(self, values: Mapping[str, Any]) -> str:
+        """The settings of a point in words, comma-separated."""
+        return ", ".join(self.setting(k, v) for k, v in values.items())
+
+    def column(self, key: str, points: pd.DataFrame) -> str:
+        """The column of ``points`` that ``key`` names: itself, the same key with its
+        group by index or by name (``traffic.groups.hotspot.cap`` for a sweep that swept
+        ``traffic.groups.0.cap``), or a column the sweep file gives that name."""
+        if key in points.columns:
+            return key
+        canonical = self.canonical(key)
+        for column in points.columns:
+            if self.canonical(str(column)) == canonical:
+                return str(column)
+        for column in points.columns:
+            if self.named(str(column)) == key:
+                return str(column)
+        return key
+
+    def axis(self, column: str, unit: str = "ns") -> str:
+        """An axis label: the column's name with its unit."""
+        given = self.named(column)
+        base = label(column, unit)
+        if given:
+            units = re.search(r" \(([^()]*)\)$", base)
+            return f"{given} ({units.group(1)})" if units and units.group(1) not in given else given
+        canonical = self.canonical(column)
+        if column in _KEY_WORDS or _GROUP_KEY.match(canonical):
+            last = canonical.split(".")[-1]
+            units = _FIGURES.get(last, (None, None))[1]
+            words = self.key(column)
+            return f"{words} ({units.format(unit=unit)})" if units else words
+        return base
+
+
+def names_of(directory: Path) -> Names:
+    """The :class:`Names` of a sweep directory: its sweep file's ``[labels]`` and the
+    groups of its first point's resolved config (``Names()`` for a run directory)."""
+    if not _is_sweep(directory):
+        config = _read_text(directory / "config.toml", _read_toml, "TOML") if (directory / "config.toml").is_file() else {}
+        return Names({}, *_groups_of(config))
+    spec = _sweep_info(directory).get("spec") or {}
+    config: dict[str, Any] = {}
+    for path in sorted((directory / "points").glob("*.json"))[:1]:
+        record = _read_json(path)
+        if isinstance(record, dict) and record.get("config"):
+            config = _read_toml(record["config"])
+    return Names(spec.get("labels") or {}, *_groups_of(config))
+
+
+def _groups_of(config: Mapping[str, Any]) -> tuple[list[str], str | None]:
+    """``(names of traffic.groups, the measured group or None)`` of a resolved config."""
+    groups = [g for g in (config.get("traffic", {}).get("groups") or []) if isinstance(g, Mapping)]
+    names = [str(g.get("name", i)) for i, g in enumerate(groups)]
+    measured = next((str(g.get("name")) for g in groups if g.get("measured")), None)
+    return names, measured
 
 
 def _as_table(value: Any) -> Mapping[str, Any] | None:
@@ -380,7 +558,9 @@ def load_curve(
     ideal: bool | None = None,
     style: str | None = None,
     reference: str | None = None,
-    ax: Axes | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
+    names: Names | None = None,
+    facet: str | Sequence[str] | None = None,
 ) -> Figure:
     """Accepted vs offered load, or any ``y`` against any ``x``: one curve per value of
     ``hue`` (a column, or several whose combinations each get a curve), points at the
@@ -389,62 +569,100 @@ def load_curve(
 
     ``style`` is a column whose values get a line style each, the curves of one ``hue``
     value keeping their colour: the value without a mechanism (a table of type
-    ``"none"``, or ``"none"``, ``False``) is dashed, as in "CC off dashed".
-    ``reference`` is a column drawn as a dotted black line per ``hue`` value (an upper
+    ``"none"``, or ``"none"``, ``False``) is dashed, as in "CC off dashed"; the legend
+    then lists the colours and the line styles apart (a few entries, not their product).
+    ``reference`` is a column drawn as a dotted line per ``hue`` value (an upper
     bound such as ``tmax``). An ``x`` of durations (``"2.5ms"``) is read as time, one of
     sizes (``"64KiB"``) as bytes on a log scale.
     ``ideal`` draws the line y = x (default: when both axes are loads).
+    ``names`` (:class:`Names`) gives the keys and values their sweep file's words.
+    ``facet`` (a column, or several) draws one panel per value, side by side on one y
+    scale. A legend of more than :data:`LEGEND_INSIDE` entries goes outside the axes.
     """
+    points = _ok(points)
+    facets = hue_columns(facet)
+    if facets:
+        _require(points, *facets)
+        panels = list(points.groupby(facets, sort=True, dropna=False))
+        if len(panels) > MAX_PANELS:
+            raise PlotError(f"{len(panels)} panels, one per value of {', '.join(facets)}: choose fewer (--where KEY=VALUE)")
+        columns = min(len(panels), 3)
+        rows = -(-len(panels) // columns)
+        own = ax is None
+        fig, grid, gridded = _panels(ax, len(panels), (columns * 5.0 + 2.4, rows * 3.8 + 0.5), "a load curve with facets",
+                                     rows=rows, columns=columns)
+        name_of = hue_labeller(points, facets, names)
+        for index, (panel, (key, rows_of)) in enumerate(zip(grid, panels)):
+            _load_curve(rows_of, x, y, hues=hue_columns(hue), by=by, unit=unit, title=None, ideal=ideal, style=style,
+                        reference=reference, ax=panel, names=names, legend=index == 0)
+            panel.set_title(name_of(key), fontsize="medium")
+            if index:
+                panel.sharey(grid[0])
+        for panel in grid[len(panels):]:
+            panel.remove()
+        _suptitle(fig, own, grid[0], title)
+        return _root(grid[0])
+    return _load_curve(points, x, y, hues=hue_columns(hue), by=by, unit=unit, title=title, ideal=ideal, style=style,
+                       reference=reference, ax=ax, names=names)
+
+
+def _load_curve(
+    points: pd.DataFrame, x: str, y: str, hues: list[str], by: str | None, unit: str | None, title: str | None,
+    ideal: bool | None, style: str | None, reference: str | None, ax: Any, names: Names | None, legend: bool = True,
+) -> Figure:
     import numpy as np
 
-    points = _ok(points)
     if by is None:
         by = "traffic.load" if "traffic.load" in points.columns else x
-    hues = hue_columns(hue)
     styles = [style] if style else []
     _require(points, x, y, by, *hues, *styles, reference)
     if points.empty:
         raise PlotError("no successful point to plot")
     unit = _unit(points, unit)
-    x_label = label(x, unit)
+    x_label = label(x, unit, names)
     sizes = points[x].map(lambda v: isinstance(v, str) and parse_size(v) is not None).all()
     if sizes:
         points = points.assign(**{x: [parse_size(v) for v in points[x]]})
-        x_label = f"{x.split('.')[-1].replace('_', ' ')} (bytes)"
+        x_label = f"{names.key(x) if names else x.split('.')[-1].replace('_', ' ')} (bytes)"
     elif points[x].map(lambda v: isinstance(v, str)).any():
         top = max(parse_duration(str(v), unit) for v in points[x])
         scale, time_unit = (1e6, "ms") if top >= 1e6 else (1e3, "µs") if top >= 1e3 else (1.0, unit)
         points = points.assign(**{x: [parse_duration(str(v), unit) / scale for v in points[x]]})
-        x_label = f"{x.split('.')[-1].replace('_', ' ')} ({time_unit})"
+        x_label = f"{names.key(x) if names else x.split('.')[-1].replace('_', ' ')} ({time_unit})"
     points = _numeric(points, x, y, *([reference] if reference else []))
+    own = ax is None
     fig, ax = _canvas(ax)
-    name_of = hue_labeller(points, hues)
-    hue_values = [None] if not hues else [v for v, _ in points.groupby(hues, sort=True, dropna=False)]
+    name_of = hue_labeller(points, hues, names)
+    # Values in order, but descriptions (free text) in the sweep's order.
+    ordered = "description" not in hues
+    hue_values = [None] if not hues else [v for v, _ in points.groupby(hues, sort=ordered, dropna=False)]
     colours = {_key(v): f"C{i % 10}" for i, v in enumerate(hue_values)}
     style_values = [] if not style else sorted(points[style].drop_duplicates(), key=_is_off)
     dashes = {_key(v): ("--" if _is_off(v) else ["-", ":", "-."][i % 3]) for i, v in enumerate(style_values)}
+    style_name = (lambda v: names.value(style, v)) if names and style else (lambda v: f"{style} = {_type_of(v) or _value_text(v)}")
     handles = []
-    for value, rows in [(None, points)] if not hues else list(points.groupby(hues, sort=True, dropna=False)):
+    for value, rows in [(None, points)] if not hues else list(points.groupby(hues, sort=ordered, dropna=False)):
         for kind, curve in [(None, rows)] if not style else list(rows.groupby(style, sort=False, dropna=False)):
             stats = curve.groupby(by, sort=True).agg(
                 x=(x, "mean"), y=(y, "mean"), std=(y, lambda s: float(np.std(s, ddof=1)) if len(s) > 1 else 0.0)
             )
             stats = stats.sort_values("x")
-            names = [name_of(value)] if hues else []
+            entry = [name_of(value)] if hues else []
             if style:
-                names.append(f"{style} = {_type_of(kind) or _value_text(kind)}")
+                entry.append(style_name(kind))
             handles.append(
                 ax.errorbar(
                     stats["x"], stats["y"], yerr=stats["std"], marker="o", markersize=4, capsize=3,
-                    label=", ".join(names) or None, color=colours[_key(value)],
+                    label=", ".join(entry) or None, color=colours[_key(value)],
                     linestyle=dashes.get(_key(kind), "-") if style else "-",
                 )
             )
         if reference:
             bound = rows.groupby(by, sort=True).agg(x=(x, "mean"), y=(reference, "mean")).sort_values("x")
+            reference_name = names.key(reference) if names else reference.split(".")[-1]
             (line,) = ax.plot(
                 bound["x"], bound["y"], linestyle=":", color=colours[_key(value)], linewidth=1.2,
-                label=f"{reference.split('.')[-1]}" + (f" ({name_of(value)})" if hues else ""),
+                label=reference_name + (f" ({name_of(value)})" if hues else ""),
             )
             handles.append(line)
     if ideal is None:
@@ -452,21 +670,66 @@ def load_curve(
     if ideal:
         low = min(0.0, float(points[x].min()))
         high = float(max(points[x].max(), points[y].max()))
-        (line,) = ax.plot([low, high], [low, high], linestyle=":", color="0.5", linewidth=1, label="accepted = offered")
+        (line,) = ax.plot([low, high], [low, high], linestyle=":", color="0.5", linewidth=1, label="accepted = offered",
+                          gid=GUIDE)
         handles.append(line)
     if sizes:
         ax.set_xscale("log", base=2)
         ticks = sorted(points[x].drop_duplicates())
         ax.set_xticks(ticks, [_size_text(t) for t in ticks])
     ax.set_xlabel(x_label)
-    ax.set_ylabel(label(y, unit))
+    ax.set_ylabel(label(y, unit, names))
     ax.grid(True, alpha=0.3)
-    if hues or ideal or style or reference:
-        shown = [h for h in handles if h.get_label() and not h.get_label().startswith("_")]
-        ax.legend(shown, [h.get_label() for h in shown], frameon=False, fontsize="small")
+    if legend and (hues or ideal or style or reference):
+        if style or (reference and hues):
+            # Colours and line styles apart: a few entries, not every combination.
+            from matplotlib.lines import Line2D
+
+            shown = [Line2D([], [], color=colours[_key(v)], marker="o", markersize=4, label=name_of(v))
+                     for v in hue_values] if hues else []
+            shown += [Line2D([], [], color="0.2", linestyle=dashes[_key(v)], label=style_name(v)) for v in style_values]
+            if reference:
+                shown.append(Line2D([], [], color="0.2", linestyle=":", linewidth=1.2,
+                                    label=(names.key(reference) if names else reference.split(".")[-1])
+                                    + (" (dotted, in each curve's colour)" if hues else "")))
+            if ideal:
+                shown.append(Line2D([], [], color="0.5", linestyle=":", linewidth=1, label="accepted = offered"))
+        else:
+            shown = [h for h in handles if h.get_label() and not h.get_label().startswith("_")]
+        place_legend(ax, shown, [h.get_label() for h in shown], title=_legend_title(hues, names), grow=own)
     if title:
         ax.set_title(title)
     return fig
+
+
+GUIDE = "snarl-guide"
+"""The ``gid`` of lines that guide the eye (y = x): not data, left out of :func:`describe`."""
+
+
+def _legend_title(hues: Sequence[str], names: Names | None) -> str | None:
+    """A legend's title: the name of its one key when its entries are values alone."""
+    return None
+
+
+def place_legend(
+    ax: Any, handles: Sequence[Any], labels: Sequence[str], title: str | None = None, grow: bool = False,
+    **options: Any,
+) -> Any:
+    """A legend that does not cover the data: inside the axes (where matplotlib finds
+    room) for up to :data:`LEGEND_INSIDE` entries, else outside them, on the right (and
+    with ``grow``, the figure widened by the legend's width, so the axes keep theirs)."""
+    if not handles:
+        return None
+    options = {"frameon": False, "fontsize": "small", **options}
+    if len(handles) > LEGEND_INSIDE:
+        if grow:
+            fig = _root(ax)
+            width, height = fig.get_size_inches()
+            longest = max((len(str(text)) for text in labels), default=10)
+            fig.set_size_inches(width + min(6.0, 0.8 + 0.065 * longest), height)
+        return ax.legend(handles, labels, title=title, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                         borderaxespad=0.0, **options)
+    return ax.legend(handles, labels, title=title, **options)
 
 
 def _key(value: Any) -> str:
@@ -614,9 +877,11 @@ def heatmap(
     title: str | None = None,
     facet: str | Sequence[str] | None = None,
     ax: Axes | Sequence[Axes] | None = None,
+    names: Names | None = None,
 ) -> Figure:
     """``value`` over two swept keys, every cell annotated with its number: the mean over
-    the rows of the cell, e.g. over seeds.
+    the rows of the cell, e.g. over seeds. ``names`` (:class:`Names`) gives the keys and
+    values their sweep file's words.
 
     ``facet`` (a column, or several) draws one panel per value (or combination), on one
     colour scale: give it every other key the rows vary, or their values are averaged
@@ -651,7 +916,8 @@ def heatmap(
         ax, len(tables), (columns * width + 1.2, rows * height + (0.4 if title else 0.0)), "a heatmap with facets",
         rows=rows, columns=columns,
     )
-    name_of = hue_labeller(points, facets)
+    name_of = hue_labeller(points, facets, names)
+    tick = (lambda key, v: names.value(key, v)) if names else (lambda key, v: _value_text(v))
     image = None
     for index, (ax, (key, table)) in enumerate(zip(grid, tables)):
         data = table.to_numpy(dtype=float)
@@ -660,18 +926,18 @@ def heatmap(
             if math.isfinite(number):
                 color = "black" if number > (low + high) / 2 else "white"
                 ax.text(j, i, format(number, fmt), ha="center", va="center", color=color, fontsize=9)
-        ax.set_xticks(range(data.shape[1]), [_value_text(v) for v in table.columns])
-        ax.set_yticks(range(data.shape[0]), [_value_text(v) for v in table.index])
+        ax.set_xticks(range(data.shape[1]), [tick(x, v) for v in table.columns])
+        ax.set_yticks(range(data.shape[0]), [tick(y, v) for v in table.index])
         if not gridded or index // columns == rows - 1 or index + columns >= len(tables):
-            ax.set_xlabel(label(x, unit))
+            ax.set_xlabel(label(x, unit, names))
         if not gridded or index % columns == 0:
-            ax.set_ylabel(label(y, unit))
+            ax.set_ylabel(label(y, unit, names))
         if facets:
             ax.set_title(name_of(key), fontsize="medium")
     for ax in grid[len(tables):]:
         ax.remove()
     colorbar = fig.colorbar(image, ax=grid[: len(tables)])
-    colorbar.set_label(label(value, unit))
+    colorbar.set_label(label(value, unit, names))
     if facets:
         _suptitle(fig, own, grid[0], title)
     elif title:
@@ -711,6 +977,7 @@ def cdf(
     import numpy as np
 
     series = dict(values) if isinstance(values, Mapping) else {None: values}
+    own = ax is None
     fig, ax = _canvas(ax)
     drawn = 0
     for name, data in series.items():
@@ -729,7 +996,8 @@ def cdf(
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
     if any(name is not None for name in series):
-        ax.legend(title=legend_title, frameon=False, fontsize="small")
+        handles = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith("_")]
+        place_legend(ax, handles, [h.get_label() for h in handles], title=legend_title, grow=own)
     if title:
         ax.set_title(title)
     return fig
@@ -1384,15 +1652,41 @@ def plot_directory(
     style: str | None = None,
     reference: str | None = None,
     ax: Axes | Sequence[Axes] | None = None,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    size: tuple[float, float] | str | None = None,
 ) -> Figure:
     """The figure ``snarl plot KIND DIR`` draws, with sensible defaults from the sweep.
 
     ``where`` (``["traffic.load=0.5", ...]``) keeps the points of a sweep that have those
     values. A heatmap has one panel per value of the swept keys (but seeds) that are not
-    on its axes. ``ax``: the Axes to draw into (see the module's help)."""
+    on its axes. Keys, values and groups are called as the sweep file's ``[labels]``
+    name them (:class:`Names`). ``title``, ``xlabel``, ``ylabel``, ``logx``, ``logy`` and
+    ``size`` (inches, ``(8, 5)`` or ``"8x5"``) override the figure's (see
+    :func:`decorate`). ``ax``: the Axes to draw into (see the module's help)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise PlotError(f"{directory}: no such directory")
+    if isinstance(size, str):
+        size = parse_figure_size(size)
+    fig = _plot_directory(kind, directory, x, y, hue, value, point, groups, where, style, reference, ax)
+    return decorate(fig, title=title, xlabel=xlabel, ylabel=ylabel, logx=logx, logy=logy, size=size)
+
+
+def _plot_directory(
+    kind: str, directory: Path, x: str | None, y: str | None, hue: str | Sequence[str] | None, value: str | None,
+    point: str | None, groups: Sequence[str] | None, where: Sequence[str] | None, style: str | None,
+    reference: str | None, ax: Any,
+) -> Figure:
+    if kind == "queues":
+        queues = point_table(directory, "queues", point)
+        summary, title = point_summary(directory, point)
+        fabric_path = table_path(directory, "fabric", point) if _has_table(directory, "fabric", point) else None
+        fabric = read_parquet(fabric_path) if fabric_path is not None else None
+        return queue_series(queues, fabric, unit=summary.get("time_unit", "ns"), title=title, ax=ax)
     if kind == "timeseries":
         series, phases, unit, title = point_timeseries(directory, point)
         return throughput_over_time(
@@ -1422,13 +1716,23 @@ def plot_directory(
         table = point_table(directory, "steps", point)
         job = groups[0] if groups else None
         return rank_timeline(table, job=job, unit=summary.get("time_unit", "ns"), ax=ax)
-    points = where_rows(load_points(directory), where)
+    names = names_of(directory)
+    points = where_rows(load_points(directory), where, names)
     keys = swept_keys(directory, points)
+    x = names.column(x, points) if x else x
+    y = names.column(y, points) if y else y
+    hue = [names.column(h, points) for h in hue_columns(hue)]
+    style = names.column(style, points) if style else style
     if kind == "load-curve":
-        hue = hue_columns(hue) or default_hue(keys, points, along=x or "offered_load")
+        hue = hue or default_hue(keys, points, along=x or "offered_load")
+        if style:
+            hue = [h for h in hue if h != style]
+        facet = None
+        if _combinations(points, hue) > MAX_LEGEND and len(hue) > 1:
+            facet, hue = hue[:1], hue[1:]
         return load_curve(
             points, x=x or "offered_load", y=y or "accepted_load", hue=hue, style=style, reference=reference,
-            by=x if x and style else None, ax=ax,
+            by=x if x and style else None, ax=ax, names=names, facet=facet,
         )
     if kind == "heatmap":
         varying = [k for k in keys if k != "seed" and points[k].nunique() > 1]
@@ -1437,29 +1741,47 @@ def plot_directory(
         if x is None or y is None:
             raise PlotError("a heatmap needs two swept keys: give --x and --y")
         facets = [k for k in varying if k not in (x, y)]
-        return heatmap(points, x=x, y=y, value=value or "accepted_load", facet=facets, ax=ax)
+        return heatmap(points, x=x, y=y, value=value or "accepted_load", facet=facets, ax=ax, names=names)
     if kind == "cdf":
         value = value or "accepted_load"
-        hue = hue_columns(hue) or default_hue(keys, points)
+        hue = hue or default_hue(keys, points)
         ok = _ok(points)
         unit = _unit(ok, None)
         if value in points.columns:
-            name_of = hue_labeller(ok, hue)
+            name_of = hue_labeller(ok, hue, names)
             curves = {name_of(v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
-            return cdf(curves, xlabel=label(value, unit), legend_title=None, ax=ax)
-        return window_cdf(directory, ok, value, hue, groups, unit, ax=ax)
+            return cdf(curves, xlabel=label(value, unit, names), legend_title=None, ax=ax)
+        return window_cdf(directory, ok, value, hue, groups, unit, ax=ax, names=names)
     raise PlotError(f"unknown plot {kind!r}: expected one of {', '.join(KINDS)}")
 
 
-def where_rows(points: pd.DataFrame, where: Sequence[str] | None) -> pd.DataFrame:
+def _combinations(points: pd.DataFrame, columns: Sequence[str]) -> int:
+    """How many combinations of values of ``columns`` the rows of ``points`` hold."""
+    if not columns:
+        return 1
+    return len(points[list(columns)].astype(str).drop_duplicates())
+
+
+def _has_table(directory: Path, name: str, point: str | None) -> bool:
+    try:
+        table_path(directory, name, point)
+    except PlotError:
+        return False
+    return True
+
+
+def where_rows(points: pd.DataFrame, where: Sequence[str] | None, names: Names | None = None) -> pd.DataFrame:
     """The rows of ``points`` whose columns hold the given values (``KEY=VALUE``, the
-    value as a legend writes it or as a number)."""
+    value as a legend writes it, as the same number, or as the sweep file's ``[labels]``
+    call it; a key by its column or as the sweep file names it)."""
     for condition in where or []:
         key, sep, text = (part.strip() for part in condition.partition("="))
         if not sep or not key:
             raise PlotError(f"--where {condition!r}: expected KEY=VALUE, e.g. --where traffic.load=0.5")
+        if names is not None:
+            key = names.column(key, points)
         _require(points, key)
-        kept = points[points[key].map(lambda v, t=text: _is_value(v, t))]
+        kept = points[points[key].map(lambda v, t=text: _is_value(v, t) or (names is not None and names.alias(key, v) == t))]
         if kept.empty:
             values = ", ".join(sorted({_value_text(v) for v in points[key]}))
             raise PlotError(f"--where {condition}: no point has {key} = {text} (it has {values})")
@@ -1480,14 +1802,15 @@ def _is_value(value: Any, text: str) -> bool:
 
 def window_cdf(
     directory: Path, ok: pd.DataFrame, value: str = "accepted_load", hue: Sequence[str] = (),
-    groups: Sequence[str] | None = None, unit: str = "ns", ax: Axes | None = None,
+    groups: Sequence[str] | None = None, unit: str = "ns", ax: Axes | None = None, names: Names | None = None,
 ) -> Figure:
     """CDF of a time-series column over the measured windows (from ``measure_from`` on)
     of every point of ``ok`` (rows of the sweep's table), one curve per value of
-    ``hue``."""
+    ``hue``: the windows of the points that share a hue value are pooled, so give it
+    every key the rows vary but seeds (or keep one value of the others, :func:`where_rows`)."""
     hue = list(hue)
     group = (groups or ["all"])[0]
-    name_of = hue_labeller(ok, hue)
+    name_of = hue_labeller(ok, hue, names)
     curves: dict[Any, list[Any]] = {}
     for _, row in ok.iterrows():
         path = directory / "timeseries" / f"{row['point_id']}.parquet"
@@ -1503,7 +1826,191 @@ def window_cdf(
         curves.setdefault(name, []).extend(rows[value].tolist())
     if not curves:
         raise PlotError(f"{directory}: no time series to plot")
-    return cdf(curves, xlabel=f"{label(value, unit)} per window, group {group}", ax=ax)
+    who = "all hosts" if group == "all" else group
+    return cdf(curves, xlabel=f"{label(value, unit, names)} per window, {who}", ax=ax)
+
+
+def describe(fig: Any) -> dict[str, Any]:
+    """What a figure shows, read from what it draws (the report records it beside each
+    figure): ``panels`` (data panels), ``distinct_x`` (the fewest distinct x values of
+    the data of a panel: the points of a curve, a heatmap's columns; ``None`` without
+    data), ``legend`` (every legend entry, in order), ``legend_titles``, ``crowded``
+    (legends of more than :data:`LEGEND_INSIDE` entries drawn inside their axes)."""
+    import numpy as np
+
+    legends, panels = list(fig.legends), []
+    for ax in fig.axes:
+        if ax.get_label() == "<colorbar>":
+            continue
+        legend = ax.get_legend()
+        if legend is not None:
+            legends.append(legend)
+        xs: list[float] = []
+        data = False
+        for line in ax.get_lines():
+            if line.get_gid() == GUIDE or line.get_transform() != ax.transData:
+                continue
+            values = np.asarray(line.get_xdata(), dtype=float)
+            values = values[np.isfinite(values)]
+            if values.size:
+                data = True
+                xs.extend(values.tolist())
+        for image in ax.get_images():
+            data = True
+            xs.extend(range(np.asarray(image.get_array()).shape[1]))
+        for collection in ax.collections:  # scatter (not error bars' line collections)
+            if type(collection).__name__ != "PathCollection":
+                continue
+            offsets = np.asarray(collection.get_offsets(), dtype=float)
+            if offsets.size:
+                data = True
+                xs.extend(offsets[:, 0].tolist())
+        if data:
+            panels.append(distinct_values(xs))
+    entries = [text.get_text() for legend in legends for text in legend.get_texts()]
+    titles = [legend.get_title().get_text() for legend in legends if legend.get_title().get_text()]
+    figure_legends = {id(legend) for legend in fig.legends}
+    crowded = sum(
+        1 for legend in legends
+        if id(legend) not in figure_legends and len(legend.get_texts()) > LEGEND_INSIDE and _inside(legend)
+    )
+    return {
+        "panels": len(panels),
+        "distinct_x": min(panels) if panels else None,
+        "legend": entries,
+        "legend_titles": titles,
+        "crowded": crowded,
+    }
+
+
+SAME_X = 0.005
+"""x values closer than this fraction of the largest |x| are one value (a group's
+offered load that wavers by a packet is not a spread)."""
+
+
+def distinct_values(values: Any, magnitude: float | None = None) -> int:
+    """How many distinct values ``values`` holds, counting as one those closer than
+    :data:`SAME_X` of ``magnitude`` (by default their largest absolute value)."""
+    import numpy as np
+
+    data = np.asarray(list(values), dtype=float)
+    data = data[np.isfinite(data)]
+    if data.size == 0:
+        return 0
+    scale = magnitude if magnitude else float(np.abs(data).max())
+    if scale == 0:
+        return 1
+    data = np.sort(data)
+    return 1 + int(np.count_nonzero(np.diff(data) > SAME_X * scale))
+
+
+def _inside(legend: Any) -> bool:
+    """Whether a legend of an Axes is anchored inside it (not placed outside by
+    :func:`place_legend`)."""
+    anchor = legend.get_bbox_to_anchor()
+    box = anchor.transformed(legend.axes.transAxes.inverted())
+    return box.x0 < 1.0 and box.y0 < 1.0 and box.x1 > 0.0 and box.y1 > 0.0
+
+
+def decorate(
+    fig: Any,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    logx: bool = False,
+    logy: bool = False,
+    size: tuple[float, float] | None = None,
+) -> Any:
+    """A figure with what ``snarl plot --title --xlabel --ylabel --logx --logy --size``
+    asks: the title above the figure (above its panel if it has one), the axis labels
+    of every data panel that has one, log scales, the size in inches."""
+    axes = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
+    if title is not None:
+        if len(axes) == 1:
+            axes[0].set_title(title)
+        else:
+            fig.suptitle(title)
+    for ax in axes:
+        if xlabel is not None and ax.get_xlabel():
+            ax.set_xlabel(xlabel)
+        if ylabel is not None and ax.get_ylabel():
+            ax.set_ylabel(ylabel)
+        if logx:
+            ax.set_xscale("log")
+        if logy:
+            ax.set_yscale("log")
+    if size is not None:
+        fig.set_size_inches(*size)
+    return fig
+
+
+def parse_figure_size(text: str) -> tuple[float, float]:
+    """``"8x5"`` or ``"8,5"`` (inches) -> ``(8.0, 5.0)``; :class:`PlotError` otherwise."""
+    parts = re.split(r"[x,×]", text.strip().lower())
+    try:
+        width, height = (float(p) for p in parts)
+    except ValueError:
+        raise PlotError(f"--size {text!r}: expected WIDTHxHEIGHT in inches, e.g. --size 8x5") from None
+    if not (0 < width <= 100 and 0 < height <= 100):
+        raise PlotError(f"--size {text!r}: width and height are inches between 0 and 100")
+    return width, height
+
+
+def queue_series(
+    queues: pd.DataFrame,
+    fabric: pd.DataFrame | None = None,
+    unit: str = "ns",
+    title: str | None = None,
+    ax: Axes | Sequence[Axes] | None = None,
+) -> Figure:
+    """The probed queues (``observe.queues``) window by window: each probe's mean
+    occupancy (solid) and maximum (thin, dashed) in KiB, one colour per probe, and any
+    other per-probe column of the ``queues`` table (pauses, marks) in a panel of its
+    own; below, when ``fabric`` is given, the fabric's pause frames and marks per window
+    (the whole fabric's: the table does not say which port sent them)."""
+    _require(queues, "time", "switch", "port", "mean_bytes")
+    if queues.empty:
+        raise PlotError("the queues table is empty (no window recorded)")
+    keys = [c for c in ("switch", "port", "priority") if c in queues.columns]
+    extra = [c for c in queues.columns if c not in (*keys, "time", "point_id", "mean_bytes", "max_bytes")
+             and str(queues[c].dtype) != "object"]
+    events = [c for c in _FABRIC_EVENTS if fabric is not None and c in fabric.columns and fabric[c].sum() > 0]
+    count = 1 + len(extra) + (1 if events else 0)
+    own = ax is None
+    fig, axes, _ = _panels(ax, count, (7.6, 3.2 + 2.2 * (count - 1)), "queue_series", rows=count, sharex=True)
+    scale, shown = _time_axis(queues["time"], unit)
+    probes = list(queues.groupby(keys, sort=True))
+    for index, (key, rows) in enumerate(probes):
+        key = key if isinstance(key, tuple) else (key,)
+        where = dict(zip(keys, key))
+        name = f"switch {where['switch']} port {where['port']}" + (
+            f" prio {where['priority']}" if where.get("priority") and len(set(queues.get("priority", [0]))) > 1 else ""
+        )
+        rows = rows.sort_values("time")
+        colour = f"C{index % 10}"
+        axes[0].plot(rows["time"] / scale, rows["mean_bytes"] / 1024, color=colour, linewidth=1.3, label=name)
+        if "max_bytes" in rows:
+            axes[0].plot(rows["time"] / scale, rows["max_bytes"] / 1024, color=colour, linewidth=0.8, linestyle="--")
+        for panel, column in zip(axes[1:], extra):
+            panel.plot(rows["time"] / scale, rows[column], color=colour, linewidth=1.2, label=name)
+            panel.set_ylabel(column.replace("_", " ") + " per window")
+    axes[0].set_ylabel("queue (KiB): mean, max dashed")
+    axes[0].set_ylim(bottom=0)
+    handles = [line for line in axes[0].get_lines() if not line.get_label().startswith("_")]
+    place_legend(axes[0], handles, [h.get_label() for h in handles], title="probe")
+    if events:
+        panel = axes[-1]
+        fabric = fabric.sort_values("time")
+        for column in events:
+            panel.plot(fabric["time"] / scale, fabric[column], linewidth=1.1, label=_FABRIC_EVENTS[column])
+        panel.set_ylabel("whole fabric, per window")
+        panel.set_ylim(bottom=0)
+        place_legend(panel, panel.get_lines(), [line.get_label() for line in panel.get_lines()])
+    for panel in axes:
+        panel.grid(True, alpha=0.3)
+    axes[-1].set_xlabel(f"time ({shown})")
+    _suptitle(fig, own, axes[0], title, fontsize="medium")
+    return _root(axes[0])
 
 
 # ----------------------------------------------------------------------------- mechanisms

@@ -104,6 +104,9 @@ class Resolver:
                 current = current[part]
             elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
                 current = current[int(part)]
+            elif isinstance(current, list) and any(isinstance(t, Mapping) and t.get("name") == part for t in current):
+                # A list of named tables addressed by name (traffic.groups.victims.cap).
+                current = next(t for t in current if isinstance(t, Mapping) and t.get("name") == part)
             else:
                 return False
         return isinstance(current, (Mapping, list))

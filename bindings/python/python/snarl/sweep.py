@@ -16,9 +16,24 @@ A sweep file is TOML::
     [set]                          # optional: fixed overrides of every point
     "simulation.duration" = "50us"
 
+    [labels]                       # optional: the words figures and tables use
+    "traffic.load" = "offered load"
+    "traffic.groups.0.cap" = { name = "hotspot cap", values = { "1.0" = "unthrottled", "0.0833" = "throttled" } }
+
+    [[figures]]                    # optional: the report's headline figures, drawn first
+    kind = "load-curve"            # load-curve (y against x), heatmap or cdf
+    x = "traffic.load"
+    y = "groups.uniform.accepted_load"
+    hue = "traffic.groups.0.cap"
+
+A list of named tables is addressed by name as well as by index
+(``traffic.groups.hotspot.cap`` is ``traffic.groups.0.cap`` when group 0 is named
+``hotspot``).
+
 A point is a dict of dotted key -> value (``seed`` sets the seed). Its id is the first 16
 hex digits of the SHA-256 of its fully resolved config, so the same experiment always
-gets the same id. Results go to a directory:
+gets the same id: two settings that resolve to the same config are one point, run and
+reported once (the other settings are kept as its ``aliases``). Results go to a directory:
 
 ``points/<id>.json``
     one record per finished point (written atomically as soon as the point ends; a
@@ -78,7 +93,15 @@ SpecLike = Union[str, "os.PathLike[str]", Mapping[str, Any], "SweepSpec"]
 """A path to a sweep file, or a dict shaped like one (``base`` relative to the working
 directory), or a :class:`SweepSpec`."""
 
-SPEC_KEYS = ("name", "base", "axes", "zip", "set", "description")
+SPEC_KEYS = ("name", "base", "axes", "zip", "set", "description", "labels", "figures")
+LABEL_KEYS = ("name", "values")
+"""The keys of a label given as a table: ``{ name = "...", values = { VALUE = "..." } }``."""
+FIGURE_KINDS = ("load-curve", "heatmap", "cdf")
+"""What a sweep file's ``[[figures]]`` may draw."""
+FIGURE_KEYS = (
+    "kind", "title", "caption", "x", "y", "hue", "style", "reference", "value", "facet", "where", "logx", "logy",
+)
+"""The keys of a ``[[figures]]`` entry."""
 ID_LENGTH = 16
 SWEEP_FILE = "sweep.json"
 RECORDS = "points"
@@ -111,6 +134,11 @@ class SweepSpec:
     description: str | None = None
     source: Path | None = None
     """The sweep file, if the spec was read from one."""
+    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """``[labels]``: per dotted key (or column), its ``name`` (or None) and its
+    ``values``, value text -> what to call it (see :func:`parse_labels`)."""
+    figures: list[dict[str, Any]] = field(default_factory=list)
+    """``[[figures]]``: the report's headline figures (see :func:`parse_figures`)."""
 
     @property
     def keys(self) -> list[str]:
@@ -137,6 +165,10 @@ class SweepSpec:
         if self.description is not None:
             data["description"] = self.description
         data.update(axes=self.axes, zip=self.zip, set=self.set)
+        if self.labels:
+            data["labels"] = self.labels
+        if self.figures:
+            data["figures"] = self.figures
         if self.source is not None:
             data["source"] = str(self.source)
         return data
@@ -151,6 +183,9 @@ class Point:
     seed: int | None
     config: str
     id: str
+    aliases: list[dict[str, Any]] = field(default_factory=list)
+    """Other settings of the sweep that resolve to the same config: run and reported
+    once, as this point."""
 
 
 def load_spec(spec: SpecLike) -> SweepSpec:
@@ -227,7 +262,100 @@ def load_spec(spec: SpecLike) -> SweepSpec:
         name=data.get("name"),
         description=data.get("description"),
         source=source,
+        labels=parse_labels(data.get("labels", {}), where),
+        figures=parse_figures(data.get("figures", []), where),
     )
+
+
+def parse_labels(labels: Any, where: str = "") -> dict[str, dict[str, Any]]:
+    """``[labels]`` of a sweep file, checked: each entry is ``KEY = "name"`` or ``KEY = {
+    name = "...", values = { VALUE = "...", ... } }`` (both keys optional), and comes back
+    as ``{"name": str | None, "values": {value text: name}}``. A value is spelt as a TOML
+    key: ``"0.0833"`` (quoted), or bare, ``0.0833``, which TOML reads as a dotted key and
+    which is joined back; a swept table (``congestion_control``) is named by its
+    ``type`` (``none = "IB CC off"``). Raises :class:`SweepError`."""
+    if not isinstance(labels, Mapping):
+        raise SweepError(f"{where}`labels` must be a table: dotted key = \"name\" or {{ name = ..., values = {{ ... }} }}")
+    parsed: dict[str, dict[str, Any]] = {}
+    for key, entry in labels.items():
+        at = f"{where}labels.\"{key}\""
+        if isinstance(entry, str):
+            parsed[key] = {"name": entry, "values": {}}
+            continue
+        if not isinstance(entry, Mapping):
+            raise SweepError(f"{at} must be a name (a string) or a table {{ name = ..., values = {{ ... }} }}, found {entry!r}")
+        unknown = sorted(set(entry) - set(LABEL_KEYS))
+        if unknown:
+            raise SweepError(f"{at}: unknown key `{unknown[0]}` (expected {', '.join(LABEL_KEYS)})")
+        name = entry.get("name")
+        if name is not None and not isinstance(name, str):
+            raise SweepError(f"{at}.name must be a string")
+        values = entry.get("values", {})
+        if not isinstance(values, Mapping):
+            raise SweepError(f"{at}.values must be a table: value = \"name\"")
+        flat: dict[str, str] = {}
+        for text, alias in _joined(values):
+            if not isinstance(alias, str):
+                raise SweepError(f"{at}.values.\"{text}\" must be a string (what to call the value), found {alias!r}")
+            flat[text] = alias
+        parsed[key] = {"name": name, "values": flat}
+    return parsed
+
+
+def _joined(table: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """``{"0": {"0833": "x"}}`` (TOML's reading of the bare key ``0.0833``) ->
+    ``("0.0833", "x")``."""
+    for key, value in table.items():
+        if isinstance(value, Mapping):
+            yield from _joined(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def parse_figures(figures: Any, where: str = "") -> list[dict[str, Any]]:
+    """``[[figures]]`` of a sweep file, checked: each has a ``kind`` (load-curve, heatmap
+    or cdf) and the columns it needs (``x`` and ``y`` for a load curve or a heatmap,
+    ``value`` for a cdf); ``hue`` and ``facet`` may be a column or a list of columns,
+    ``where`` a list of ``KEY=VALUE``. Raises :class:`SweepError`."""
+    if isinstance(figures, Mapping):
+        figures = [figures]
+    if not isinstance(figures, list):
+        raise SweepError(f"{where}`figures` must be a list of tables ([[figures]])")
+    parsed = []
+    for index, figure in enumerate(figures):
+        at = f"{where}figures.{index}"
+        if not isinstance(figure, Mapping):
+            raise SweepError(f"{at} must be a table with a kind")
+        unknown = sorted(set(figure) - set(FIGURE_KEYS))
+        if unknown:
+            raise SweepError(f"{at}: unknown key `{unknown[0]}` (expected {', '.join(FIGURE_KEYS)})")
+        kind = figure.get("kind")
+        if kind not in FIGURE_KINDS:
+            raise SweepError(f"{at}.kind must be one of {', '.join(FIGURE_KINDS)}, found {kind!r}")
+        entry: dict[str, Any] = {"kind": kind}
+        for name in ("title", "caption", "x", "y", "style", "reference", "value"):
+            if name in figure:
+                if not isinstance(figure[name], str) or not figure[name]:
+                    raise SweepError(f"{at}.{name} must be a non-empty string")
+                entry[name] = figure[name]
+        for name in ("hue", "facet", "where"):
+            if name in figure:
+                value = figure[name]
+                value = [value] if isinstance(value, str) else value
+                if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                    raise SweepError(f"{at}.{name} must be a column or a list of columns")
+                entry[name] = list(value)
+        for name in ("logx", "logy"):
+            if name in figure:
+                if not isinstance(figure[name], bool):
+                    raise SweepError(f"{at}.{name} must be true or false")
+                entry[name] = figure[name]
+        needs = {"load-curve": ("x", "y"), "heatmap": ("x", "y"), "cdf": ("value",)}[kind]
+        missing = [n for n in needs if n not in entry]
+        if missing:
+            raise SweepError(f"{at}: a {kind} needs {' and '.join(missing)}")
+        parsed.append(entry)
+    return parsed
 
 
 def _plain_values(value: Any) -> Any:
@@ -246,8 +374,9 @@ def _plain_values(value: Any) -> Any:
 def resolve_points(spec: SweepSpec) -> list[Point]:
     """Validates every point with :func:`snarl.resolve_config` and gives each its id.
 
-    Raises :class:`SweepError` naming the first invalid point, or two points that are
-    the same experiment.
+    Settings that resolve to the same config as an earlier point are that point (listed
+    in its ``aliases``): run and reported once. Raises :class:`SweepError` naming the
+    first invalid point.
     """
     from snarl import SnarlError
     from snarl import _core
@@ -258,7 +387,7 @@ def resolve_points(spec: SweepSpec) -> list[Point]:
     except (SnarlError, OSError) as e:  # binary data, say: its message names the file
         raise SweepError(f"base experiment: {getattr(e, 'message', None) or e}") from None
     points = []
-    ids: dict[str, dict[str, Any]] = {}
+    ids: dict[str, Point] = {}
     for values in spec.points():
         merged = {**spec.set, **values}
         seed = merged.pop("seed", None)
@@ -269,12 +398,24 @@ def resolve_points(spec: SweepSpec) -> list[Point]:
             raise SweepError(f"point {_describe(values)}: {e}") from None
         point_id = point_hash(resolved)
         if point_id in ids:
-            raise SweepError(
-                f"points {_describe(ids[point_id])} and {_describe(values)} are the same experiment"
-            )
-        ids[point_id] = values
-        points.append(Point(values=values, overrides=merged, seed=seed, config=resolved, id=point_id))
+            ids[point_id].aliases.append(values)
+            continue
+        ids[point_id] = Point(values=values, overrides=merged, seed=seed, config=resolved, id=point_id)
+        points.append(ids[point_id])
     return points
+
+
+def duplicates_text(points: Iterable[Point]) -> str:
+    """``""``, or what a sweep says of the settings that are the same experiment as
+    another point: ``" (2 settings resolve to the config of another point: run and
+    reported once)"``."""
+    count = sum(len(p.aliases) for p in points)
+    if not count:
+        return ""
+    return (
+        f" ({count} setting{'s' if count != 1 else ''} resolve{'s' if count == 1 else ''} to the config of "
+        "another point: run and reported once)"
+    )
 
 
 def point_hash(resolved_config: str) -> str:
@@ -1280,7 +1421,9 @@ def _write_sweep_json(plan: Plan, runner: _Runner | None) -> None:
         "sweep_toml": spec.source.read_text(encoding="utf-8") if spec.source else None,
         "base_toml": spec.base.read_text(encoding="utf-8"),
         "keys": spec.keys,
-        "points": [{"point_id": p.id, "values": p.values} for p in plan.points],
+        "points": [
+            {"point_id": p.id, "values": p.values, **({"aliases": p.aliases} if p.aliases else {})} for p in plan.points
+        ],
         "versions": versions(),
         "runner": runner.description if runner else None,
         "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

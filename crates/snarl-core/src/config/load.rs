@@ -180,7 +180,8 @@ pub fn parse_override(text: &str) -> toml::Value {
 }
 
 /// Sets `a.b.c = value`, creating tables on the way. Array elements are addressed by
-/// index (`traffic.groups.0.load`).
+/// index (`traffic.groups.0.load`), or a list of named tables by name
+/// (`traffic.groups.victims.load`: the element whose `name` is `victims`).
 fn set_dotted(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<()> {
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
@@ -194,9 +195,10 @@ fn set_dotted(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
             toml::Value::Table(t) => t,
             toml::Value::Array(items) => {
                 let index_text = parts.get(depth + 1).copied().unwrap_or("");
-                let index: usize = index_text.parse().map_err(|_| {
-                    Error::config(&here, format!("`{here}` is a list: address an element by index, e.g. {here}.0"))
-                })?;
+                let index: usize = match index_text.parse() {
+                    Ok(index) => index,
+                    Err(_) => element_named(items, &here, index_text)?,
+                };
                 let len = items.len();
                 let item = items.get_mut(index).ok_or_else(|| {
                     Error::config(&here, format!("index {index} is out of range: the list has {len} elements"))
@@ -219,6 +221,29 @@ fn set_dotted(doc: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
     }
     node.insert(parts[parts.len() - 1].to_string(), value);
     Ok(())
+}
+
+/// The index of the element of the list at `here` whose `name` is `name`; an error
+/// naming the names there are (or asking for an index, in a list without names).
+fn element_named(items: &[toml::Value], here: &str, name: &str) -> Result<usize> {
+    let names: Vec<&str> =
+        items.iter().filter_map(|item| item.as_table().and_then(|t| t.get("name")).and_then(|n| n.as_str())).collect();
+    if let Some(index) =
+        items.iter().position(|item| item.as_table().and_then(|t| t.get("name")).and_then(|n| n.as_str()) == Some(name))
+    {
+        return Ok(index);
+    }
+    if names.is_empty() {
+        return Err(Error::config(here, format!("`{here}` is a list: address an element by index, e.g. {here}.0")));
+    }
+    let listed = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    Err(Error::config(
+        here,
+        format!(
+            "no element named `{name}` in `{here}`: address one by index (0 to {}) or by name: {listed}",
+            items.len() - 1
+        ),
+    ))
 }
 
 fn prefix_path(e: Error, prefix: &str) -> Error {
@@ -523,6 +548,20 @@ mod tests {
         assert_eq!(c.traffic.groups[0].load, Some(0.1));
         let (path, _) = err(&text, &[("traffic.groups.3.load", "0.1")]);
         assert_eq!(path, "traffic.groups");
+    }
+
+    #[test]
+    fn named_list_elements_are_addressable_by_name() {
+        let text = format!(
+            "{MINIMAL}\n[[traffic.groups]]\nname = \"a\"\ncount = 2\n[[traffic.groups]]\nname = \"b\"\nrest = true\n"
+        );
+        let o = vec![("traffic.groups.b.load".to_string(), "0.2".to_string())];
+        let c = load_config(&text, &o, None).unwrap();
+        assert_eq!(c.traffic.groups[1].load, Some(0.2));
+        assert_eq!(c.traffic.groups[0].load, None);
+        let (path, message) = err(&text, &[("traffic.groups.c.load", "0.1")]);
+        assert_eq!(path, "traffic.groups");
+        assert!(message.contains("no element named `c`") && message.contains("`a`, `b`"), "{message}");
     }
 
     #[test]

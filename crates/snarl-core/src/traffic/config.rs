@@ -247,6 +247,10 @@ pub struct GroupConfig {
     /// Flow-size CDF of the group's messages (default: as `traffic`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_distribution: Option<String>,
+    /// `measured = true`: the group the experiment is about (its victims), whose load
+    /// curve a sweep's report draws first. The simulation ignores it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub measured: bool,
 }
 
 /// A change at a point of the timeline: from `at` on, `group` uses these settings.
