@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import snarl
@@ -271,3 +272,42 @@ def test_snarl_plot_queues_draws_the_probed_queues(tmp_path):
     fig = plots.plot_directory("queues", tmp_path / "run")
     meta = plots.describe(fig)
     assert meta["legend"][:2] == ["switch 0 port 0", "switch 0 port 1"] and meta["distinct_x"] == 10
+
+
+def test_snarl_plot_queues_draws_each_probed_ports_pauses_and_marks(tmp_path):
+    """A PFC incast with RED marking: the queues table counts each probe's pause frames
+    and marks, and the plot draws them port by port (the fabric-wide panel keeps only
+    what the probes do not count)."""
+    config = tmp_path / "incast.toml"
+    config.write_text(
+        '[simulation]\nduration = "60us"\nwindow = "5us"\n[topology]\ntype = "single_switch"\nhosts = 8\n'
+        '[switch]\ntype = "shared_buffer"\nport_buffer = "512KiB"\negress_cap = "256KiB"\nspeedup = 2.0\n'
+        '[flow_control]\ntype = "pfc"\nxoff = 50\nxon = 45\n'
+        '[marking]\ntype = "red"\nkmin = "20KiB"\nkmax = "200KiB"\npmax = 0.1\n'
+        '[traffic]\nload = 1.0\n'
+        '[[traffic.groups]]\nname = "sink"\nhosts = [0]\npattern = { type = "silent" }\n'
+        '[[traffic.groups]]\nname = "senders"\nrest = true\npattern = { type = "incast", destination = 0 }\n'
+        "[observe]\nqueues = [{ switch = 0, port = 0 }, { switch = 0, port = 1 }]\n"
+    )
+    done = run_snarl("run", config, "--out", tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    queues = pd.read_parquet(tmp_path / "run" / "queues.parquet")
+    for column in ("pause_frames_sent", "pause_frames_received", "ecn_marks"):
+        assert column in queues.columns, list(queues.columns)
+    by_port = queues.groupby("port")[["pause_frames_sent", "ecn_marks"]].sum()
+    assert by_port.loc[0, "ecn_marks"] > 0 and by_port.loc[1, "pause_frames_sent"] > 0, by_port
+    output = tmp_path / "queues.png"
+    done = run_snarl("plot", "queues", tmp_path / "run", "-o", output)
+    assert done.returncode == 0, done.stderr
+    assert output.stat().st_size > 0
+    fig = plots.plot_directory("queues", tmp_path / "run")
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert labels[:3] == ["queue (KiB): mean, max dashed", "pause frames per window", "ECN marks per window"], labels
+    # Each panel has a line per probe; pauses sent solid, received dashed.
+    pauses = fig.axes[1]
+    assert [line.get_linestyle() for line in pauses.get_lines()] == ["-", "--", "-", "--"]
+    assert {line.get_label() for line in fig.axes[2].get_lines()} == {"switch 0 port 0", "switch 0 port 1"}
+    # The fabric's pause frames and marks are drawn per port: its panel, if any, has the rest.
+    if len(fig.axes) > 3:
+        drawn = [line.get_label() for line in fig.axes[3].get_lines()]
+        assert "pause frames" not in drawn and "ECN marks" not in drawn, drawn

@@ -291,6 +291,77 @@ string_quantity!(Time, "a duration with its unit, such as \"25ns\" or \"100cycle
 string_quantity!(Bytes, "a size such as \"4KiB\", \"256phits\" or a number of bytes", true);
 string_quantity!(Rate, "a rate with its unit, such as \"100Gbps\" or \"1phit/cycle\"", false);
 
+/// JSON Schema of the quantities, for editors that complete and check scenario files
+/// (`config::json_schema`): the strings [`FromStr`](std::str::FromStr) reads, as
+/// patterns over the units it knows.
+mod json_schema {
+    use super::{Bytes, Rate, Time};
+    use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+    use std::borrow::Cow;
+
+    /// The units each quantity accepts (`FromStr`'s `match`; a test parses each). A size
+    /// may also be a string of bytes without a unit.
+    pub(super) const TIME_UNITS: [&str; 8] = ["ps", "ns", "us", "µs", "ms", "s", "cycle", "cycles"];
+    pub(super) const SIZE_UNITS: [&str; 14] =
+        ["B", "byte", "bytes", "phit", "phits", "KB", "kB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"];
+    pub(super) const RATE_UNITS: [&str; 12] =
+        ["bps", "Kbps", "kbps", "Mbps", "Gbps", "Gb/s", "Tbps", "Tb/s", "GBps", "GB/s", "phit/cycle", "phits/cycle"];
+
+    /// A number as `split_number` reads it (digits, `_` separators, a decimal point, an
+    /// exponent), then optional spaces and one of `units` (or none, if `bare`).
+    pub(super) fn pattern(units: &[&str], bare: bool) -> String {
+        let optional = if bare { "?" } else { "" };
+        format!(
+            r"^\s*\+?([0-9][0-9_]*(\.[0-9_]*)?|\.[0-9][0-9_]*)([eE][+-]?[0-9]+)?\s*({}){optional}\s*$",
+            units.join("|")
+        )
+    }
+
+    impl JsonSchema for Time {
+        fn schema_name() -> Cow<'static, str> {
+            "Duration".into()
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({
+                "description": "A duration with its unit: ps, ns, us, ms, s, or cycles (1 cycle = 1 ns).",
+                "type": "string",
+                "pattern": pattern(&TIME_UNITS, false),
+                "examples": ["25ns", "1.5us", "20000cycles"],
+            })
+        }
+    }
+
+    impl JsonSchema for Bytes {
+        fn schema_name() -> Cow<'static, str> {
+            "Size".into()
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({
+                "description": "A size: a number of bytes, or a string with its unit (B, KB, KiB, MB, MiB, GB, GiB, TB, TiB, or phits: 1 phit = 1 byte).",
+                "anyOf": [
+                    { "type": "integer", "minimum": 0 },
+                    { "type": "string", "pattern": pattern(&SIZE_UNITS, true) },
+                ],
+                "examples": ["4KiB", "256phits", 4096],
+            })
+        }
+    }
+
+    impl JsonSchema for Rate {
+        fn schema_name() -> Cow<'static, str> {
+            "Rate".into()
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            json_schema!({
+                "description": "A rate with its unit: bps, Kbps, Mbps, Gbps (Gb/s), Tbps (Tb/s), GB/s, or phits/cycle (1 phit/cycle = 8 Gb/s).",
+                "type": "string",
+                "pattern": pattern(&RATE_UNITS, false),
+                "examples": ["100Gbps", "400Gbps", "1phit/cycle"],
+            })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,6 +377,20 @@ mod tests {
         assert_eq!("100Gbps".parse::<Rate>().unwrap(), Rate(100_000_000_000));
         assert_eq!("1phit/cycle".parse::<Rate>().unwrap(), Rate(8_000_000_000));
         assert_eq!("1e3ns".parse::<Time>().unwrap(), Time(1_000_000));
+    }
+
+    #[test]
+    fn the_schemas_units_are_the_parsers() {
+        use json_schema::{RATE_UNITS, SIZE_UNITS, TIME_UNITS};
+        for unit in TIME_UNITS {
+            assert!(format!("2{unit}").parse::<Time>().is_ok(), "{unit}");
+        }
+        for unit in SIZE_UNITS.iter().chain(&[""]) {
+            assert!(format!("2 {unit}").parse::<Bytes>().is_ok(), "{unit}");
+        }
+        for unit in RATE_UNITS {
+            assert!(format!("2{unit}").parse::<Rate>().is_ok(), "{unit}");
+        }
     }
 
     #[test]

@@ -1956,6 +1956,13 @@ def parse_figure_size(text: str) -> tuple[float, float]:
     return width, height
 
 
+# The per-port counts of the ``queues`` table (runs with PFC, runs that mark): the pause
+# frames each probed port sent upstream and received from downstream, and the marks in
+# each probed queue, named as the ``fabric`` table names the fabric's.
+_PROBE_PAUSES = {"pause_frames_sent": "sent", "pause_frames_received": "received"}
+_PROBE_MARKS = {"ecn_marks": "ECN marks", "fecn_marks": "FECN marks", "congestion_marks": "congestion marks"}
+
+
 def queue_series(
     queues: pd.DataFrame,
     fabric: pd.DataFrame | None = None,
@@ -1964,20 +1971,33 @@ def queue_series(
     ax: Axes | Sequence[Axes] | None = None,
 ) -> Figure:
     """The probed queues (``observe.queues``) window by window: each probe's mean
-    occupancy (solid) and maximum (thin, dashed) in KiB, one colour per probe, and any
-    other per-probe column of the ``queues`` table (pauses, marks) in a panel of its
-    own; below, when ``fabric`` is given, the fabric's pause frames and marks per window
-    (the whole fabric's: the table does not say which port sent them)."""
+    occupancy (solid) and maximum (thin, dashed) in KiB, one colour per probe. When the
+    ``queues`` table counts them (runs with PFC, runs that mark), the PFC pause frames
+    each probed port sent upstream (solid) and received from downstream (dashed) per
+    window, in a panel, and the marks in each probed queue, in another; any other
+    per-probe column in a panel of its own. Below, when ``fabric`` is given, the
+    fabric-wide events per window that the probes do not count port by port (all of its
+    pause frames and marks with a ``queues`` table from before the per-port counts)."""
+    from matplotlib.lines import Line2D
+
     _require(queues, "time", "switch", "port", "mean_bytes")
     if queues.empty:
         raise PlotError("the queues table is empty (no window recorded)")
     keys = [c for c in ("switch", "port", "priority") if c in queues.columns]
-    extra = [c for c in queues.columns if c not in (*keys, "time", "point_id", "mean_bytes", "max_bytes")
+    pauses = [c for c in _PROBE_PAUSES if c in queues.columns]
+    marks = [c for c in _PROBE_MARKS if c in queues.columns]
+    extra = [c for c in queues.columns if c not in (*keys, "time", "point_id", "mean_bytes", "max_bytes", *pauses, *marks)
              and str(queues[c].dtype) != "object"]
-    events = [c for c in _FABRIC_EVENTS if fabric is not None and c in fabric.columns and fabric[c].sum() > 0]
-    count = 1 + len(extra) + (1 if events else 0)
+    # The fabric's pause frames and marks are drawn port by port when the probes count them.
+    counted = ({"pause_frames"} if pauses else set()) | set(marks)
+    events = [c for c in _FABRIC_EVENTS
+              if fabric is not None and c in fabric.columns and c not in counted and fabric[c].sum() > 0]
+    count = 1 + (1 if pauses else 0) + len(marks) + len(extra) + (1 if events else 0)
     own = ax is None
     fig, axes, _ = _panels(ax, count, (7.6, 3.2 + 2.2 * (count - 1)), "queue_series", rows=count, sharex=True)
+    pause_panel = axes[1] if pauses else None
+    mark_panels = dict(zip(marks, axes[1 + len(pauses[:1]):]))
+    extra_panels = dict(zip(extra, axes[1 + len(pauses[:1]) + len(marks):]))
     scale, shown = _time_axis(queues["time"], unit)
     probes = list(queues.groupby(keys, sort=True))
     for index, (key, rows) in enumerate(probes):
@@ -1988,16 +2008,31 @@ def queue_series(
         )
         rows = rows.sort_values("time")
         colour = f"C{index % 10}"
-        axes[0].plot(rows["time"] / scale, rows["mean_bytes"] / 1024, color=colour, linewidth=1.3, label=name)
+        time = rows["time"] / scale
+        axes[0].plot(time, rows["mean_bytes"] / 1024, color=colour, linewidth=1.3, label=name)
         if "max_bytes" in rows:
-            axes[0].plot(rows["time"] / scale, rows["max_bytes"] / 1024, color=colour, linewidth=0.8, linestyle="--")
-        for panel, column in zip(axes[1:], extra):
-            panel.plot(rows["time"] / scale, rows[column], color=colour, linewidth=1.2, label=name)
-            panel.set_ylabel(column.replace("_", " ") + " per window")
+            axes[0].plot(time, rows["max_bytes"] / 1024, color=colour, linewidth=0.8, linestyle="--")
+        if pause_panel is not None:
+            for column in pauses:
+                style = "-" if column == "pause_frames_sent" else "--"
+                pause_panel.plot(time, rows[column], color=colour, linewidth=1.2, linestyle=style, label=name)
+        for column, panel in (*mark_panels.items(), *extra_panels.items()):
+            panel.plot(time, rows[column], color=colour, linewidth=1.2, label=name)
     axes[0].set_ylabel("queue (KiB): mean, max dashed")
     axes[0].set_ylim(bottom=0)
     handles = [line for line in axes[0].get_lines() if not line.get_label().startswith("_")]
     place_legend(axes[0], handles, [h.get_label() for h in handles], title="probe")
+    if pause_panel is not None:
+        pause_panel.set_ylabel("pause frames per window")
+        pause_panel.set_ylim(bottom=0)
+        styles = [Line2D([], [], color="0.3", linestyle="-" if c == "pause_frames_sent" else "--") for c in pauses]
+        labels = [f"{_PROBE_PAUSES[c]} ({'upstream' if c == 'pause_frames_sent' else 'from downstream'})" for c in pauses]
+        pause_panel.legend(styles, labels, frameon=False, fontsize="small")
+    for column, panel in mark_panels.items():
+        panel.set_ylabel(f"{_PROBE_MARKS[column]} per window")
+        panel.set_ylim(bottom=0)
+    for column, panel in extra_panels.items():
+        panel.set_ylabel(column.replace("_", " ") + " per window")
     if events:
         panel = axes[-1]
         fabric = fabric.sort_values("time")

@@ -4,10 +4,11 @@
 use super::{DcqcnConfig, FecnConfig, IbccConfig, MarkingConfig, PerPairConfig, RedConfig};
 use crate::config::{Config, Problems, SwitchConfig};
 use crate::memory::{mul, sum};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// End-to-end congestion control at the NICs.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum CongestionControlConfig {
     /// Hosts send at line rate (or their static cap).

@@ -2,10 +2,11 @@
 
 use crate::config::{Config, Problems};
 use crate::units::{Bytes, Rate, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// DCQCN parameters; every default is cited in `cc::dcqcn`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DcqcnConfig {
     /// Gain of the alpha moving average (g).

@@ -3,11 +3,12 @@
 
 use crate::config::Problems;
 use crate::units::Time;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// InfiniBand congestion control at the NICs (Gran et al., section II; defaults: their
 /// Table I). Every key is documented in `docs/config.md` and `cc::ibcc`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct IbccConfig {
     /// CCTI added per BECN (0: IB CC is off).
@@ -48,7 +49,7 @@ impl Default for IbccConfig {
 }
 
 /// What one CCTI throttles.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CctiScope {
     /// One CCTI per queue pair (flow: source, destination, queue pair).
@@ -70,6 +71,19 @@ pub struct CctiTimer(pub Time);
 impl Default for CctiTimer {
     fn default() -> Self {
         CctiTimer(Time(150 * CCTI_TIMER_UNIT_PS))
+    }
+}
+
+impl schemars::JsonSchema for CctiTimer {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CctiTimer".into()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let duration = generator.subschema_for::<Time>();
+        schemars::json_schema!({
+            "description": "A number of the specification's units of 1.024 µs (150 = 153.6 µs), or a duration.",
+            "anyOf": [{ "type": "integer", "minimum": 0 }, duration],
+        })
     }
 }
 
@@ -130,6 +144,29 @@ pub enum Cct {
 impl Cct {
     /// The names of the built-in tables.
     pub const NAMES: [&'static str; 2] = ["linear", "quadratic"];
+}
+
+impl schemars::JsonSchema for Cct {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Cct".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The congestion control table: \"linear\" (entry i = [0, i]), \"quadratic\" (entry i = [3, round(i²/16)]) or a list of [shift, multiplier] pairs, at least ccti_limit + 1 of them.",
+            "anyOf": [
+                { "type": "string", "enum": Cct::NAMES },
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "array",
+                        "items": { "type": "integer", "minimum": 0 },
+                        "minItems": 2,
+                        "maxItems": 2,
+                    },
+                },
+            ],
+        })
+    }
 }
 
 impl Serialize for Cct {

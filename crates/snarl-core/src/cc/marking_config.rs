@@ -2,10 +2,11 @@
 
 use crate::config::{Config, Problems};
 use crate::units::Bytes;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How switches mark packets of congested queues, for the NICs' congestion control.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum MarkingConfig {
     /// RED-style ECN marking on the egress queue's occupancy (the default type).
@@ -37,7 +38,7 @@ impl MarkingConfig {
 /// describe it): a port-VL whose queued bytes exceed the threshold and that
 /// has credits to send is in the congestion state, and packets leaving it are marked.
 /// Defaults: Table I of Gran et al. (threshold 15, marking rate 0, packet size 0).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FecnConfig {
     /// Weight 0..15: 0 never marks, 1 the highest threshold, 15 the lowest; the threshold
@@ -73,7 +74,7 @@ impl Default for FecnConfig {
 
 /// The ports whose victim mask is set: their port-VLs may enter the congestion state
 /// while short of credits (a victim of back-pressure rather than a root).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum VictimMask {
     /// Ports facing hosts (a host never detects congestion itself).
@@ -86,7 +87,7 @@ pub enum VictimMask {
 }
 
 /// When a switch evaluates the marking probability of a packet.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnMarkAt {
     /// As the packet enters the output queue, on the bytes queued ahead of it (RED).
@@ -99,7 +100,7 @@ pub enum EcnMarkAt {
 /// RED-style ECN marking on an output (port, VC) queue's occupancy: probability 0 up to
 /// `kmin`, rising linearly to `pmax` at `kmax`, 1 above `kmax`. Defaults: the DCQCN
 /// paper's (Zhu et al., SIGCOMM 2015: Kmin = 5 KB, Kmax = 200 KB, Pmax = 1%).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RedConfig {
     #[serde(default = "default_kmin")]
@@ -117,7 +118,7 @@ pub struct RedConfig {
 }
 
 /// Which packets RED may mark.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum EcnPolicy {
     /// Every data packet, on its queue's occupancy (DCQCN's marking).

@@ -6,12 +6,13 @@ use crate::config::{
 };
 use crate::memory::mul;
 use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A Slingshot-like control: a window of bytes in flight per (source host, destination
 /// host) pair, cut by marked acknowledgements. Every key is documented in
 /// `docs/config.md` and `cc::per_pair`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PerPairConfig {
     /// A data packet leaving an output queue that holds more than this behind it is

@@ -130,7 +130,7 @@ fn ecn_as_marking(doc: &mut toml::Table) -> Result<bool> {
 
 /// Sections whose `type` may be left out: the default model is then meant (a marking's
 /// default is the congestion control's own: FECN under IB CC, RED otherwise).
-const DEFAULT_TYPES: [(&str, &str); 4] =
+pub(super) const DEFAULT_TYPES: [(&str, &str); 4] =
     [("switch", "ioq"), ("flow_control", "credit"), ("routing", "updown"), ("marking", "red")];
 
 fn fill_default_types(doc: &mut toml::Table) {

@@ -11,6 +11,7 @@
 //! defined, with its checks, by the module that owns it and re-exported here, so
 //! `crate::config::X` names any config type.
 
+mod json_schema;
 mod load;
 mod schema;
 mod seed;
@@ -23,6 +24,7 @@ pub(crate) fn one() -> u32 {
     1
 }
 
+pub use json_schema::{json_schema, json_schema_text};
 pub use load::{load_config, load_config_in, parse_override};
 pub use schema::*;
 pub use valid::ValidConfig;

@@ -9,13 +9,17 @@ use super::{
 };
 use crate::traffic::WorkloadConfig;
 use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+/// One experiment: the fabric, its workload and what to measure (`docs/config.md`).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
-    /// Seed of every random choice in the run, any u64 (see `seed.rs` for TOML's limit).
+    /// Seed of every random choice in the run, any u64 (above 2^63 - 1, TOML needs it as
+    /// a string of digits: `seed.rs`).
     #[serde(default = "default_seed", with = "super::seed")]
+    #[schemars(schema_with = "super::seed::json_schema")]
     pub seed: u64,
     /// Free-form description of the experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -54,7 +58,7 @@ fn default_seed() -> u64 {
     1
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeUnit {
     /// Report times in nanoseconds.
@@ -64,7 +68,7 @@ pub enum TimeUnit {
     Cycles,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SimulationConfig {
     /// Total simulated time.
@@ -95,7 +99,7 @@ pub struct SimulationConfig {
 
 /// `simulation.stop_after`: the run ends at the instant the `messages`-th message sent by
 /// a host of `group` completes (its last packet reaches its destination).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct StopAfterConfig {
     /// A group of `[[traffic.groups]]`.

@@ -47,6 +47,19 @@ pub fn to_toml(seed: u64) -> toml::Value {
     }
 }
 
+/// The JSON Schema of `seed` (`#[schemars(schema_with)]`): an integer, or a string of
+/// digits above TOML's integers.
+pub fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "description": "Seed of every random choice in the run: an integer in [0, 2^64); above 2^63 - 1, a string of digits.",
+        "anyOf": [
+            { "type": "integer", "minimum": 0 },
+            { "type": "string", "pattern": "^\\s*[0-9]+\\s*$" },
+        ],
+        "default": 1,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use crate::config::load_config;

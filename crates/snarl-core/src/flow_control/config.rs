@@ -3,11 +3,12 @@
 
 use crate::config::{Config, LinkConfig, LinksConfig, Problems};
 use crate::units::Bytes;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 // Variants without parameters are written `Name {}`: serde refuses unknown keys only in
 // struct variants, and a stray key must never pass silently.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FlowControlConfig {
     /// Credit-based lossless link-level flow control (InfiniBand style).
@@ -137,6 +138,27 @@ mod threshold_serde {
     impl Serialize for One<'_> {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             write_one(self.0, s)
+        }
+    }
+
+    /// Editors' view of a threshold list (`config::json_schema`): what `V` reads.
+    impl schemars::JsonSchema for Thresholds {
+        fn schema_name() -> std::borrow::Cow<'static, str> {
+            "Thresholds".into()
+        }
+        fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+            let size = generator.subschema_for::<Bytes>();
+            let one = schemars::json_schema!({
+                "anyOf": [
+                    { "type": "integer", "minimum": 0, "description": "A number of MTU-sized packets." },
+                    { "type": "string", "pattern": "^\\s*[0-9]+\\s*packets?\\s*$", "description": "A number of packets, e.g. \"50 packets\"." },
+                    size,
+                ]
+            });
+            schemars::json_schema!({
+                "description": EXPECTED,
+                "anyOf": [one.clone(), { "type": "array", "items": one, "minItems": 1 }],
+            })
         }
     }
 

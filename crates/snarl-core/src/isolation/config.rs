@@ -9,10 +9,11 @@ use crate::config::{
     Config, EcnPolicy, FlowControlConfig, MarkingConfig, Problems, SwitchConfig, Threshold, Thresholds,
 };
 use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The isolation mechanism and its knobs.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum IsolationConfig {
     /// Congestion isolation: flows detected at a congested egress queue get an entry of
@@ -24,7 +25,7 @@ pub enum IsolationConfig {
 }
 
 /// The knobs of `[isolation]`; `None` takes the type's default.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct IsolationKnobs {
     /// Entries of each egress port's congested-flow table (and of each ingress port's
@@ -87,7 +88,7 @@ pub struct IsolationKnobs {
 }
 
 /// What an isolation entry matches.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum IsolationKeyKind {
     /// One flow: (source, destination, queue pair).
@@ -100,7 +101,7 @@ pub enum IsolationKeyKind {
 }
 
 /// Transmission selection between a port's normal queue and its congested-flow queues.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(untagged)]
 pub enum CfqScheduler {
     Named(CfqOrder),
@@ -108,7 +109,7 @@ pub enum CfqScheduler {
     Weight(f64),
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CfqOrder {
     /// The port's queues take turns, a packet each.

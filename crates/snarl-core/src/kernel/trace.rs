@@ -35,8 +35,9 @@ pub enum TraceEvent {
     NonMinimal,
     /// A switch input sent a pause (`on`) or resume frame for `queue` upstream.
     PauseSent { port: u32, queue: u8, on: bool },
-    /// A sender (switch output or NIC) received a pause frame.
-    PauseReceived,
+    /// A sender received a pause frame for `queue`: the switch output of global port
+    /// `port`, or (`None`) a NIC.
+    PauseReceived { port: Option<u32>, queue: u8 },
     /// A switch marked a packet (ECN congestion experienced, or InfiniBand's FECN) as it
     /// entered or left output queue `queue` of global port `port`.
     EcnMarked { port: u32, queue: u8, isolated: bool },

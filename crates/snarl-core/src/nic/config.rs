@@ -3,12 +3,13 @@
 use crate::config::{Config, FlowControlConfig, Problems, TopologyConfig};
 use crate::memory::{mul, sum};
 use crate::units::{Bytes, Rate};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Largest packet: sizes travel in 32-bit fields (packets, credits, requests).
 const MAX_MTU: u64 = 1 << 30;
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NicConfig {
     /// Largest packet; messages are segmented into packets of at most this size.
@@ -70,7 +71,7 @@ impl Wire {
 
 /// What a receiving NIC does with a packet that arrives ahead of an earlier one of its
 /// flow.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Receiver {
     /// Places it (in memory) at once: a message is complete when all its packets have
@@ -91,7 +92,7 @@ impl Receiver {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum NicScheduling {
     /// One message after the other, in order of generation.

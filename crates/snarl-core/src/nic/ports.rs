@@ -123,7 +123,7 @@ impl Nics {
     /// A PFC pause (`on`) or resume frame for priority `vc` reached `host`.
     pub fn pause(&mut self, ctx: &mut Ctx, host: u32, vc: usize, on: bool) {
         if on {
-            ctx.trace(TraceEvent::PauseReceived);
+            ctx.trace(TraceEvent::PauseReceived { port: None, queue: vc as u8 });
         }
         if self.pause.set(host as usize, vc, on, ctx.now) && !on {
             self.try_inject(ctx, host);

@@ -2,10 +2,11 @@
 
 use crate::config::{Config, CongestionControlConfig, FlowControlConfig};
 use crate::memory::{mul, sum};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Optional observers beyond the standard counters and series.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Default)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Default)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveConfig {
     /// Egress queues whose occupancy is recorded over time (time-weighted distribution
@@ -21,7 +22,7 @@ impl ObserveConfig {
 }
 
 /// One egress queue: output `port` of `switch`, priority (VC) `priority`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct QueueProbeConfig {
     pub switch: u32,
@@ -49,7 +50,7 @@ impl ObserveConfig {
             || !config.congestion_control.is_none()
             || !matches!(config.flow_control, FlowControlConfig::Credit {});
         sum(&[
-            mul(&[windows, self.queues.len() as u64, super::QueueSeries::BYTES_PER_CELL]),
+            mul(&[windows, self.queues.len() as u64, super::QueueSeries::bytes_per_cell(config)]),
             mul(&[windows, groups, 32]),
             mul(&[windows, groups + 1, 72]),
             mul(&[windows, 8]),

@@ -34,7 +34,7 @@ pub use ibcc::{IbccSeries, IbccSummary, MarkingPort};
 pub use latency::Latency;
 pub use per_pair::{PerPairSummary, PerPairWindows};
 pub use pfc::{PausedLink, PfcCounters, PfcSummary};
-pub use queue_series::QueueSeries;
+pub use queue_series::{Counted, ProbedQueue, QueueSeries};
 pub use queues::{EcnBand, QueueProbes, QueueSummary};
 pub use rates::RateLog;
 pub use receiver::{ReceiverCounts, ReceiverSummary};
@@ -541,7 +541,7 @@ impl Collector for Stats {
             TraceEvent::NonMinimal => self.counters.nonminimal_packets += 1,
             TraceEvent::PauseSent { on: true, .. } => self.pfc.pause_frames_sent += 1,
             TraceEvent::PauseSent { on: false, .. } => self.pfc.resume_frames_sent += 1,
-            TraceEvent::PauseReceived => self.pfc.pause_frames_received += 1,
+            TraceEvent::PauseReceived { .. } => self.pfc.pause_frames_received += 1,
             TraceEvent::EcnMarked { .. } => self.counters.ecn_marks += 1,
             TraceEvent::Isolation(_) => {}
             TraceEvent::CnpSent { group } => self.on_inject_control(group),

@@ -4,13 +4,14 @@ use crate::config::Problems;
 use crate::memory::{bytes_of, mul, sum};
 use crate::topology::FabricSize;
 use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 fn yes() -> bool {
     true
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum UpSelect {
     /// Uniformly random among the minimal up-ports, per packet.
@@ -23,7 +24,7 @@ pub enum UpSelect {
     Adaptive,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum EcmpHash {
     /// Hash of (source, destination, source port, destination port, protocol); the
@@ -34,7 +35,7 @@ pub enum EcmpHash {
     Qp,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum RoutingConfig {
     /// Up/down (minimal) routing on tree-like fabrics.
@@ -144,7 +145,7 @@ pub enum RoutingConfig {
 }
 
 /// How a sprayed packet picks its port.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum SprayMode {
     /// Uniformly at random, from the routing's random stream.
@@ -155,7 +156,7 @@ pub enum SprayMode {
 }
 
 /// When an adaptive routing's flow may change paths.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum AdaptiveMode {
     /// At a new flowlet: after a pause longer than `gap`.
@@ -166,7 +167,7 @@ pub enum AdaptiveMode {
 }
 
 /// What an adaptive routing's source leaf decides on.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Telemetry {
     /// Its own links' utilisation and the congestion of each path that the destination
@@ -279,7 +280,7 @@ impl RoutingConfig {
 }
 
 /// The VCs a packet on a minimal route may take.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum MinimalVcs {
     /// Its hop class (the VC deadlock avoidance assigns).
@@ -297,7 +298,7 @@ impl MinimalVcs {
 }
 
 /// What UGAL weighs a route by (Kim et al., ISCA 2008).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum UgalInformation {
     /// UGAL-L: the occupancy of the route's first output port at the deciding switch,
@@ -311,7 +312,7 @@ pub enum UgalInformation {
 }
 
 /// Choice among equally short next hops.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum MinimalSelect {
     /// Uniformly random, per packet.

@@ -15,8 +15,8 @@ use crate::install::{self, Install};
 use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
 use crate::nic::Nics;
 use crate::observe::{
-    collectors_for_run, AnyCollector, HotspotTime, IdealFct, PerPacket, PerPairWindows, PfcCounters, QueueProbes,
-    QueueSeries, ReceiverCounts, Setup, Stats,
+    collectors_for_run, AnyCollector, Counted, HotspotTime, IdealFct, PerPacket, PerPairWindows, PfcCounters,
+    ProbedQueue, QueueProbes, QueueSeries, ReceiverCounts, Setup, Stats,
 };
 use crate::packet::{MessageSlab, PacketSlab};
 use crate::routing::hash::mix64;
@@ -173,8 +173,18 @@ impl Simulation {
         }
         add_queue_probes(config, &mut fabric, &mut probes)?;
         if !probes.probes.is_empty() {
-            let queues = probes.probes.iter().map(|p| (p.switch, p.port, p.priority)).collect();
-            stats.collectors.add(AnyCollector::QueueSeries(QueueSeries::new(queues, window, end)?));
+            let queues = probes
+                .probes
+                .iter()
+                .map(|p| ProbedQueue {
+                    switch: p.switch,
+                    port: p.port,
+                    priority: p.priority,
+                    global_port: fabric.global_port(p.switch as usize, p.port as usize),
+                })
+                .collect();
+            let counted = Counted::for_config(config);
+            stats.collectors.add(AnyCollector::QueueSeries(QueueSeries::new(queues, window, end, counted)?));
             stats.collectors.add(AnyCollector::Queues(probes));
         }
         // Calendar sizing: a fabric of H hosts keeps about H events per 1/4 packet time in

@@ -6,9 +6,10 @@ use crate::flow_control::{validate_pfc, Ring};
 use crate::memory::{bytes_of, mul, sum};
 use crate::topology::FabricSize;
 use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum SwitchConfig {
     /// Input-output queued switch with per-VC input and output buffers.
@@ -62,7 +63,7 @@ pub enum SwitchConfig {
 }
 
 /// The crossbar's unit of allocation.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Crossbar {
     /// A transfer occupies its input port and its output port: each port takes part in
@@ -83,7 +84,7 @@ impl Crossbar {
 }
 
 /// How the packets in an input VC's buffer wait for the crossbar.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum InputQueuing {
     /// One FIFO per input VC: only its head packet is routed and requests an output, so a

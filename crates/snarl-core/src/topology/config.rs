@@ -3,6 +3,7 @@
 
 use crate::config::Problems;
 use crate::units::{Rate, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `[topology]`: the fabric's shape (`type` and its keys) and `gpus_per_node`.
@@ -10,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// The shape is flattened into the same table: serde hands it every key but
 /// `gpus_per_node`, and its variants refuse unknown ones (`deny_unknown_fields`), so the
 /// table as a whole refuses them too.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 pub struct TopologySection {
     #[serde(flatten)]
     pub shape: TopologyConfig,
@@ -49,7 +50,7 @@ impl TopologySection {
 }
 
 /// The fabric's shape: `[topology]`'s `type` and the keys of that type.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologyConfig {
     /// N hosts on one switch.
@@ -131,7 +132,7 @@ pub enum TopologyConfig {
 /// Beivide, ACM TACO 2014; Hastings et al., 2015). Global ports k = 0..a·h are numbered in
 /// switch order within a group; with g = a·h + 1 groups (with fewer, the ports are dealt
 /// in blocks of g − 1 the same way):
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrangement {
     /// Global port k of group G leads to group G − k − 1 (mod g), at its port a·h − 1 − k.
@@ -142,7 +143,7 @@ pub enum Arrangement {
 }
 
 /// How a spine-leaf's `oversubscription` makes its ratio.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum OversubscriptionBy {
     /// Every uplink stays, slowed so that a leaf's uplink capacity is the ratio of its
@@ -155,14 +156,14 @@ pub enum OversubscriptionBy {
     Links,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
     pub rate: Rate,
     pub latency: Time,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinksConfig {
     /// Host-to-switch links.

@@ -6,10 +6,11 @@ use crate::config::{Config, Problems};
 use crate::error::closest;
 use crate::memory::{mul, sum};
 use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The workload of a run (absent: open-loop traffic described by `[traffic]`).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum WorkloadConfig {
     /// Open-loop sources: the groups, patterns, injection processes, phases and hotspots
@@ -73,7 +74,7 @@ impl WorkloadConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum ProcessKind {
     /// One message per slot with probability load·slot/message-time (geometric gaps).
@@ -85,7 +86,7 @@ pub enum ProcessKind {
     Periodic,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     /// The next free hosts in index order.
@@ -97,7 +98,7 @@ pub enum Placement {
     Random,
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum HotspotAssign {
     /// Senders are split evenly over the hotspots; each always sends to its own.
@@ -109,7 +110,7 @@ pub enum HotspotAssign {
 
 /// Destination patterns. `among` names the hosts destinations are drawn from: "all"
 /// hosts, the sender's own "group", or the name of another group.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PatternConfig {
     /// Uniformly random destination other than the sender.
@@ -156,7 +157,7 @@ pub enum PatternConfig {
 }
 
 /// One stream of a `mix` pattern.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct MixPart {
     /// Fraction of the group's load in [0, 1]; the last part may leave it out: the rest.
@@ -193,7 +194,7 @@ impl PatternConfig {
 }
 
 /// The run's shared hotspots, which `hotspots` patterns send to.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HotspotsConfig {
     /// How many hotspots.
@@ -216,7 +217,7 @@ impl Default for PatternConfig {
     }
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GroupConfig {
     pub name: String,
@@ -254,7 +255,7 @@ pub struct GroupConfig {
 }
 
 /// A change at a point of the timeline: from `at` on, `group` uses these settings.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseConfig {
     pub at: Time,
@@ -272,7 +273,7 @@ pub struct PhaseConfig {
     pub label: Option<String>,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficConfig {
     /// Offered load per endpoint, as a fraction of its link (groups inherit it).

@@ -31,6 +31,7 @@ mod python;
 mod receivers;
 mod recovery;
 mod scenarios;
+mod schema;
 mod stop_after;
 mod toy_collector;
 mod toy_routing;

@@ -177,6 +177,63 @@ fn queue_probe_reads_the_congested_egress_queue() {
     assert!(q[1].max_bytes <= 1, "{:?}", q[1]);
 }
 
+/// The probes' per-window pause and mark counts: on a spine-leaf under a PFC incast with
+/// RED marking, the port to the receiver marks, the ports whose ingress fills pause their
+/// upstream, and the spine's output to the receiver's leaf is paused; each count is at
+/// most the fabric's in every window, and a run without probes has no such columns.
+#[test]
+fn queue_probes_count_their_ports_pauses_and_marks() {
+    let fabric = SHARED_SWITCH
+        .replace(
+            "[topology]\ntype = \"single_switch\"\nhosts = 8\n",
+            "[topology]\ntype = \"spine_leaf\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 4\n",
+        )
+        .replace(
+            "latency = \"25ns\" }\n",
+            "latency = \"25ns\" }\nswitch = { rate = \"100Gbps\", latency = \"25ns\" }\n",
+        )
+        + "[[traffic.groups]]\nname = \"sink\"\nhosts = [4]\npattern = { type = \"silent\" }\n"
+        + "[[traffic.groups]]\nname = \"senders\"\nrest = true\npattern = { type = \"incast\", destination = 4 }\n";
+    let marking = "[marking]\ntype = \"red\"\nkmin = \"20KiB\"\nkmax = \"200KiB\"\npmax = 0.1\n";
+    // Leaf 1 (switch 1): port 0 to the receiver, port 4 up to the spine; the spine
+    // (switch 2): port 1 down to leaf 1; leaf 0: port 1 to sender host 1.
+    let probes = "[observe]\nqueues = [{ switch = 1, port = 0 }, { switch = 1, port = 4 }, \
+                  { switch = 2, port = 1 }, { switch = 0, port = 1 }]\n";
+    let r = run(&format!("{fabric}{marking}{probes}"), &[]);
+    let (queues, series) = (r.table("queues").unwrap(), r.table("fabric").unwrap());
+    let (sent, received, marks) =
+        (u64s(queues, "pause_frames_sent"), u64s(queues, "pause_frames_received"), u64s(queues, "ecn_marks"));
+    let probes_n = 4;
+    let per_probe = |column: &[u64], probe: usize| column.iter().skip(probe).step_by(probes_n).sum::<u64>();
+    assert!(per_probe(&marks, 0) > 0, "the port to the receiver marks");
+    assert!(per_probe(&sent, 1) > 0, "leaf 1's ingress from the spine pauses the spine");
+    assert!(per_probe(&received, 2) > 0, "the spine's output to leaf 1 is paused");
+    assert!(per_probe(&sent, 3) > 0, "leaf 0's ingress from a sender pauses its NIC");
+    assert_eq!(per_probe(&received, 0), 0, "a host never pauses the switch");
+    // Window by window, the probes' counts add up to at most the fabric's.
+    let (fabric_pauses, fabric_marks) = (u64s(series, "pause_frames"), u64s(series, "ecn_marks"));
+    assert_eq!(queues.rows(), probes_n * series.rows());
+    for w in 0..series.rows() {
+        let window = |column: &[u64]| column[w * probes_n..(w + 1) * probes_n].iter().sum::<u64>();
+        assert!(window(&sent) <= fabric_pauses[w], "window {w}");
+        assert!(window(&marks) <= fabric_marks[w], "window {w}");
+    }
+    let pfc: snarl_core::observe::PfcSummary = r.summary.section("pfc").unwrap();
+    assert!(received.iter().sum::<u64>() <= pfc.pause_frames_received);
+    // Without marking the table counts pauses only; without probes there is no table.
+    let unmarked = run(&format!("{fabric}{probes}"), &[]);
+    let queues = unmarked.table("queues").unwrap();
+    assert!(queues.column("pause_frames_sent").is_some() && queues.column("ecn_marks").is_none());
+    assert!(run(&format!("{fabric}{marking}"), &[]).table("queues").is_none());
+}
+
+fn u64s(table: &snarl_core::report::Table, name: &str) -> Vec<u64> {
+    match table.column(name) {
+        Some(snarl_core::report::ColumnData::U64(v)) => v.clone(),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
 #[test]
 fn bad_lossless_configs_name_their_key() {
     // (config, overrides, the key path the error must name)

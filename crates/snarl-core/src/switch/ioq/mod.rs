@@ -445,7 +445,7 @@ impl IoqFabric {
     /// Flow-control feedback (credits, a pause or resume frame) reached output `port`.
     pub fn feedback(&mut self, ctx: &mut Ctx, port: u32, feedback: Feedback) {
         if let Feedback::Pause { on: true, queue } = feedback {
-            ctx.trace(TraceEvent::PauseReceived);
+            ctx.trace(TraceEvent::PauseReceived { port: Some(port), queue });
             if self.isolation.is_some() {
                 self.isolation_paused(port as usize, queue as usize);
             }

@@ -8,13 +8,14 @@
 //! of NCCL's rings are. Reductions and local copies take no time: only communication is
 //! modelled, as the study times only communication.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The bytes of a barrier's messages (an envelope and no payload).
 pub const BARRIER_BYTES: u64 = 8;
 
 /// The collectives a job can run (`collective` of `[[workload.jobs]]`).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Collective {
     /// Ring AllGather: n-1 steps, each rank passing a block of size/n to the next.
@@ -52,7 +53,7 @@ pub enum Collective {
 }
 
 /// In which order a linear AlltoAll posts its sends.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum PeerOrder {
     /// Every rank in the order 0, 1, ..., n-1 (CRAB's): the low ranks are briefly

@@ -5,12 +5,13 @@
 use super::collective::{Collective, PeerOrder};
 use crate::config::{Config, Problems};
 use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The most jobs a run can have (each is a tag of its messages and a group).
 pub const MAX_JOBS: usize = 1024;
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct JobsConfig {
     /// The nodes the jobs share (absent: every host, in order).
@@ -31,7 +32,7 @@ pub struct JobsConfig {
 }
 
 /// Which hosts the jobs share: `nodes` of them, chosen by `policy`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Allocation {
     pub nodes: u32,
@@ -39,7 +40,7 @@ pub struct Allocation {
     pub policy: AllocationPolicy,
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum AllocationPolicy {
     /// The first hosts in index order (neighbours under the same switches).
@@ -53,7 +54,7 @@ pub enum AllocationPolicy {
 }
 
 /// A job's nodes: positions in the allocation (host ids without one).
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(untagged, expecting = "\"all\", \"interleaved\", a list of node positions, or { first, count }")]
 pub enum Nodes {
     Named(NamedNodes),
@@ -61,7 +62,7 @@ pub enum Nodes {
     Slice { first: u32, count: u32 },
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum NamedNodes {
     /// The whole allocation.
@@ -73,7 +74,7 @@ pub enum NamedNodes {
 }
 
 /// Whether a job is measured or makes congestion.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Runs `iterations` collectives, each after a barrier; the run ends when every
@@ -87,7 +88,7 @@ pub enum Role {
 
 /// An aggressor's bursts: collectives back to back until `length` has passed since the
 /// burst began (at least one whole collective), then `pause` of silence.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Burst {
     pub length: Time,
@@ -95,7 +96,7 @@ pub struct Burst {
 }
 
 /// Compute between steps: `time`, plus up to `jitter` drawn per rank and step.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Gap {
     pub time: Time,
@@ -103,7 +104,7 @@ pub struct Gap {
     pub jitter: Time,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct JobConfig {
     pub name: String,
@@ -156,7 +157,7 @@ pub struct JobConfig {
 }
 
 /// How a job's collective runs.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Engine {
     /// Blocking send-and-receive steps, as MPI runs them (the characterization study's).
