@@ -38,7 +38,8 @@ pub use crate::isolation::{CfqOrder, CfqScheduler, Isolation, IsolationConfig, I
 pub use crate::nic::{InjectionVc, NicConfig, NicScheduling, Receiver};
 pub use crate::observe::{ObserveConfig, QueueProbeConfig};
 pub use crate::routing::{
-    AdaptiveMode, EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, Telemetry, UgalInformation, UpSelect,
+    AdaptiveMode, EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, Telemetry, UgalInformation, UpDownVcs,
+    UpSelect,
 };
 pub use crate::switch::{Crossbar, InputQueuing, SwitchConfig};
 pub use crate::topology::{

@@ -1,11 +1,12 @@
-//! Which VC a packet takes at injection (`nic.injection_vc`: its flow's, or the lowest
-//! with room). Seen through queue probes on the egress queues of
+//! Which VC a packet takes: at injection (`nic.injection_vc`: its flow's, or the lowest
+//! with room) and, under up/down routing, at every hop (`routing.vcs`: the one it was
+//! injected on, or any with room). Seen through queue probes on the egress queues of
 //! each VC: one flow, slowed by its receiver, backs up into the fabric, and the VCs its
 //! packets wait on are the VCs it took.
 
 use crate::common::{run, scenario_file};
 use serde_json::Value;
-use snarl_core::Error;
+use snarl_core::{load_config, Error, Simulation};
 
 /// One flow, host 0 to host 2, at full rate into a receiver that drains at half of it:
 /// two leaves under one spine (leaf 0: switch 0, leaf 1: switch 1, spine: switch 2;
@@ -110,4 +111,31 @@ fn lowest_with_room_is_refused_under_congestion_isolation() {
         other => panic!("expected a config error at nic.injection_vc, got {:?}", other.map(|_| ())),
     }
     assert!(snarl_core::load_config_in(&scenario_file(name), Some(&dir), &[], None).is_ok());
+}
+
+#[test]
+fn any_vc_lets_a_flow_injected_on_one_vc_wait_on_every_vc_of_a_hop() {
+    let keep = mean_bytes(&[("routing.select", "\"adaptive\"")]);
+    assert!(keep[2] == 0.0 || keep[3] == 0.0, "kept: one VC at the receiver: {keep:?}");
+    for select in ["random", "adaptive"] {
+        let [_, _, down0, down1] =
+            mean_bytes(&[("routing.vcs", "\"any\""), ("routing.select", &format!("\"{select}\""))]);
+        // The flow is injected on one VC; the switches move its packets to whichever VC
+        // has room, so the receiver's queues on both VCs back up.
+        assert!(down0 > 1024.0 && down1 > 1024.0, "{select}: receiver VC 0 {down0}, VC 1 {down1}");
+    }
+}
+
+#[test]
+fn any_vc_is_refused_beyond_eight_vcs_and_only_up_down_has_it() {
+    let o = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+    // A waiting request records its choice of VCs in a byte.
+    let nine = o(&[("switch.vcs", "9"), ("routing.vcs", "\"any\"")]);
+    let err = match load_config(ONE_FLOW, &nine, None) {
+        Ok(config) => Simulation::new(&config).err().expect("nine VCs offered at once are refused"),
+        Err(e) => e,
+    };
+    assert!(matches!(err, Error::Config { ref path, .. } if path == "routing.vcs"), "{err}");
+    let dmodk = o(&[("routing", "{ type = \"dmodk\", vcs = \"any\" }")]);
+    assert!(load_config(ONE_FLOW, &dmodk, None).is_err(), "dmodk has no vcs key");
 }
