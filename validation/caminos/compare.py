@@ -4,6 +4,7 @@
     python3 validation/caminos/compare.py recovery-hyperx          # per-window table + recovery statistics
     python3 validation/caminos/compare.py recovery-hyperx --burst 100  # the b100 tables
     python3 validation/caminos/compare.py recovery-hyperx --burst 100 --caminos recovery-hyperx-b100-islip   # a CAMINOS variant
+    python3 validation/caminos/compare.py recovery-fat-tree --burst 100 --snarl recovery-fat-tree-b100-lowvc  # a snarl variant
     python3 validation/caminos/compare.py saturation               # uniform saturation, every fabric run
 
 Recovery statistics, per seed, on the accepted load of all servers per 1,000-cycle window
@@ -164,12 +165,13 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=BURST, help="the burst's length (default 500; 100 reads the b100 tables)")
     ap.add_argument("--burst-at", type=int, default=BURST_AT, help="when CAMINOS's burst starts (a variant with a shorter warm-up)")
     ap.add_argument("--caminos", help="the CAMINOS table to compare (default: the same name), e.g. recovery-hyperx-islip")
+    ap.add_argument("--snarl", help="the snarl table to compare (default: the same name), e.g. recovery-fat-tree-b100-lowvc")
     args = ap.parse_args()
     if args.what == "saturation":
         saturation()
     elif args.what.startswith("recovery-"):
         tagged = args.what if args.burst == BURST else f"{args.what}-b{args.burst}"
-        recovery(args.what, args.caminos or tagged, args.burst, tagged, args.burst_at)
+        recovery(args.what, args.caminos or tagged, args.burst, args.snarl or tagged, args.burst_at)
     else:
         sys.exit("what: recovery-<fabric> or saturation")
 

@@ -7,8 +7,9 @@ scenario) for seeds 1, 2, 3, and reduces each run to snarl's per-window table.
     python3 validation/caminos/run.py recovery-hyperx --snarl          # snarl, same seeds
     python3 validation/caminos/run.py recovery-hyperx --burst 100         # a 100-cycle burst (tag b100)
     python3 validation/caminos/run.py recovery-hyperx --tag islip --replace 'allocator:Random=allocator:ISLIP{num_iter:1}'
+    python3 validation/caminos/run.py recovery-fat-tree --snarl --burst 100 --tag lowvc --set nic.injection_vc=lowest_with_room
 
-CAMINOS output: results/<name>[-<tag>].caminos.csv; snarl: results/<name>.snarl.csv. Both
+CAMINOS output: results/<name>[-<tag>].caminos.csv; snarl: results/<name>[-<tag>].snarl.csv. Both
 have snarl's `timeseries` columns (time, group, offered_load, accepted_load,
 latency_mean, packets_delivered) plus `seed`. CAMINOS's temporal statistics cover every
 server, so its rows are group "all" only; snarl's rows are kept for every group.
@@ -274,7 +275,8 @@ def main() -> None:
     ap.add_argument("--snarl", action="store_true", help="run snarl's scenario of the same name instead")
     ap.add_argument("--replace", action="append", default=[], metavar="OLD=NEW", help="text replacement in main.cfg (CAMINOS only; repeatable)")
     ap.add_argument("--burst", type=int, help="recovery only: a burst of this many cycles instead of 500 (tag b<N>)")
-    ap.add_argument("--tag", default="", help="suffix of the output CSV (for --replace variants)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a setting of snarl's scenario (snarl only; repeatable), e.g. nic.injection_vc=lowest_with_room")
+    ap.add_argument("--tag", default="", help="suffix of the output CSV (for --replace and --set variants)")
     ap.add_argument("--jobs", type=int, default=2, help="seeds run at once (default 2: the machine has 2 cores)")
     ap.add_argument("--from-log", action="store_true", help="run nothing: rebuild the tables of runs stopped early from their CAMINOS progress logs in $CAMINOS_WORK")
     ap.add_argument("--combine", action="store_true", help="run nothing: gather the per-seed tables earlier runs left in $CAMINOS_WORK")
@@ -287,6 +289,9 @@ def main() -> None:
         args.tag = "-".join(t for t in [f"b{args.burst}", args.tag] if t)
     else:
         args.snarl_set = []
+    if args.set and not args.snarl:
+        sys.exit("--set: snarl runs only (--snarl); CAMINOS variants use --replace")
+    args.snarl_set += args.set
     if args.snarl:
         try:
             import pandas  # noqa: F401

@@ -45,6 +45,37 @@ pub struct NicConfig {
     /// start delimiter and inter-frame gap: 20): serialisation only, never buffered.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub framing: Bytes,
+    /// The VC each data packet is injected on: its flow's (a hash), or the lowest with
+    /// room at the time it goes.
+    #[serde(default, skip_serializing_if = "InjectionVc::is_flow_hash")]
+    pub injection_vc: InjectionVc,
+}
+
+/// The VC a NIC sends a data packet on.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum InjectionVc {
+    /// Its flow's: a hash of (source, destination, queue pair) modulo the VCs, the same
+    /// for every packet of the flow.
+    #[default]
+    FlowHash,
+    /// The lowest VC with credits for the packet (and not paused) when it goes, as
+    /// CAMINOS's servers inject: a flow's packets may take several VCs, and a blocked
+    /// sender fills every VC of its switch's input port.
+    LowestWithRoom,
+}
+
+impl InjectionVc {
+    fn is_flow_hash(&self) -> bool {
+        *self == InjectionVc::FlowHash
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InjectionVc::FlowHash => "flow_hash",
+            InjectionVc::LowestWithRoom => "lowest_with_room",
+        }
+    }
 }
 
 /// Left out of a resolved config at its default, so that configs without it keep their
@@ -120,6 +151,7 @@ impl Default for NicConfig {
             receiver: None,
             header: Bytes(0),
             framing: Bytes(0),
+            injection_vc: InjectionVc::FlowHash,
         }
     }
 }
@@ -180,6 +212,13 @@ impl NicConfig {
                 "an in-order receiver goes back on NAKs alone, without a retransmission timeout, so it needs a \
                  lossless fabric (`flow_control.type = \"credit\"` or `\"pfc\"`): a dropped packet with none after \
                  it, or a dropped NAK, would never be sent again",
+            );
+        }
+        if self.injection_vc == InjectionVc::LowestWithRoom && config.isolation.is_some() {
+            p.add(
+                "nic.injection_vc",
+                "congestion isolation keeps a flow's packets in order along its path, one VC: \
+                 leave `injection_vc` out or set it to \"flow_hash\"",
             );
         }
         if self.scheduling == Some(NicScheduling::Fifo) && !config.congestion_control.is_none() {

@@ -40,7 +40,7 @@ mod receive;
 mod scheduling;
 mod sequence;
 
-pub use config::{NicConfig, NicScheduling, Receiver, Wire};
+pub use config::{InjectionVc, NicConfig, NicScheduling, Receiver, Wire};
 
 use crate::cc::{AnyCongestionControl, CongestionControl};
 use crate::flow_control::{CreditReturns, CreditSender, PauseState, UNLIMITED};
@@ -103,6 +103,9 @@ pub struct Nics {
     receipts: bool,
     /// Per-flow sequence numbers and the receivers' order (`nic.receiver`), if in force.
     sequence: Option<Box<sequence::Sequencing>>,
+    /// Data packets go on the lowest VC with room, not their flow's
+    /// (`nic.injection_vc = "lowest_with_room"`).
+    lowest_vc: bool,
 }
 
 /// Size of a control packet: a congestion notification (CNP, BECN), an acknowledgement
@@ -175,7 +178,30 @@ impl Nics {
             intra_node: None,
             receipts: false,
             sequence: None,
+            lowest_vc: false,
         })
+    }
+
+    /// Which VC data packets go on (`nic.injection_vc`).
+    pub fn set_injection_vc(&mut self, choice: InjectionVc) {
+        self.lowest_vc = choice == InjectionVc::LowestWithRoom;
+    }
+
+    /// The VC a data packet whose frame is `bytes` goes on from host `h`, whose flow's
+    /// VC is `flow`: the flow's, or under `lowest_with_room` the lowest VC with credits
+    /// for it and not paused (the flow's when none is: the packet waits, and the next
+    /// credit return or resume frame asks again).
+    #[inline]
+    pub(super) fn injection_vc(&self, h: usize, flow: u8, bytes: u64) -> u8 {
+        if !self.lowest_vc {
+            return flow;
+        }
+        self.lowest_vc_with_room(h, bytes).unwrap_or(flow)
+    }
+
+    #[inline(never)]
+    fn lowest_vc_with_room(&self, h: usize, bytes: u64) -> Option<u8> {
+        (0..self.vcs).find(|&vc| self.credits.can_send(h, vc, bytes) && !self.pause.is_paused(h, vc)).map(|vc| vc as u8)
     }
 
     /// Gives every host `streams` source streams, each bounded to the source-queue

@@ -81,11 +81,12 @@ impl Nics {
         ctx.host_returns.collect(h, now, &mut self.credits);
         let slot = h * self.queue_capacity + self.queue_head[h] as usize;
         let mid = self.queue[slot];
-        let m = ctx.messages[mid];
+        let mut m = ctx.messages[mid];
         if self.sequence.as_deref().is_some_and(|s| s.holds(host, m.dst, m.qp)) {
             return; // Its flow goes back first; its last retransmission wakes the NIC.
         }
         let size = self.mtu.min(m.unsent);
+        m.vc = self.injection_vc(h, m.vc, size + self.wire.header);
         if !self.credits.can_send(h, m.vc as usize, size + self.wire.header) {
             self.wait_for_credits(ctx, host);
             return;
@@ -194,22 +195,24 @@ impl Nics {
                     earliest = earliest.min(at);
                     continue;
                 }
-                if !self.credits.can_send(h, m.vc as usize, self.mtu.min(m.unsent) + self.wire.header) {
+                let frame = self.mtu.min(m.unsent) + self.wire.header;
+                let vc = self.injection_vc(h, m.vc, frame);
+                if !self.credits.can_send(h, vc as usize, frame) {
                     credit_blocked = true;
                     continue;
                 }
-                let class = C::class(self, h, m.dst, m.qp, m.vc, now);
+                let class = C::class(self, h, m.dst, m.qp, vc, now);
                 if self.pause.is_paused(h, class as usize) {
                     continue; // The resume frame will retry.
                 }
-                chosen = Some(pos);
+                chosen = Some((pos, vc));
                 if streams > 1 {
                     scheduler.next_stream[h] = ((stream + 1) % streams) as u8;
                 }
                 break 'streams;
             }
         }
-        let Some(pos) = chosen else {
+        let Some((pos, vc)) = chosen else {
             if earliest != u64::MAX {
                 self.wake(ctx, host, earliest);
             }
@@ -219,7 +222,8 @@ impl Nics {
             return;
         };
         let mid = self.queue[slot(pos)];
-        let m = ctx.messages[mid];
+        let mut m = ctx.messages[mid];
+        m.vc = vc;
         let size = self.mtu.min(m.unsent);
         let message = &mut ctx.messages[mid];
         message.unsent -= size;

@@ -540,7 +540,7 @@ impl Nics {
                 continue;
             }
             let (mid, size) = sequence.next_resend(ctx.messages, slot);
-            let vc = ctx.messages[mid].vc;
+            let vc = self.injection_vc(h, ctx.messages[mid].vc, size + self.wire.header);
             // Credits for the frame, as new data takes them (`put_data` adds the header).
             if !self.credits.can_send(h, vc as usize, size + self.wire.header) {
                 credit_blocked = true;
@@ -550,10 +550,10 @@ impl Nics {
             if self.pause.is_paused(h, class as usize) {
                 continue; // The resume frame will retry.
             }
-            chosen = Some((i, slot, flow, mid, size, class));
+            chosen = Some((i, slot, flow, mid, size, vc, class));
             break;
         }
-        let Some((i, slot, flow, mid, size, class)) = chosen else {
+        let Some((i, slot, flow, mid, size, vc, class)) = chosen else {
             if earliest != u64::MAX {
                 self.wake(ctx, host, earliest);
             }
@@ -562,7 +562,7 @@ impl Nics {
             }
             return None;
         };
-        let m = ctx.messages[mid];
+        let m = Message { vc, ..ctx.messages[mid] };
         let (serialise, packet) = self.put_data(ctx, host, m, mid, size, class);
         ctx.trace(TraceEvent::Receiver(ReceiverEvent::Retransmitted));
         // The next flow's turn comes first next time.

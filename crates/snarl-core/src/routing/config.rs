@@ -20,8 +20,28 @@ pub enum UpSelect {
     /// A fixed choice per source host (S-mod-K: at every level a digit of the source, as
     /// D-mod-K takes one of the destination): one path per (source, destination).
     Deterministic,
-    /// The minimal up-port whose queues hold the fewest bytes (ties: at random).
+    /// Every minimal up-port is offered; the allocator takes one with room (see
+    /// `routing::updown`).
     Adaptive,
+}
+
+/// The VCs an up/down packet may take at each hop.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UpDownVcs {
+    /// The VC it was injected on, to its destination.
+    #[default]
+    Keep,
+    /// Any: every VC of each port on offer is offered, and the allocator takes one with
+    /// room (CAMINOS's up/down). Deadlock-free on any VC: every route climbs, then
+    /// descends, so channel dependencies follow one order whatever the VCs.
+    Any,
+}
+
+impl UpDownVcs {
+    fn is_keep(&self) -> bool {
+        *self == UpDownVcs::Keep
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq, Default)]
@@ -42,6 +62,9 @@ pub enum RoutingConfig {
     Updown {
         #[serde(default)]
         select: UpSelect,
+        /// The VCs a packet may take at each hop: the one it was injected on, or any.
+        #[serde(default, skip_serializing_if = "UpDownVcs::is_keep")]
+        vcs: UpDownVcs,
     },
     /// Destination-mod-k: the up-port is a function of the destination, so every
     /// destination has one root and down-paths never collide.
@@ -324,7 +347,7 @@ pub enum MinimalSelect {
 
 impl Default for RoutingConfig {
     fn default() -> Self {
-        RoutingConfig::Updown { select: UpSelect::Random }
+        RoutingConfig::Updown { select: UpSelect::Random, vcs: UpDownVcs::Keep }
     }
 }
 

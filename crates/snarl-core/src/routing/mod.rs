@@ -31,8 +31,8 @@ mod valiant;
 pub use adaptive::{Adaptive, AdaptiveSettings};
 pub use candidates::{Candidate, Candidates, MAX_CANDIDATES};
 pub use config::{
-    AdaptiveMode, EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, Telemetry, UgalInformation, UpSelect,
-    MAX_TABLE,
+    AdaptiveMode, EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, Telemetry, UgalInformation, UpDownVcs,
+    UpSelect, MAX_TABLE,
 };
 pub use dmodk::DModK;
 pub use ecmp::Ecmp;
@@ -48,6 +48,10 @@ pub use valiant::Valiant;
 use crate::error::{Error, Result};
 use crate::topology::{AnyTopology, Topology};
 use rand_pcg::Pcg64Mcg;
+
+/// Most VCs of one port a routing may offer for one packet: a waiting request records
+/// its choice of output VCs in a byte.
+pub const MAX_VC_CHOICE: usize = 8;
 
 /// What a routing decision may depend on.
 #[derive(Clone, Copy, Debug)]
@@ -208,7 +212,7 @@ impl AnyRouting {
     /// (and which it asks for again when the ones a waiting packet asked for fill up).
     pub fn offers_choices(&self) -> bool {
         match self {
-            AnyRouting::UpDown(r) => r.select == UpSelect::Adaptive,
+            AnyRouting::UpDown(r) => r.select == UpSelect::Adaptive || r.any_vc > 0,
             AnyRouting::Minimal(r) => r.select == MinimalSelect::Adaptive,
             AnyRouting::Ugal(_) => true,
             AnyRouting::Adaptive(r) => r.offers_choices(),
@@ -289,14 +293,27 @@ impl AnyRouting {
                 ),
             ));
         }
-        if matches!(config, RoutingConfig::Updown { select: UpSelect::Adaptive }) && widest > MAX_CANDIDATES {
-            return Err(Error::config(
-                "routing.select",
-                format!(
-                    "an adaptive choice offers the allocator at most {MAX_CANDIDATES} ports; {} has switches of {widest}: use random or deterministic",
-                    topo.describe()
-                ),
-            ));
+        if let RoutingConfig::Updown { select, vcs: offered } = config {
+            let any = *offered == UpDownVcs::Any;
+            if any && vcs > MAX_VC_CHOICE {
+                return Err(Error::config(
+                    "routing.vcs",
+                    format!(
+                        "\"any\" offers the allocator at most {MAX_VC_CHOICE} VCs of a port; found {vcs}: use \"keep\""
+                    ),
+                ));
+            }
+            let per_port = if any { vcs } else { 1 };
+            if *select == UpSelect::Adaptive && widest * per_port > MAX_CANDIDATES {
+                return Err(Error::config(
+                    "routing.select",
+                    format!(
+                        "an adaptive choice offers the allocator at most {MAX_CANDIDATES} routes; {} has switches of {widest} ports{}: use random or deterministic",
+                        topo.describe(),
+                        if any { format!(" with {vcs} VCs each") } else { String::new() }
+                    ),
+                ));
+            }
         }
         if matches!(config, RoutingConfig::Ugal { minimal_vcs: MinimalVcs::Any, .. })
             && !topo.minimal_routes_take_any_vc()
@@ -316,7 +333,10 @@ impl AnyRouting {
             ));
         }
         Ok(match config {
-            RoutingConfig::Updown { select } => AnyRouting::UpDown(UpDownRouting { select: *select }),
+            RoutingConfig::Updown { select, vcs: offered } => AnyRouting::UpDown(UpDownRouting {
+                select: *select,
+                any_vc: if *offered == UpDownVcs::Any { vcs as u8 } else { 0 },
+            }),
             RoutingConfig::Dmodk {} => AnyRouting::DModK(DModK),
             RoutingConfig::Ecmp { hash } => AnyRouting::Ecmp(Ecmp { hash: *hash }),
             RoutingConfig::Flowlet { gap, hash, table } => {
@@ -353,7 +373,7 @@ impl AnyRouting {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{EcmpHash, LinksConfig, MinimalSelect, TopologyConfig, UgalInformation, UpSelect};
+    use crate::config::{EcmpHash, LinksConfig, MinimalSelect, TopologyConfig, UgalInformation, UpDownVcs, UpSelect};
     use crate::packet::NIL;
     use crate::topology::{self, Endpoint, Minimal, Topology};
     use rand::{Rng, SeedableRng};
@@ -467,7 +487,10 @@ mod tests {
                         topo.describe(),
                         route.vc
                     );
-                    assert!(route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
+                    // Up/down on any VC may go down a VC: deadlock-free by its up-then-down
+                    // order alone, which the dependency check below confirms.
+                    let any_vc = matches!(routing, RoutingConfig::Updown { vcs: UpDownVcs::Any, .. });
+                    assert!(any_vc || route.vc >= vc, "{routing:?}: VC went down from {vc} to {}", route.vc);
                     if let Some(previous) = held {
                         dependencies.add(previous, (switch as usize, route.port, route.vc));
                     }
@@ -577,9 +600,12 @@ mod tests {
         ];
         for fabric in fabrics {
             for routing in [
-                RoutingConfig::Updown { select: UpSelect::Random },
-                RoutingConfig::Updown { select: UpSelect::Deterministic },
-                RoutingConfig::Updown { select: UpSelect::Adaptive },
+                RoutingConfig::Updown { select: UpSelect::Random, vcs: UpDownVcs::Keep },
+                RoutingConfig::Updown { select: UpSelect::Random, vcs: UpDownVcs::Any },
+                RoutingConfig::Updown { select: UpSelect::Deterministic, vcs: UpDownVcs::Keep },
+                RoutingConfig::Updown { select: UpSelect::Deterministic, vcs: UpDownVcs::Any },
+                RoutingConfig::Updown { select: UpSelect::Adaptive, vcs: UpDownVcs::Keep },
+                RoutingConfig::Updown { select: UpSelect::Adaptive, vcs: UpDownVcs::Any },
                 RoutingConfig::Dmodk {},
                 RoutingConfig::Ecmp { hash: EcmpHash::FiveTuple },
                 RoutingConfig::Ecmp { hash: EcmpHash::Qp },
@@ -592,6 +618,9 @@ mod tests {
                 toml::from_str("type = 'adaptive'\ntelemetry = 'local'").unwrap(),
             ] {
                 walk_all_pairs(&fabric, &routing, 1);
+                if matches!(routing, RoutingConfig::Updown { vcs: UpDownVcs::Any, .. }) {
+                    walk_all_pairs(&fabric, &routing, 3);
+                }
             }
         }
     }

@@ -119,7 +119,7 @@ mod tests {
     fn random_spraying_is_updowns_random_choice() {
         let topo = spine_leaf();
         let spray = Spray::new(SprayMode::Random, &topo).unwrap();
-        let updown = UpDownRouting { select: UpSelect::Random };
+        let updown = UpDownRouting { select: UpSelect::Random, any_vc: 0 };
         let (mut a, mut b) = (Pcg64Mcg::seed_from_u64(9), Pcg64Mcg::seed_from_u64(9));
         let mut seen = [0u32; 4];
         for k in 0..4000u32 {

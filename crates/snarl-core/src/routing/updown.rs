@@ -3,6 +3,11 @@
 //! at every level a digit of the source, as D-mod-K takes one of the destination, so
 //! sources spread over the up-ports of every level), or adaptive (all of them are offered
 //! and the allocator takes one with room as it arbitrates, as in an IOQ router).
+//!
+//! A packet keeps the VC it was injected on, or (`vcs = "any"`) is offered every VC of
+//! the ports it may take, and the allocator takes one with room, as CAMINOS's up/down
+//! does. Either is deadlock-free: every route climbs and then descends, so a channel
+//! (switch, port, VC) only ever waits for one further along that order, whatever the VC.
 
 use super::{Candidates, PortView, Route, RouteQuery, Routing};
 use crate::config::UpSelect;
@@ -13,6 +18,22 @@ use rand_pcg::Pcg64Mcg;
 
 pub struct UpDownRouting {
     pub select: UpSelect,
+    /// 0: the packet keeps its VC; n: VCs 0..n of every port are offered.
+    pub any_vc: u8,
+}
+
+impl UpDownRouting {
+    /// Offers `port` on the packet's VC, or on every VC.
+    #[inline]
+    fn offer_port(&self, q: &RouteQuery, port: u16, out: &mut Candidates) {
+        if self.any_vc == 0 {
+            out.offer(Route { port, vc: q.vc, via: NIL }, 0);
+        } else {
+            for vc in 0..self.any_vc {
+                out.offer(Route { port, vc, via: NIL }, 0);
+            }
+        }
+    }
 }
 
 impl Routing for UpDownRouting {
@@ -36,12 +57,16 @@ impl Routing for UpDownRouting {
                     // Every up-port, equally: the allocator takes one with room whose
                     // crossbar path frees first.
                     for port in hops.first..hops.first + hops.count {
-                        out.offer(Route { port, vc: q.vc, via: NIL }, 0);
+                        self.offer_port(q, port, out);
                     }
                     return;
                 }
             }
         };
-        out.only(Route { port: hops.first + index, vc: q.vc, via: NIL });
+        if self.any_vc == 0 {
+            out.only(Route { port: hops.first + index, vc: q.vc, via: NIL });
+        } else {
+            self.offer_port(q, hops.first + index, out);
+        }
     }
 }

@@ -70,6 +70,7 @@ impl Simulation {
             (config.nic.source_queue as usize).max(config.workload.posts_at_once(hosts, config.topology.gpus_per_node)),
             sim.warmup.0,
         )?;
+        nics.set_injection_vc(config.nic.injection_vc);
         let gpus_per_node = config.topology.gpus_per_node;
         if gpus_per_node > 1 {
             nics.enable_intra_node(topology::Nodes::new(hosts, gpus_per_node), config.links.intra_node)?;

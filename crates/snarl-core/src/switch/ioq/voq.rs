@@ -197,7 +197,13 @@ mod tests {
     fn one_switch(voq: bool) -> IoqFabric {
         let links = LinksConfig::default();
         let topo = topology::build(&TopologyConfig::SingleSwitch { hosts: 4 }, &links).unwrap();
-        let routing = AnyRouting::build(&RoutingConfig::Updown { select: UpSelect::Random }, &topo, 1, 4096).unwrap();
+        let routing = AnyRouting::build(
+            &RoutingConfig::Updown { select: UpSelect::Random, vcs: Default::default() },
+            &topo,
+            1,
+            4096,
+        )
+        .unwrap();
         let params = IoqParams {
             vcs: 1,
             extra_queues: 0,
