@@ -32,7 +32,6 @@ import io
 import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1152,19 +1151,11 @@ def write_page(
 ) -> Path:
     """Writes the page of the runs of ``directories`` (:func:`load_runs`) to
     ``output``, atomically; returns its path."""
-    from snarl.sweep import umask
+    from snarl.sweep import _write_atomic
 
     loaded = load_runs(directories, names)
     page = render(loaded.runs, loaded.failed, title)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(page)
-        os.chmod(temp, 0o666 & ~umask())
-        os.replace(temp, output)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    _write_atomic(output, page.encode("utf-8"))
     return output

@@ -15,7 +15,6 @@ import io
 import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -831,20 +830,12 @@ def _time_unit(points: pd.DataFrame) -> str:
 def write_report(directory: str | os.PathLike[str] | list[str | os.PathLike[str]], output: str | os.PathLike[str]) -> Path:
     """Writes the report of the sweep in ``directory`` (or of each of a list of sweep
     directories, one section each) to ``output``, atomically."""
-    from snarl.sweep import umask
+    from snarl.sweep import _write_atomic
 
     directories = directory if isinstance(directory, (list, tuple)) else [directory]
     page = render(*directories)
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(page)
-        os.chmod(temp, 0o666 & ~umask())
-        os.replace(temp, output)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    _write_atomic(output, page.encode("utf-8"))
     return output
 
