@@ -20,6 +20,7 @@ pub mod queues;
 mod rates;
 pub mod receiver;
 mod recovery;
+mod sample;
 mod series;
 
 pub use crate::kernel::{IsolationEvent, ReceiverEvent, TraceEvent};
@@ -39,6 +40,7 @@ pub use queues::{EcnBand, QueueProbes, QueueSummary};
 pub use rates::RateLog;
 pub use receiver::{ReceiverCounts, ReceiverSummary};
 pub use recovery::recovery;
+pub use sample::{BlockedHost, FabricSample, NoQueues, QueueSide, SampledQueue};
 pub use series::Series;
 
 use crate::cc::CongestionTerms;

@@ -12,7 +12,7 @@ use crate::config::{
 use crate::error::{closest, Error, Result};
 use crate::flow_control::{CreditReturns, PfcReceiver};
 use crate::install::{self, Install};
-use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
+use crate::kernel::{EventQueue, Kernel, StallTracker, Stop};
 use crate::nic::Nics;
 use crate::observe::{
     collectors_for_run, AnyCollector, HotspotTime, IdealFct, PerPacket, PerPairWindows, PfcCounters, QueueProbes,
@@ -205,6 +205,7 @@ impl Simulation {
             traffic_rng,
             handed_over: Vec::with_capacity(if want_completions { 64 } else { 0 }),
             stalls: StallTracker::new(watchdog),
+            next_check: 0,
             time_unit: sim.time_unit,
         };
         let mut simulation = Simulation {
@@ -219,11 +220,12 @@ impl Simulation {
         Ok(simulation)
     }
 
-    /// Starts the workload and schedules the watchdog.
+    /// Starts the workload; the watchdog's first check is due one period in (`run`
+    /// schedules it, once every collector that samples the fabric is known).
     fn start(&mut self) {
         let Simulation { kernel, world, .. } = self;
         world.start(&mut kernel.ctx());
-        kernel.queue.push(world.stalls.period(), Event::Watchdog);
+        world.next_check = world.stalls.period();
     }
 }
 
