@@ -3,7 +3,9 @@
 //! to the report, by name: a collector added here appears in Python, in the Parquet
 //! files and in the HTML report without any change there.
 
-use super::{FabricSample, FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use super::{
+    FabricSample, FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent, TreeTracker,
+};
 use crate::cc::CongestionTerms;
 use crate::config::Config;
 use crate::error::Result;
@@ -71,6 +73,9 @@ pub struct Setup<'a> {
     /// The names of the congestion-control counters, in runs that report them (ECN or
     /// FECN marking, or a congestion control that acts).
     pub congestion_counters: Option<CongestionTerms>,
+    /// The traffic group of each host (an index into `group_names`).
+    pub host_groups: &'a [u16],
+    pub group_names: &'a [String],
 }
 
 /// The built-in optional collectors `setup`'s run gets: each decides for itself from the
@@ -89,6 +94,9 @@ pub fn for_run(setup: &Setup) -> Result<Vec<AnyCollector>> {
     }
     if let Some(c) = IsolationSeries::for_run(setup)? {
         found.push(AnyCollector::Isolation(c));
+    }
+    if let Some(c) = TreeTracker::for_run(setup)? {
+        found.push(AnyCollector::Trees(Box::new(c)));
     }
     Ok(found)
 }
@@ -141,6 +149,9 @@ pub enum AnyCollector {
     Ibcc(IbccSeries),
     /// Congestion isolation: the summary's `isolation` and the `isolation` table.
     Isolation(IsolationSeries),
+    /// Congestion trees, sampled: the summary's `trees`, the `trees`, `tree_ports` and
+    /// `topology` tables.
+    Trees(Box<TreeTracker>),
     /// A collector from outside the crate (`Simulation::add_collector`), dispatched
     /// dynamically.
     Custom(Box<dyn Collector + Send>),
@@ -156,6 +167,7 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.on(now, event),
             AnyCollector::Ibcc(c) => c.on(now, event),
             AnyCollector::Isolation(c) => c.on(now, event),
+            AnyCollector::Trees(c) => c.on(now, event),
             AnyCollector::Custom(c) => c.on(now, event),
         }
     }
@@ -168,6 +180,7 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.summarise(summary, finish),
             AnyCollector::Ibcc(c) => c.summarise(summary, finish),
             AnyCollector::Isolation(c) => c.summarise(summary, finish),
+            AnyCollector::Trees(c) => c.summarise(summary, finish),
             AnyCollector::Custom(c) => c.summarise(summary, finish),
         }
     }
@@ -180,12 +193,14 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.tables(report, finish),
             AnyCollector::Ibcc(c) => c.tables(report, finish),
             AnyCollector::Isolation(c) => c.tables(report, finish),
+            AnyCollector::Trees(c) => c.tables(report, finish),
             AnyCollector::Custom(c) => c.tables(report, finish),
         }
     }
 
     fn next_sample(&self) -> Option<u64> {
         match self {
+            AnyCollector::Trees(c) => c.next_sample(),
             AnyCollector::Custom(c) => c.next_sample(),
             _ => None,
         }
@@ -193,6 +208,7 @@ impl Collector for AnyCollector {
 
     fn sample(&mut self, now: u64, fabric: &dyn FabricSample) {
         match self {
+            AnyCollector::Trees(c) => c.sample(now, fabric),
             AnyCollector::Custom(c) => c.sample(now, fabric),
             _ => {}
         }
@@ -200,6 +216,7 @@ impl Collector for AnyCollector {
 
     fn hears_events(&self) -> bool {
         match self {
+            AnyCollector::Trees(c) => c.hears_events(),
             AnyCollector::Custom(c) => c.hears_events(),
             _ => true,
         }

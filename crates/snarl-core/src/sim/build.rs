@@ -155,6 +155,7 @@ impl Simulation {
         stats.intra_node = gpus_per_node > 1;
         // The optional collectors: each built-in one decides whether the run has what it
         // measures (`observe::collectors_for_run`); queue probes are registered with the fabric.
+        let group_names: Vec<String> = work.groups().iter().map(|g| g.name.to_string()).collect();
         let setup = Setup {
             config,
             topology: fabric.topology(),
@@ -163,6 +164,8 @@ impl Simulation {
             end,
             measure_from: sim.warmup.0,
             congestion_counters: stats.congestion_counters,
+            host_groups,
+            group_names: &group_names,
         };
         for collector in collectors_for_run(&setup)? {
             stats.collectors.add(collector);

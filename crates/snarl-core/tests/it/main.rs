@@ -36,6 +36,7 @@ mod toy_collector;
 mod toy_routing;
 mod toy_window_cc;
 mod traffic_mix;
+mod trees;
 mod victim_aggressor;
 mod voq;
 mod watchdog;
