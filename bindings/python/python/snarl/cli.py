@@ -8,7 +8,8 @@
   scenario, a fabric preset or a sweep file and prints what it would run, running nothing)
 ``snarl plot KIND DIR [-o FILE] [--title T] [--xlabel T] [--ylabel T] [--logx] [--logy] [--size WxH]``
   (KIND: one of the kinds of ``snarl.plotkinds``, listed by ``snarl plot --help``: load-curve,
-  timeseries, heatmap, ..., timeline; queues: the probed queues per window)
+  timeseries, heatmap, ..., timeline; queues: the probed queues per window; tree: congestion
+  trees window by window, an animated GIF and a strip, ``--at TIME`` one window)
 ``snarl plot mechanisms DIR [DIR ...] [-o FILE] [--group NAME] [--labels a,b,...] [--title TEXT]``
   (congestion-management mechanisms side by side, a run per ``snarl run --out`` DIR named
   by its directory less the prefix all share, or a point per run of one sweep DIR: the
@@ -191,7 +192,8 @@ def _parser() -> argparse.ArgumentParser:
     plot = commands.add_parser(
         "plot",
         help="plot the results of a sweep or a run",
-        description="Plot a sweep directory (or a `snarl run --out` directory) as PNG, SVG or PDF. KIND is one of: "
+        description="Plot a sweep directory (or a `snarl run --out` directory) as PNG, SVG or PDF "
+        "(tree: an animated GIF too). KIND is one of: "
         + ", ".join(f"{k.name} ({k.help})" if k.help else k.name for k in plot_kinds.values()),
     )
     plot.add_argument("kind", metavar="KIND", choices=list(plot_kinds), help=f"one of {', '.join(plot_kinds)}")

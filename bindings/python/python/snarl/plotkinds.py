@@ -7,7 +7,7 @@ to ``snarl plot`` and ``write(args)``, which draws from the parsed command line 
 writes the files, returning them. The figures of :mod:`snarl.plots` (``plots.KINDS``,
 drawn by :func:`snarl.plots.plot_directory` and, for ``mechanisms``, by
 :func:`snarl.plots.plot_mechanisms`) are registered here as a family: one figure each,
-PNG, SVG or PDF.
+PNG, SVG or PDF. ``tree`` (:mod:`snarl.trees`) writes an animation and a strip.
 """
 
 from __future__ import annotations
@@ -59,6 +59,15 @@ def _register_builtins() -> None:
 
     for name in plots.KINDS:
         register(PlotKind(name, "", _figure_writer(name), several=name == "mechanisms"))
+    register(
+        PlotKind(
+            "tree",
+            "congestion trees window by window: an animated GIF and a strip of small multiples "
+            "(runs with [observe.trees])",
+            _write_tree,
+            _tree_arguments,
+        )
+    )
 
 
 def _figure_writer(kind: str) -> Callable[[argparse.Namespace], list[Path]]:
@@ -93,3 +102,30 @@ def _figure_writer(kind: str) -> Callable[[argparse.Namespace], list[Path]]:
         return [output]
 
     return write
+
+
+def _tree_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--at", metavar="TIME",
+        help="draw the one window holding TIME, e.g. 1.2ms (tree; default: every window)",
+    )
+    parser.add_argument(
+        "--hosts", action="store_true", help="draw the hosts too (tree; default: the switches only)"
+    )
+    parser.add_argument(
+        "--mark", action="append", metavar="GROUP",
+        help="mark the hosts of this traffic group (tree; repeatable; default: the shared hotspots and "
+        "the groups named hotspot(s), victim(s) or V)",
+    )
+
+
+def _write_tree(args: argparse.Namespace) -> list[Path]:
+    from snarl import trees
+    from snarl.plots import PlotError
+
+    try:
+        return trees.write(
+            args.dir[0], output=args.output, at=args.at, point=args.point, hosts=args.hosts, mark=args.mark
+        )
+    except (trees.TreeError, PlotError) as e:
+        raise PlotKindError(str(e)) from None
