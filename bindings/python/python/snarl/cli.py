@@ -7,8 +7,9 @@
 ``snarl check FILE.toml [--set k=v ...] [--seed N] [--all] [--resolved]`` (validates a
   scenario, a fabric preset or a sweep file and prints what it would run, running nothing)
 ``snarl plot KIND DIR [-o FILE] [--title T] [--xlabel T] [--ylabel T] [--logx] [--logy] [--size WxH]``
-  (KIND: load-curve, timeseries, heatmap, cdf, fct, fabric, rates, iterations, timeline: a run of
-  jobs' iteration times, and one job's ranks step by step; queues: the probed queues per window)
+  (KIND: one of the kinds of ``snarl.plotkinds``, listed by ``snarl plot --help``: load-curve,
+  timeseries, heatmap, ..., timeline; queues: the probed queues per window; tree: congestion
+  trees window by window, an animated GIF and a strip, ``--at TIME`` one window)
 ``snarl plot mechanisms DIR [DIR ...] [-o FILE] [--group NAME] [--labels a,b,...] [--title TEXT]``
   (congestion-management mechanisms side by side, a run per ``snarl run --out`` DIR named
   by its directory less the prefix all share, or a point per run of one sweep DIR: the
@@ -185,14 +186,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.set_defaults(handler=_check)
 
-    from snarl.plots import KINDS
+    from snarl.plotkinds import kinds
 
+    plot_kinds = kinds()
     plot = commands.add_parser(
         "plot",
         help="plot the results of a sweep or a run",
-        description="Plot a sweep directory (or a `snarl run --out` directory) as PNG, SVG or PDF.",
+        description="Plot a sweep directory (or a `snarl run --out` directory) as PNG, SVG or PDF "
+        "(tree: an animated GIF too). KIND is one of: "
+        + ", ".join(f"{k.name} ({k.help})" if k.help else k.name for k in plot_kinds.values()),
     )
-    plot.add_argument("kind", metavar="KIND", choices=KINDS, help=f"one of {', '.join(KINDS)}")
+    plot.add_argument("kind", metavar="KIND", choices=list(plot_kinds), help=f"one of {', '.join(plot_kinds)}")
     plot.add_argument(
         "dir", metavar="DIR", type=Path, nargs="+",
         help="a sweep directory or a run's --out directory (mechanisms: several run directories, or one sweep)",
@@ -221,6 +225,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="keep the points of a sweep with this value of a column, e.g. --where traffic.load=0.5 (repeatable)",
     )
+    for plot_kind in plot_kinds.values():
+        if plot_kind.arguments is not None:
+            plot_kind.arguments(plot)
     plot.set_defaults(handler=_plot)
 
     report = commands.add_parser(
@@ -633,38 +640,21 @@ def _runner_text(args: argparse.Namespace, todo: int) -> str:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    """``snarl plot``: one figure of a sweep or run directory."""
-    from snarl.plots import PlotError, decorate, parse_figure_size, plot_directory, plot_mechanisms
+    """``snarl plot``: the figures of a sweep or run directory, as the kind writes them."""
+    from snarl.plotkinds import PlotKindError, kinds
 
-    if args.kind != "mechanisms" and len(args.dir) > 1:
+    kind = kinds()[args.kind]
+    if not kind.several and len(args.dir) > 1:
         raise Failure(f"plot {args.kind} draws one DIR ({len(args.dir)} given); `snarl plot mechanisms` compares several")
-    output = args.output or args.dir[0] / f"{args.kind}.png"
-    if output.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise Failure(f"-o {output}: the figure must be a .png, .svg or .pdf file")
     try:
-        if args.kind == "mechanisms":
-            if args.group is not None and len(args.group) > 1:
-                raise PlotError("mechanisms plots one group: give --group once")
-            fig = plot_mechanisms(
-                args.dir, group=args.group[0] if args.group else None, labels=args.labels, title=args.title,
-                where=args.where,
-            )
-            fig = decorate(fig, xlabel=args.xlabel, ylabel=args.ylabel, logx=args.logx, logy=args.logy,
-                           size=parse_figure_size(args.size) if args.size else None)
-        else:
-            fig = plot_directory(
-                args.kind, args.dir[0], x=args.x, y=args.y, hue=args.hue, value=args.value, point=args.point,
-                groups=args.group, where=args.where, style=args.style, reference=args.ref, title=args.title,
-                xlabel=args.xlabel, ylabel=args.ylabel, logx=args.logx, logy=args.logy, size=args.size,
-            )
-    except PlotError as e:
+        written = kind.write(args)
+    except PlotKindError as e:
         raise Failure(str(e)) from None
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(output)
     except OSError as e:
-        raise Failure(f"-o {output}: cannot write: {e.strerror or e}") from None
-    print(output)
+        where = f"-o {args.output}" if args.output else str(getattr(e, "filename", None) or args.dir[0])
+        raise Failure(f"{where}: cannot write: {e.strerror or e}") from None
+    for path in written:
+        print(path)
     return EXIT_OK
 
 

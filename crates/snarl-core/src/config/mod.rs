@@ -38,7 +38,7 @@ pub use crate::cc::{
 pub use crate::flow_control::{pfc_headroom, FlowControlConfig, Threshold, Thresholds, PAUSE_FRAME_BYTES};
 pub use crate::isolation::{CfqOrder, CfqScheduler, Isolation, IsolationConfig, IsolationKeyKind, IsolationKnobs};
 pub use crate::nic::{InjectionVc, NicConfig, NicScheduling, Receiver};
-pub use crate::observe::{ObserveConfig, QueueProbeConfig};
+pub use crate::observe::{ObserveConfig, QueueProbeConfig, TreesConfig};
 pub use crate::routing::{
     AdaptiveMode, EcmpHash, MinimalSelect, MinimalVcs, RoutingConfig, SprayMode, Telemetry, UgalInformation, UpDownVcs,
     UpSelect,

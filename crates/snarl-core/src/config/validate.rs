@@ -57,6 +57,7 @@ impl Config {
         }
         self.congestion_control.validate(self, &mut p);
         crate::isolation::validate_isolation(self, &mut p);
+        self.observe.validate(self, &mut p);
         p.into_result()
     }
 

@@ -54,9 +54,9 @@ pub trait Model<O> {
     fn local_deliver(&mut self, ctx: &mut Ctx<O>, message: u32);
     /// A component's timer fired.
     fn timer(&mut self, ctx: &mut Ctx<O>, timer: Timer);
-    /// The periodic progress check (not simulated work: it must not change results);
-    /// returns when the next one is due.
-    fn check_progress(&mut self, kernel: &Kernel<O>) -> Result<u64>;
+    /// The periodic progress check (not simulated work: it must not change results;
+    /// the observers may sample the run's state there); returns when the next one is due.
+    fn check_progress(&mut self, kernel: &mut Kernel<O>) -> Result<u64>;
 }
 
 /// The state every component shares: the clock, the event queue, the packets and

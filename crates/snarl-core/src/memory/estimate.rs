@@ -94,7 +94,10 @@ pub fn estimate(config: &Config) -> Estimate {
     let duration = config.simulation.duration.0;
     let window = config.simulation.window.map_or((duration / 100).max(1), |w| w.0.max(1));
     let windows = duration.div_ceil(window);
-    let series = config.observe.series_memory(config, groups, windows);
+    let series = sum(&[
+        config.observe.series_memory(config, groups, windows),
+        config.observe.trees_memory(config, &size, windows),
+    ]);
 
     // The wheel's bucket headers and occupancy bits; pending events: a generation per
     // host, and at saturation about two per host and port, in bucket buffers that keep

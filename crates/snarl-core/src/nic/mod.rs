@@ -381,6 +381,30 @@ impl Nics {
         &self.pause
     }
 
+    /// Whether `host` has messages queued that it may not send on `vc` at `now`: without
+    /// credits for a full packet (the returns that have arrived counted), or paused.
+    /// Reads only: for the samplers of the fabric (`observe::FabricSample`).
+    pub fn blocked_on(&self, host: usize, vc: usize, returns: &CreditReturns, now: u64) -> bool {
+        if self.queue_len[host] == 0 {
+            return false;
+        }
+        let credits = self.credits.credits(host, vc) + returns.arrived_for(host, vc, now) as i64;
+        credits < (self.mtu + self.wire.header) as i64 || self.pause.is_paused(host, vc)
+    }
+
+    /// The switch input port (global id) the link of `host` leads to, if it leads to one.
+    pub fn attachment(&self, host: usize) -> Option<u32> {
+        self.peer[host].port()
+    }
+
+    pub fn hosts(&self) -> usize {
+        self.peer.len()
+    }
+
+    pub fn vcs(&self) -> usize {
+        self.vcs
+    }
+
     /// Source-queue slot `offset` places after the head of host `h`'s queue (`offset` at
     /// most the capacity; no division on the per-packet path).
     #[inline]

@@ -3,7 +3,9 @@
 //! to the report, by name: a collector added here appears in Python, in the Parquet
 //! files and in the HTML report without any change there.
 
-use super::{FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent};
+use super::{
+    FabricSample, FabricSeries, GroupInfo, IbccSeries, QueueProbes, QueueSeries, RateLog, TraceEvent, TreeTracker,
+};
 use crate::cc::CongestionTerms;
 use crate::config::Config;
 use crate::error::Result;
@@ -71,6 +73,9 @@ pub struct Setup<'a> {
     /// The names of the congestion-control counters, in runs that report them (ECN or
     /// FECN marking, or a congestion control that acts).
     pub congestion_counters: Option<CongestionTerms>,
+    /// The traffic group of each host (an index into `group_names`).
+    pub host_groups: &'a [u16],
+    pub group_names: &'a [String],
 }
 
 /// The built-in optional collectors `setup`'s run gets: each decides for itself from the
@@ -90,6 +95,9 @@ pub fn for_run(setup: &Setup) -> Result<Vec<AnyCollector>> {
     if let Some(c) = IsolationSeries::for_run(setup)? {
         found.push(AnyCollector::Isolation(c));
     }
+    if let Some(c) = TreeTracker::for_run(setup)? {
+        found.push(AnyCollector::Trees(Box::new(c)));
+    }
     Ok(found)
 }
 
@@ -105,6 +113,24 @@ pub trait Collector {
 
     /// Adds its tables to the report.
     fn tables(&self, _report: &mut Report, _finish: &Finish) {}
+
+    /// A collector that samples the fabric: when it wants its next sample (ps), if it
+    /// does. Samples are taken between events, where the watchdog checks, at the first
+    /// such point at or after this time.
+    fn next_sample(&self) -> Option<u64> {
+        None
+    }
+
+    /// Reads the fabric at `now` (its `next_sample` has come): every non-empty switch
+    /// queue, what it holds and what its head waits for, and the blocked hosts.
+    fn sample(&mut self, _now: u64, _fabric: &dyn FabricSample) {}
+
+    /// Whether it hears the trace events. One that only samples says no and stays out of
+    /// the per-event loop, so a run whose only optional collectors sample pays nothing
+    /// per event.
+    fn hears_events(&self) -> bool {
+        true
+    }
 }
 
 /// The optional collectors, statically dispatched. To add one: a file implementing
@@ -123,6 +149,9 @@ pub enum AnyCollector {
     Ibcc(IbccSeries),
     /// Congestion isolation: the summary's `isolation` and the `isolation` table.
     Isolation(IsolationSeries),
+    /// Congestion trees, sampled: the summary's `trees`, the `trees`, `tree_ports` and
+    /// `topology` tables.
+    Trees(Box<TreeTracker>),
     /// A collector from outside the crate (`Simulation::add_collector`), dispatched
     /// dynamically.
     Custom(Box<dyn Collector + Send>),
@@ -138,6 +167,7 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.on(now, event),
             AnyCollector::Ibcc(c) => c.on(now, event),
             AnyCollector::Isolation(c) => c.on(now, event),
+            AnyCollector::Trees(c) => c.on(now, event),
             AnyCollector::Custom(c) => c.on(now, event),
         }
     }
@@ -150,6 +180,7 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.summarise(summary, finish),
             AnyCollector::Ibcc(c) => c.summarise(summary, finish),
             AnyCollector::Isolation(c) => c.summarise(summary, finish),
+            AnyCollector::Trees(c) => c.summarise(summary, finish),
             AnyCollector::Custom(c) => c.summarise(summary, finish),
         }
     }
@@ -162,23 +193,54 @@ impl Collector for AnyCollector {
             AnyCollector::QueueSeries(c) => c.tables(report, finish),
             AnyCollector::Ibcc(c) => c.tables(report, finish),
             AnyCollector::Isolation(c) => c.tables(report, finish),
+            AnyCollector::Trees(c) => c.tables(report, finish),
             AnyCollector::Custom(c) => c.tables(report, finish),
+        }
+    }
+
+    fn next_sample(&self) -> Option<u64> {
+        match self {
+            AnyCollector::Trees(c) => c.next_sample(),
+            AnyCollector::Custom(c) => c.next_sample(),
+            _ => None,
+        }
+    }
+
+    fn sample(&mut self, now: u64, fabric: &dyn FabricSample) {
+        match self {
+            AnyCollector::Trees(c) => c.sample(now, fabric),
+            AnyCollector::Custom(c) => c.sample(now, fabric),
+            _ => {}
+        }
+    }
+
+    fn hears_events(&self) -> bool {
+        match self {
+            AnyCollector::Trees(c) => c.hears_events(),
+            AnyCollector::Custom(c) => c.hears_events(),
+            _ => true,
         }
     }
 }
 
-/// The optional collectors of a run.
+/// The optional collectors of a run: those that hear the trace events, and those that
+/// only sample the fabric (kept apart, so that they cost the event loop nothing).
 #[derive(Default)]
 pub struct Collectors {
     list: Vec<AnyCollector>,
+    samplers: Vec<AnyCollector>,
 }
 
 impl Collectors {
     pub fn add(&mut self, collector: AnyCollector) {
-        self.list.push(collector);
+        if collector.hears_events() {
+            self.list.push(collector);
+        } else {
+            self.samplers.push(collector);
+        }
     }
 
-    /// Whether the run has any: the one branch every reported event pays.
+    /// Whether the run has any that hear events: the one branch every reported event pays.
     #[inline]
     pub fn any(&self) -> bool {
         !self.list.is_empty()
@@ -191,14 +253,36 @@ impl Collectors {
         }
     }
 
+    fn all(&self) -> impl Iterator<Item = &AnyCollector> {
+        self.list.iter().chain(&self.samplers)
+    }
+
+    fn all_mut(&mut self) -> impl Iterator<Item = &mut AnyCollector> {
+        self.list.iter_mut().chain(&mut self.samplers)
+    }
+
+    /// When the next sample of the fabric is due, if any collector samples.
+    pub fn next_sample(&self) -> Option<u64> {
+        self.all().filter_map(|c| c.next_sample()).min()
+    }
+
+    /// Hands `fabric` to the collectors whose sample is due at `now`.
+    pub fn sample(&mut self, now: u64, fabric: &dyn FabricSample) {
+        for c in self.all_mut() {
+            if c.next_sample().is_some_and(|at| at <= now) {
+                c.sample(now, fabric);
+            }
+        }
+    }
+
     pub fn summarise(&mut self, summary: &mut Summary, finish: &Finish) {
-        for c in &mut self.list {
+        for c in self.all_mut() {
             c.summarise(summary, finish);
         }
     }
 
     pub fn tables(&self, report: &mut Report, finish: &Finish) {
-        for c in &self.list {
+        for c in self.all() {
             c.tables(report, finish);
         }
     }

@@ -20,13 +20,16 @@ pub mod queues;
 mod rates;
 pub mod receiver;
 mod recovery;
+mod sample;
 mod series;
+mod topology_table;
+pub mod trees;
 
 pub use crate::kernel::{IsolationEvent, ReceiverEvent, TraceEvent};
 pub use collector::{
     for_run as collectors_for_run, AnyCollector, Collector, Collectors, FabricView, Finish, NoFabric, Setup,
 };
-pub use config::{ObserveConfig, QueueProbeConfig};
+pub use config::{default_threshold as default_tree_threshold, ObserveConfig, QueueProbeConfig, TreesConfig};
 pub use fabric_series::FabricSeries;
 pub use fct::{Fct, FctDist, IdealFct, PerPacket, BUCKETS as FCT_BUCKETS};
 pub use hotspots::{HotspotTime, ReceiveRate};
@@ -39,7 +42,10 @@ pub use queues::{EcnBand, QueueProbes, QueueSummary};
 pub use rates::RateLog;
 pub use receiver::{ReceiverCounts, ReceiverSummary};
 pub use recovery::recovery;
+pub use sample::{BlockedHost, FabricSample, NoQueues, QueueSide, SampledQueue};
 pub use series::Series;
+pub use topology_table::topology_table;
+pub use trees::{TreeTracker, TreesSummary};
 
 use crate::cc::CongestionTerms;
 use crate::error::Result;

@@ -12,7 +12,7 @@ use crate::config::{
 use crate::error::{closest, Error, Result};
 use crate::flow_control::{CreditReturns, PfcReceiver};
 use crate::install::{self, Install};
-use crate::kernel::{Event, EventQueue, Kernel, StallTracker, Stop};
+use crate::kernel::{EventQueue, Kernel, StallTracker, Stop};
 use crate::nic::Nics;
 use crate::observe::{
     collectors_for_run, AnyCollector, Counted, HotspotTime, IdealFct, PerPacket, PerPairWindows, PfcCounters,
@@ -156,6 +156,7 @@ impl Simulation {
         stats.intra_node = gpus_per_node > 1;
         // The optional collectors: each built-in one decides whether the run has what it
         // measures (`observe::collectors_for_run`); queue probes are registered with the fabric.
+        let group_names: Vec<String> = work.groups().iter().map(|g| g.name.to_string()).collect();
         let setup = Setup {
             config,
             topology: fabric.topology(),
@@ -164,6 +165,8 @@ impl Simulation {
             end,
             measure_from: sim.warmup.0,
             congestion_counters: stats.congestion_counters,
+            host_groups,
+            group_names: &group_names,
         };
         for collector in collectors_for_run(&setup)? {
             stats.collectors.add(collector);
@@ -216,6 +219,7 @@ impl Simulation {
             traffic_rng,
             handed_over: Vec::with_capacity(if want_completions { 64 } else { 0 }),
             stalls: StallTracker::new(watchdog),
+            next_check: 0,
             time_unit: sim.time_unit,
         };
         let mut simulation = Simulation {
@@ -230,11 +234,12 @@ impl Simulation {
         Ok(simulation)
     }
 
-    /// Starts the workload and schedules the watchdog.
+    /// Starts the workload; the watchdog's first check is due one period in (`run`
+    /// schedules it, once every collector that samples the fabric is known).
     fn start(&mut self) {
         let Simulation { kernel, world, .. } = self;
         world.start(&mut kernel.ctx());
-        kernel.queue.push(world.stalls.period(), Event::Watchdog);
+        world.next_check = world.stalls.period();
     }
 }
 

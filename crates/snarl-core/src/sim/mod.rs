@@ -13,7 +13,7 @@ pub use components::Components;
 
 use crate::config::{TimeUnit, ValidConfig};
 use crate::error::{Error, Result};
-use crate::kernel::Kernel;
+use crate::kernel::{Event, Kernel};
 use crate::observe::{AnyCollector, Collector, Stats};
 use crate::report::Report;
 use crate::traffic::AnyWorkload;
@@ -81,6 +81,9 @@ impl Simulation {
     /// Runs to the configured duration, or until the config's `stop_after` is reached.
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> Result<Report> {
         let started = Instant::now();
+        // The outer loop's first visit: the watchdog's first check, or a first sample.
+        let first = self.world.next_check(&self.kernel.observers);
+        self.kernel.queue.push(first, Event::Watchdog);
         self.kernel.run(&mut self.world, progress)?;
         self.finish(started.elapsed().as_secs_f64())
     }

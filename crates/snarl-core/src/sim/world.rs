@@ -4,11 +4,12 @@
 
 use crate::config::TimeUnit;
 use crate::error::{Deadlock, Error, Result};
-use crate::flow_control::Feedback;
+use crate::flow_control::{CreditReturns, Feedback};
 use crate::kernel::{find_cycles, Kernel, MessageDone, Model, StallTracker, Timer, TimerKind};
 use crate::model::Ctx;
 use crate::nic::Nics;
-use crate::observe::Stats;
+use crate::observe::{BlockedHost, FabricSample, SampledQueue, Stats};
+use crate::packet::PacketSlab;
 use crate::switch::IoqFabric;
 use crate::traffic::{AnyWorkload, Env, Workload};
 use rand_pcg::Pcg64Mcg;
@@ -22,8 +23,9 @@ pub struct World {
     pub traffic_rng: Pcg64Mcg,
     /// The completions being handed to the workload (`hand_over_completions`).
     pub handed_over: Vec<MessageDone>,
-    /// Queues whose head stopped moving (the watchdog).
+    /// Queues whose head stopped moving (the watchdog), and when it checks next.
     pub stalls: StallTracker,
+    pub next_check: u64,
     pub time_unit: TimeUnit,
 }
 
@@ -94,16 +96,76 @@ impl Model<Stats> for World {
         }
     }
 
-    fn check_progress(&mut self, kernel: &Kernel<Stats>) -> Result<u64> {
-        let packets = &kernel.packets;
-        let heads = self.fabric.queue_heads().map(|(queue, packet)| (queue, packet, packets[packet].injected));
-        self.stalls.observe(heads);
-        self.find_deadlock(kernel)?;
-        Ok(kernel.now + self.stalls.period())
+    fn check_progress(&mut self, kernel: &mut Kernel<Stats>) -> Result<u64> {
+        let now = kernel.now;
+        if now >= self.next_check {
+            let packets = &kernel.packets;
+            let heads = self.fabric.queue_heads().map(|(queue, packet)| (queue, packet, packets[packet].injected));
+            self.stalls.observe(heads);
+            self.find_deadlock(kernel)?;
+            self.next_check = now + self.stalls.period();
+        }
+        // The collectors that sample the fabric (`observe::FabricSample`) whose time has come.
+        let collectors = &mut kernel.observers.collectors;
+        if collectors.next_sample().is_some_and(|at| at <= now) {
+            let fabric = Snapshot {
+                fabric: &self.fabric,
+                nics: &self.nics,
+                packets: &kernel.packets,
+                host_returns: &kernel.host_returns,
+                now,
+            };
+            collectors.sample(now, &fabric);
+        }
+        Ok(self.next_check(&kernel.observers))
+    }
+}
+
+/// The fabric as the collectors that sample it read it, at `now`: the switches' queues
+/// (`IoqFabric::sample_queue`, whose waits are the watchdog's) and the NICs' blocked links.
+struct Snapshot<'a> {
+    fabric: &'a IoqFabric,
+    nics: &'a Nics,
+    packets: &'a PacketSlab,
+    host_returns: &'a CreditReturns,
+    now: u64,
+}
+
+impl FabricSample for Snapshot<'_> {
+    fn queue_ids(&self) -> u32 {
+        self.fabric.queue_ids()
+    }
+
+    fn each_queue(&self, f: &mut dyn FnMut(&SampledQueue)) {
+        for (queue, _) in self.fabric.queue_heads() {
+            f(&self.fabric.sample_queue(self.packets, queue, self.now));
+        }
+    }
+
+    fn queue(&self, id: u32) -> SampledQueue {
+        self.fabric.sample_queue(self.packets, id, self.now)
+    }
+
+    fn each_blocked_host(&self, f: &mut dyn FnMut(&BlockedHost)) {
+        for host in 0..self.nics.hosts() {
+            let Some(port) = self.nics.attachment(host) else { continue };
+            for vc in 0..self.nics.vcs() {
+                if self.nics.blocked_on(host, vc, self.host_returns, self.now) {
+                    let (switch, local) = self.fabric.port_of(port);
+                    let waits_for = self.fabric.waits_for_input(self.packets, port as usize, vc);
+                    f(&BlockedHost { host: host as u32, vc: vc as u32, switch, port: local, waits_for });
+                }
+            }
+        }
     }
 }
 
 impl World {
+    /// When the outer loop is due next: the watchdog's check, or a sample of the fabric.
+    pub fn next_check(&self, stats: &Stats) -> u64 {
+        stats.collectors.next_sample().map_or(self.next_check, |at| at.min(self.next_check))
+    }
+
     /// Starts the workload (its first timers: generations, phase boundaries).
     pub fn start(&mut self, ctx: &mut Ctx) {
         self.work.start(&mut Env { ctx, nics: &mut self.nics, rng: &mut self.traffic_rng });

@@ -18,6 +18,7 @@ mod grid;
 mod groups;
 mod host_ports;
 mod hyperx;
+pub mod layout;
 mod limits;
 mod megafly;
 mod mesh;

@@ -37,6 +37,7 @@ mod toy_collector;
 mod toy_routing;
 mod toy_window_cc;
 mod traffic_mix;
+mod trees;
 mod vc_choice;
 mod victim_aggressor;
 mod voq;

@@ -4,6 +4,7 @@
 use super::queues::OutputQueue;
 use super::IoqFabric;
 use crate::error::BlockedQueue;
+use crate::observe::{QueueSide, SampledQueue};
 use crate::packet::{Fifo, PacketSlab, NIL};
 
 /// What kind of queue a queue id names.
@@ -56,6 +57,11 @@ impl IoqFabric {
     /// one that holds packets is stalled; those toward hosts drain and empty).
     pub fn waits_for(&self, packets: &PacketSlab, queue: u32) -> Option<u32> {
         let (side, i, fifo) = self.locate(queue);
+        self.waits_for_located(packets, side, i, fifo)
+    }
+
+    /// `waits_for` of a queue already located (`locate`).
+    fn waits_for_located(&self, packets: &PacketSlab, side: Side, i: usize, fifo: &Fifo) -> Option<u32> {
         if fifo.head == NIL {
             return None;
         }
@@ -70,18 +76,74 @@ impl IoqFabric {
                 let request = &self.voqs.queues[self.voqs.index(i, out)];
                 Some(self.output_id((base + out) * self.queues + request.request_queue as usize))
             }
-            Side::Output => {
-                let peer = self.ports[gp].peer.port()? as usize;
-                if !self.voqs.on() {
-                    return Some((peer * self.queues + q) as u32);
-                }
-                let first = self.voqs.index(peer * self.queues + q, 0);
-                let oldest = (first..first + self.voqs.stride)
-                    .filter(|&v| self.voqs.queues[v].fifo.head != NIL)
-                    .min_by_key(|&v| (packets[self.voqs.queues[v].fifo.head].injected, v))?;
-                Some((self.input.len() + self.output.len() + oldest) as u32)
-            }
+            Side::Output => self.waits_for_input(packets, self.ports[gp].peer.port()? as usize, q),
         }
+    }
+
+    /// The queue that a sender into input queue `queue` of global port `port` waits for
+    /// (to return credits or resume it): that input queue, or with virtual output queues
+    /// the one of its VoQs whose head is oldest (`None` if they are all empty).
+    pub fn waits_for_input(&self, packets: &PacketSlab, port: usize, queue: usize) -> Option<u32> {
+        if !self.voqs.on() {
+            return Some((port * self.queues + queue) as u32);
+        }
+        let first = self.voqs.index(port * self.queues + queue, 0);
+        let oldest = (first..first + self.voqs.stride)
+            .filter(|&v| self.voqs.queues[v].fifo.head != NIL)
+            .min_by_key(|&v| (packets[self.voqs.queues[v].fifo.head].injected, v))?;
+        Some((self.input.len() + self.output.len() + oldest) as u32)
+    }
+
+    /// Queue ids run from 0 to this (exclusive), numbered as by `queue_heads`.
+    pub fn queue_ids(&self) -> u32 {
+        (self.input.len() + self.output.len() + self.voqs.queues.len()) as u32
+    }
+
+    /// Queue `queue` (numbered as by `queue_heads`) as a sampler of the fabric sees it at
+    /// `now`: where it is, what it holds and what its head waits for (`waits_for`); an
+    /// output queue is blocked when its head may not leave for want of credits (those
+    /// returned by `now` counted) or because its queue is paused.
+    pub fn sample_queue(&self, packets: &PacketSlab, queue: u32, now: u64) -> SampledQueue {
+        let (side, i, fifo) = self.locate(queue);
+        let (gp, q) = (i / self.queues, i % self.queues);
+        let switch = self.ports[gp].owner;
+        let (side, waits_for, downstream, blocked) = match side {
+            Side::Input => (QueueSide::Input, self.waits_for_located(packets, side, i, fifo), None, false),
+            Side::Voq(out) => {
+                (QueueSide::Voq { toward: out as u32 }, self.waits_for_located(packets, side, i, fifo), None, false)
+            }
+            Side::Output => {
+                // What the link feeds, and so what the head, if any, waits for.
+                let downstream =
+                    self.ports[gp].peer.port().and_then(|peer| self.waits_for_input(packets, peer as usize, q));
+                let head = fifo.head;
+                let short = |size: i64| {
+                    // Returns that arrived but are not collected count: read them only
+                    // when the credits in hand fall short.
+                    self.sender.credits(gp, q) < size && self.sender.credits_at(gp, q, now) < size
+                };
+                let blocked =
+                    head != NIL && (short(packets[head].size as i64) || self.sender.pause_state().is_paused(gp, q));
+                (QueueSide::Output, downstream.filter(|_| head != NIL), downstream, blocked)
+            }
+        };
+        SampledQueue {
+            id: queue,
+            switch,
+            port: gp as u32 - self.port_base[switch as usize],
+            queue: q as u32,
+            side,
+            bytes: fifo.bytes,
+            waits_for,
+            downstream,
+            blocked,
+        }
+    }
+
+    /// Switch and port (of its switch) of global port `port`.
+    pub fn port_of(&self, port: u32) -> (u32, u32) {
+        let switch = self.ports[port as usize].owner;
+        (switch, port - self.port_base[switch as usize])
     }
 
     /// The packet at the head of queue `queue`, if any.
