@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -302,3 +304,70 @@ def mechanism_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         out.mkdir()
         report.write(out)
     return directory
+
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def browser() -> str:
+    """The headless browser, or a skip if none is installed (.ci/run installs chromium)."""
+    for name in BROWSERS:
+        found = shutil.which(name)
+        if found:
+            return found
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    pytest.skip("chromium is not installed (apt-get install chromium; .ci/run tries to): cannot render the report")
+
+
+def render(page: Path, profile: Path) -> tuple[str, list[str]]:
+    """Loads ``page`` offline in headless Chromium; returns the DOM after the load event
+    and the console messages the page produced."""
+    done = subprocess.run(
+        [
+            browser(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+    return done.stdout, console
+
+
+def assert_renders(page: Path, images: int, profile: Path) -> None:
+    """The page loads in headless Chromium with every image decoded (the page's script
+    counts them on its body) and no console message."""
+    dom, console = render(page, profile)
+    body = re.search(r"<body([^>]*)>", dom)
+    assert body, dom[:500]
+    attributes = dict(re.findall(r'([\w-]+)="([^"]*)"', body.group(1)))
+    assert attributes.get("data-images") == str(images), attributes
+    assert attributes.get("data-loaded") == str(images), attributes
+    assert "data-broken" not in attributes
+    assert console == []
+
+
+def page_images(page: str, kinds: tuple[str, ...] = ("png",)) -> list[str]:
+    """The image sources of an HTML page, checked to be embedded as data: URIs of the
+    given image types and nothing to be fetched."""
+    sources = re.findall(r'\bsrc="([^"]*)"', page)
+    assert sources and all(s.startswith(tuple(f"data:image/{k};base64," for k in kinds)) for s in sources)
+    assert not re.search(r'<link\b|\bhref="https?:|\bsrc="https?:|@import|url\(http', page)
+    return sources

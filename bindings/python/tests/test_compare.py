@@ -4,17 +4,18 @@ renders in headless Chromium, or on the terminal; and `snarl report RUN_DIR`."""
 
 from __future__ import annotations
 
+import base64
 import html
+import io
 import json
-import re
+import math
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import run_snarl
-from test_html_report import render
+from conftest import ONE_TREE_SHORT, REPO, assert_invariants, assert_renders, page_images, run_snarl
 
 
 @pytest.fixture
@@ -25,27 +26,6 @@ def out(mechanism_runs: Path, tmp_path: Path) -> Path:
     for cc in ("none", "dcqcn"):
         shutil.copytree(mechanism_runs / f"one-tree-{cc}", directory / cc)
     return directory
-
-
-def self_contained(page: str) -> list[str]:
-    """The page's image sources, checked to be embedded (nothing is fetched)."""
-    sources = re.findall(r'\bsrc="([^"]*)"', page)
-    assert sources and all(s.startswith("data:image/png;base64,") for s in sources)
-    assert not re.search(r'<link\b|\bhref="https?:|\bsrc="https?:|@import|url\(http', page)
-    return sources
-
-
-def assert_renders(page: Path, images: int, profile: Path) -> None:
-    """The page loads in headless Chromium with every image decoded and no console
-    message."""
-    dom, console = render(page, profile)
-    body = re.search(r"<body([^>]*)>", dom)
-    assert body, dom[:500]
-    attributes = dict(re.findall(r'([\w-]+)="([^"]*)"', body.group(1)))
-    assert attributes.get("data-images") == str(images), attributes
-    assert attributes.get("data-loaded") == str(images), attributes
-    assert "data-broken" not in attributes
-    assert console == []
 
 
 def test_compare_writes_one_page_that_renders(out, tmp_path):
@@ -62,7 +42,7 @@ def test_compare_writes_one_page_that_renders(out, tmp_path):
     # The figures: throughput per group and FCTs overlaid; no trees table, no tree figure.
     assert "<b>Throughput over time.</b>" in text and "<b>Flow completion times.</b>" in text
     assert "Not drawn" not in text and "Congestion trees" not in text
-    sources = self_contained(page)
+    sources = page_images(page)
     assert len(sources) == 2
     assert_renders(output, len(sources), tmp_path / "profile")
 
@@ -115,7 +95,7 @@ def test_names_and_sweep_points(out, small_sweep, tmp_path):
     assert done.returncode == 0, done.stderr
     text = html.unescape(output.read_text(encoding="utf-8"))
     assert "<th>PFC alone</th>" in text and '<th colspan="2">small: load=0.6, cap=0.5, seed=2</th>' in text
-    self_contained(output.read_text(encoding="utf-8"))
+    page_images(output.read_text(encoding="utf-8"))
     # Without --name, beside other arguments, a sweep's points get its directory's name.
     names = [run.name for run in compare.load_runs([out / "none", small_sweep]).runs]
     assert names[1] == f"{small_sweep.name}: load=0.3, cap=1, seed=1"
@@ -158,7 +138,7 @@ def test_report_of_a_run_directory(out, tmp_path):
         assert f"<b>{title}.</b>" in text, title
     assert "Not drawn" not in text
     assert "<code>fabric.parquet</code>" in text and "[congestion_control]" in text
-    sources = self_contained(page)
+    sources = page_images(page)
     assert len(sources) == 4
     assert_renders(output, len(sources), tmp_path / "profile")
     # Several run directories: side by side, as snarl compare; runs and sweeps: refused.
@@ -198,4 +178,44 @@ def test_congestion_trees_when_runs_have_them(out, tmp_path):
     assert done.returncode == 0, done.stderr
     text = html.unescape((tmp_path / "trees.html").read_text(encoding="utf-8"))
     assert "<b>Congestion trees over time.</b>" in text and "No trees table: none." in text
-    assert len(self_contained(text)) == 3
+    assert len(page_images(text)) == 3
+
+
+def test_runs_that_recorded_trees_show_them_drawn(out, tmp_path):
+    from PIL import Image
+
+    # The one-tree run of PFC alone, 300 µs, with its trees tracked: 15 windows of 20 µs.
+    scenario = REPO / "scenarios" / "lossless-ethernet" / "one-tree-none.toml"
+    sets = [arg for k, v in {**ONE_TREE_SHORT, "observe.trees": "{}"}.items() for arg in ("--set", f"{k}={v}")]
+    done = run_snarl("run", scenario, *sets, "--out", "out/pfc-trees", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((out / "pfc-trees" / "summary.json").read_text())
+    assert_invariants(summary)
+    windows = math.ceil(summary["sim_time"] / summary["trees"]["period"])
+
+    # A run's page: the trees' sizes over time, then their animation and their strip.
+    done = run_snarl("report", "out/pfc-trees", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = (out / "pfc-trees.html").read_text(encoding="utf-8")
+    text = html.unescape(page)
+    assert "<b>Congestion trees over time.</b>" in text
+    assert "<b>Congestion trees.</b> The fabric window by window (every window)" in text
+    assert "<b>Congestion trees, window by window.</b> Every window side by side" in text
+    sources = page_images(page, ("png", "gif"))
+    gifs = [s for s in sources if s.startswith("data:image/gif;")]
+    assert len(sources) == 4 + 1 + 2 and len(gifs) == 1
+    with Image.open(io.BytesIO(base64.b64decode(gifs[0].partition(",")[2]))) as image:
+        assert image.is_animated and image.n_frames == windows
+    assert_renders(out / "pfc-trees.html", len(sources), tmp_path / "profile")
+
+    # Beside a run without trees: the drawings of the one that has them, named.
+    done = run_snarl("compare", "out/none", "out/pfc-trees", "-o", "cmp.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "cmp.html").read_text(encoding="utf-8")
+    text = html.unescape(page)
+    assert "No trees table: none." in text
+    assert "<b>Congestion trees.</b> pfc-trees: the fabric window by window" in text
+    assert "<b>Congestion trees, window by window.</b> pfc-trees: every window" in text
+    sources = page_images(page, ("png", "gif"))
+    assert len(sources) == 3 + 2 and sum(s.startswith("data:image/gif;") for s in sources) == 1
+    assert_renders(tmp_path / "cmp.html", len(sources), tmp_path / "profile")

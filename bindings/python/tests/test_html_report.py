@@ -7,56 +7,9 @@ import html
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
-from conftest import run_snarl
-
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-
-
-def browser() -> str:
-    """The headless browser, or a skip if none is installed (.ci/run installs chromium)."""
-    for name in BROWSERS:
-        found = shutil.which(name)
-        if found:
-            return found
-    if Path("/usr/bin/chromium").exists():
-        return "/usr/bin/chromium"
-    pytest.skip("chromium is not installed (apt-get install chromium; .ci/run tries to): cannot render the report")
-
-
-def render(page: Path, profile: Path) -> tuple[str, list[str]]:
-    """Loads ``page`` offline in headless Chromium; returns the DOM after the load event
-    and the console messages the page produced."""
-    done = subprocess.run(
-        [
-            browser(),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            f"--user-data-dir={profile}",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-            page.resolve().as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
-    return done.stdout, console
+from conftest import assert_renders, page_images, render, run_snarl
 
 
 def test_the_browser_check_catches_broken_pages(tmp_path):
@@ -75,10 +28,8 @@ def test_report_is_self_contained_and_renders_offline(small_sweep, tmp_path):
     page = output.read_text(encoding="utf-8")
 
     # Everything is inside the page: images are data: URIs, nothing is fetched.
-    sources = re.findall(r'\bsrc="([^"]*)"', page)
+    sources = page_images(page)
     assert len(sources) >= 5
-    assert all(s.startswith("data:image/png;base64,") for s in sources)
-    assert not re.search(r'<link\b|\bhref="https?:|\bsrc="https?:|@import|url\(http', page)
     # The spec, the table of points and the versions are there.
     text = html.unescape(page)
     assert "small sweep" in text and '"traffic.groups.0.cap" = [1.0, 0.5]' in text
@@ -87,14 +38,7 @@ def test_report_is_self_contained_and_renders_offline(small_sweep, tmp_path):
         assert point.stem in page
     assert "distributed" in page and "matplotlib" in page
 
-    dom, console = render(output, tmp_path / "profile")
-    body = re.search(r"<body([^>]*)>", dom)
-    assert body, dom[:500]
-    attributes = dict(re.findall(r'([\w-]+)="([^"]*)"', body.group(1)))
-    assert attributes.get("data-images") == str(len(sources)), attributes
-    assert attributes.get("data-loaded") == str(len(sources)), attributes
-    assert "data-broken" not in attributes
-    assert console == []
+    assert_renders(output, len(sources), tmp_path / "profile")
 
 
 def test_report_of_a_directory_without_a_sweep(tmp_path):

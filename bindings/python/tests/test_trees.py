@@ -1,18 +1,21 @@
 """Congestion trees drawn (snarl.trees, `snarl plot tree`): the silent forest's 648-host
 fat-tree (IB CC off, shortened to a few milliseconds) as an animation, one frame per
 window, and as a strip of small multiples; one frame with --at; the registry of plot
-kinds; the HTML report's animation."""
+kinds; the HTML report's animation and strip, loaded in a browser."""
 
 from __future__ import annotations
 
+import html
 import json
+import os
+import re
 
 import pandas as pd
 import pytest
 
 from snarl import plotkinds, trees
 
-from conftest import REPO, run_snarl
+from conftest import REPO, assert_renders, page_images, run_snarl
 from test_plots import assert_png
 
 FOREST = REPO / "scenarios" / "infiniband-cc" / "silent-forest-cc-off.toml"
@@ -98,11 +101,30 @@ def test_a_run_without_trees_says_how_to_get_them(cli, small_config, tmp_path):
     assert done.returncode == 2 and "observe.trees" in done.stderr, done.stderr
 
 
-def test_plot_kinds_are_registered_once():
+def test_plot_kinds_are_registered_once(tmp_path):
+    from snarl import plots
+
     kinds = plotkinds.kinds()
-    assert "tree" in kinds and "load-curve" in kinds and "mechanisms" in kinds
+    # The figures of snarl.plots, as declared where they are drawn, then the trees.
+    assert list(kinds) == [*plots.FIGURES, "tree"]
+    assert plots.KINDS == tuple(plots.FIGURES)
+    assert "load-curve" in kinds and "mechanisms" in kinds
+    assert [name for name, kind in kinds.items() if kind.several] == ["mechanisms"]
+    assert all(kind.help.strip() for kind in kinds.values()), [n for n, k in kinds.items() if not k.help.strip()]
     with pytest.raises(ValueError, match="twice"):
         plotkinds.register(plotkinds.PlotKind("tree", "again", lambda args: []))
+    with pytest.raises(ValueError, match="twice"):
+        plots.directory_figure("heatmap", "again")(lambda directory, request: None)
+    with pytest.raises(ValueError, match="help"):
+        plots.directory_figure("silent", "")
+    with pytest.raises(plots.PlotError, match=r"unknown plot 'nope': expected one of load-curve, timeseries, "):
+        plots.plot_directory("nope", tmp_path)
+    # `snarl plot --help` gives each kind its line.
+    done = run_snarl("plot", "--help", env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    for name, kind in kinds.items():
+        assert f"{name} {kind.help}" in text, name
 
 
 def test_the_html_report_embeds_the_animation_of_a_point_with_trees(cli, tmp_path):
@@ -128,4 +150,15 @@ seed = [1]
     done = cli("report", tmp_path / "sweep", "-o", tmp_path / "report.html")
     assert done.returncode == 0, done.stderr
     page = (tmp_path / "report.html").read_text()
-    assert "Congestion trees" in page and "data:image/gif;base64," in page
+    # The animation, and beside it the strip `snarl plot tree` draws.
+    point = points["point_id"].iloc[0]
+    text = html.unescape(page)
+    assert f"<b>Congestion trees.</b> Point {point}: the fabric window by window (every window)" in text
+    assert f"<b>Congestion trees, window by window.</b> Point {point}: every window side by side" in text
+    figures = [json.loads(html.unescape(m)) for m in re.findall(r'data-figure="([^"]*)"', page)]
+    assert [f["kind"] for f in figures if f["kind"].startswith("tree")] == ["tree", "tree-strip"]
+    assert all(f["drawn"] for f in figures if f["kind"].startswith("tree"))
+    sources = page_images(page, ("png", "gif"))
+    assert sum(s.startswith("data:image/gif;") for s in sources) == 1
+    # Every image, the animation and the strip included, loads in a browser.
+    assert_renders(tmp_path / "report.html", len(sources), tmp_path / "profile")

@@ -81,6 +81,24 @@ class _Parser(argparse.ArgumentParser):
         raise Failure(message)
 
 
+class _ListFormatter(argparse.HelpFormatter):
+    """Fills each line of a description or an epilog on its own, so that a list keeps a
+    line per entry: an indented ``name  text`` line wraps its text under itself."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import re
+        import textwrap
+
+        lines = []
+        for line in text.splitlines():
+            hanging = re.match(r"\s+\S+\s+", line)
+            lines.append(textwrap.fill(
+                line, width, initial_indent=indent, subsequent_indent=indent + " " * (hanging.end() if hanging else 0),
+                break_on_hyphens=False,
+            ))
+        return "\n".join(lines)
+
+
 def _parser() -> argparse.ArgumentParser:
     """The command line: ``snarl [--version] run FILE.toml [options]``."""
     from snarl import __version__
@@ -189,14 +207,16 @@ def _parser() -> argparse.ArgumentParser:
     from snarl.plotkinds import kinds
 
     plot_kinds = kinds()
+    width = max(len(name) for name in plot_kinds)
     plot = commands.add_parser(
         "plot",
         help="plot the results of a sweep or a run",
         description="Plot a sweep directory (or a `snarl run --out` directory) as PNG, SVG or PDF "
-        "(tree: an animated GIF too). KIND is one of: "
-        + ", ".join(f"{k.name} ({k.help})" if k.help else k.name for k in plot_kinds.values()),
+        "(tree: an animated GIF too).",
+        epilog="kinds:\n" + "\n".join(f"  {k.name:<{width}}  {k.help}" for k in plot_kinds.values()),
+        formatter_class=_ListFormatter,
     )
-    plot.add_argument("kind", metavar="KIND", choices=list(plot_kinds), help=f"one of {', '.join(plot_kinds)}")
+    plot.add_argument("kind", metavar="KIND", choices=list(plot_kinds), help="what to draw: one of the kinds below")
     plot.add_argument(
         "dir", metavar="DIR", type=Path, nargs="+",
         help="a sweep directory or a run's --out directory (mechanisms: several run directories, or one sweep)",

@@ -14,14 +14,15 @@ values). Runs are named by their directory name unless ``--name`` names each arg
 - :func:`throughput_figure` (throughput per group over time, a curve per run),
   :func:`fct_figure` (FCT distributions per group), :func:`trees_figure`
   (congestion-tree sizes over time, for runs with a ``trees`` table, read by
-  :func:`read_trees`);
+  :func:`read_trees`); :func:`tree_figures`: each run's trees drawn on its fabric, an
+  animation and a strip (runs with ``[observe.trees]``, as ``snarl plot tree``);
 - :func:`render` / :func:`write_page`: one self-contained HTML page of it all (the
   figures as embedded PNGs, the resolved configs), as ``snarl report`` writes for a
   sweep; :func:`print_summary`: the table on the terminal (rich).
 
 One run alone gives a run's page (``snarl report RUN_DIR``): its summary, its
-throughput, flow- and congestion-control events, FCTs and trees over time, its tables
-and its config.
+throughput, flow- and congestion-control events, FCTs and trees over time (with the
+trees' animation and strip), its tables and its config.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
+
+    from snarl.trees import PageFigure
 
 try:  # Python >= 3.11
     import tomllib as _tomllib
@@ -904,6 +907,21 @@ def trees_figure(runs: Sequence[Run]) -> Figure | None:
     return _overlay(panels, f"time ({shown})", "per window", phases=_phases(runs), scale=scale)
 
 
+def tree_figures(runs: Sequence[Run]) -> list[PageFigure]:
+    """Each run's congestion trees on its fabric, for the runs that recorded them
+    (``[observe.trees]``): its animation and its strip (:func:`snarl.trees.page_figures`,
+    the drawings of ``snarl plot tree``), titled by the run's name; beside other runs,
+    captioned by it too."""
+    from snarl import trees
+
+    found = []
+    for run in runs:
+        if trees.recorded(run.directory, run.point):
+            label = run.name if len(runs) > 1 else None
+            found += trees.page_figures(run.directory, run.point, label=label, title=run.name)
+    return found
+
+
 # ----------------------------------------------------------------------------- HTML
 
 EXTRA_STYLE = """
@@ -923,8 +941,9 @@ def _png(fig: Figure) -> str:
 
 
 def figures(runs: Sequence[Run]) -> list[tuple[str, str, str]]:
-    """``(title, caption, data URI or "")`` of each figure of the page (an empty URI
-    with the reason in the caption when a figure cannot be drawn)."""
+    """``(title, caption, data URI or "")`` of each figure of the page that overlays the
+    runs (an empty URI with the reason in the caption when a figure cannot be drawn);
+    the trees drawn on each run's fabric follow them (:func:`tree_figures`)."""
     from snarl import plots
 
     found: list[tuple[str, str, str]] = []
@@ -1065,6 +1084,12 @@ def _tables_html(run: Run) -> str:
     return f'<div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
+def _figure_html(title: str, caption: str, uri: str, wide: bool = False) -> str:
+    image = f'<img src="{uri}" alt="{html.escape(title)}">' if uri else ""
+    kind = ' class="wide"' if wide else ""
+    return f"<figure{kind}>{image}<figcaption><b>{html.escape(title)}.</b> {html.escape(caption)}</figcaption></figure>"
+
+
 def render(runs: Sequence[Run], failed: Mapping[Path, int] | None = None, title: str | None = None) -> str:
     """The HTML page of ``runs``: one run's page, or several side by side (their
     summaries with differences to the first, the config keys that differ, the figures
@@ -1085,12 +1110,9 @@ def render(runs: Sequence[Run], failed: Mapping[Path, int] | None = None, title:
         meta += f" · results in <code>{html.escape(runs[0].source)}</code>"
     else:
         meta = html.escape(meta)
-    figure_html = []
-    for fig_title, caption, uri in figures(runs):
-        image = f'<img src="{uri}" alt="{html.escape(fig_title)}">' if uri else ""
-        figure_html.append(
-            f"<figure>{image}<figcaption><b>{html.escape(fig_title)}.</b> {html.escape(caption)}</figcaption></figure>"
-        )
+    figure_html = [_figure_html(fig_title, caption, uri) for fig_title, caption, uri in figures(runs)]
+    # The trees' drawings at their own size (an animation scaled up blurs), a row each.
+    figure_html += [_figure_html(f.title, f.caption, f.uri, wide=True) for f in tree_figures(runs)]
     left_out = "".join(
         f"<li><code>{html.escape(str(d))}</code>: {n} failed point{'s' if n != 1 else ''} left out</li>"
         for d, n in (failed or {}).items()

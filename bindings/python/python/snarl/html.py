@@ -565,12 +565,14 @@ def _drawn(directory: Path, points: pd.DataFrame, keys: list[str]) -> list[tuple
         # A figure grown by an outside legend, or of several panels, takes a row of its own.
         meta["wide"] = bool(planned.wide or fig.get_size_inches()[0] > 8.0)
         drawn.append((planned.title, planned.caption, uri, {**meta, "drawn": True, **plots.describe(fig)}))
-    # Congestion trees, animated, for the points that recorded them ([observe.trees]).
+    # Congestion trees, animated and as a strip, for the points that recorded them
+    # ([observe.trees]).
     from snarl import trees
 
     ids = [str(p) for p in points.loc[points["status"] == "ok", "point_id"]] if "status" in points else []
-    for title, caption, uri in trees.report_figures(directory, ids[:MAX_TIMESERIES]):
-        drawn.append((title, caption, uri, {"kind": "tree", "title": title, "drawn": bool(uri), "wide": True}))
+    for figure in trees.report_figures(directory, ids[:MAX_TIMESERIES]):
+        meta = {"kind": figure.kind, "title": figure.title, "drawn": bool(figure.uri), "wide": True}
+        drawn.append((figure.title, figure.caption, figure.uri, meta))
     return drawn
 
 

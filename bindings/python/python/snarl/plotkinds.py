@@ -4,10 +4,12 @@ that draws it (:func:`register`).
 
 A kind is a :class:`PlotKind`: its name, a line of help, the options of its own it adds
 to ``snarl plot`` and ``write(args)``, which draws from the parsed command line and
-writes the files, returning them. The figures of :mod:`snarl.plots` (``plots.KINDS``,
-drawn by :func:`snarl.plots.plot_directory` and, for ``mechanisms``, by
-:func:`snarl.plots.plot_mechanisms`) are registered here as a family: one figure each,
-PNG, SVG or PDF. ``tree`` (:mod:`snarl.trees`) writes an animation and a strip.
+writes the files, returning them. The figures of :mod:`snarl.plots` are declared there,
+each on the function that draws it (``@directory_figure(name, help)``, gathered in
+``plots.FIGURES``), and registered here as a family with their help: one figure each,
+PNG, SVG or PDF, drawn by :func:`snarl.plots.plot_directory` (and from several run
+directories by :func:`snarl.plots.plot_mechanisms`). ``tree`` (:mod:`snarl.trees`)
+writes an animation and a strip.
 """
 
 from __future__ import annotations
@@ -22,8 +24,7 @@ from pathlib import Path
 class PlotKind:
     name: str
     help: str
-    """A line for ``snarl plot --help`` ("" for the figures of :mod:`snarl.plots`, which
-    its own documentation describes)."""
+    """A line for ``snarl plot --help``."""
     write: Callable[[argparse.Namespace], list[Path]]
     """Draws from the parsed ``snarl plot`` arguments, writes, returns the files written."""
     arguments: Callable[[argparse.ArgumentParser], None] | None = None
@@ -57,8 +58,9 @@ def kinds() -> dict[str, PlotKind]:
 def _register_builtins() -> None:
     from snarl import plots
 
-    for name in plots.KINDS:
-        register(PlotKind(name, "", _figure_writer(name), several=name == "mechanisms"))
+    for figure in plots.FIGURES.values():
+        writer = _figure_writer(figure.name, figure.several)
+        register(PlotKind(figure.name, figure.help, writer, several=figure.several))
     register(
         PlotKind(
             "tree",
@@ -70,8 +72,9 @@ def _register_builtins() -> None:
     )
 
 
-def _figure_writer(kind: str) -> Callable[[argparse.Namespace], list[Path]]:
-    """One figure of :mod:`snarl.plots`, as ``snarl plot`` always drew it."""
+def _figure_writer(kind: str, several: bool) -> Callable[[argparse.Namespace], list[Path]]:
+    """One figure of :mod:`snarl.plots`, as ``snarl plot`` always drew it; a figure of
+    several directories (``mechanisms``) by :func:`snarl.plots.plot_mechanisms`."""
 
     def write(args: argparse.Namespace) -> list[Path]:
         from snarl.plots import PlotError, decorate, parse_figure_size, plot_directory, plot_mechanisms
@@ -80,7 +83,8 @@ def _figure_writer(kind: str) -> Callable[[argparse.Namespace], list[Path]]:
         if output.suffix.lower() not in (".png", ".svg", ".pdf"):
             raise PlotKindError(f"-o {output}: the figure must be a .png, .svg or .pdf file")
         try:
-            if kind == "mechanisms":
+            if several:
+                # Its labels and default title come from the directories' names.
                 if args.group is not None and len(args.group) > 1:
                     raise PlotError("mechanisms plots one group: give --group once")
                 fig = plot_mechanisms(

@@ -29,7 +29,10 @@ place of one given ``Axes`` among its panels, or takes one ``Axes`` per panel.
 
 :func:`plot_directory` draws them from a sweep directory (``snarl sweep --out``) or a run
 directory (``snarl run --out``), as the ``snarl plot`` command does;
-:func:`plot_mechanisms` draws :func:`mechanisms` from several run directories.
+:func:`plot_mechanisms` draws :func:`mechanisms` from several run directories. Each kind
+it draws is declared once, on the function that draws it (:func:`directory_figure`):
+:data:`FIGURES` holds them, and ``snarl plot`` (:mod:`snarl.plotkinds`) takes its kinds
+and their help from there.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,11 +49,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-KINDS = (
-    "load-curve", "timeseries", "heatmap", "cdf", "fct", "fabric", "rates", "mechanisms", "iterations", "timeline", "queues",
-)
-"""What ``snarl plot`` draws."""
 
 LOAD = "fraction of link capacity"
 TITLE_WIDTH = 90
@@ -1639,6 +1638,63 @@ def load_points(directory: Path) -> pd.DataFrame:
     return points
 
 
+@dataclass(frozen=True)
+class FigureRequest:
+    """What ``snarl plot KIND DIR`` asks of a figure besides its kind (``None``: the
+    kind's default). Each kind reads the options it has a use for and ignores the rest,
+    as the command always did."""
+
+    x: str | None = None
+    y: str | None = None
+    hue: str | Sequence[str] | None = None
+    value: str | None = None
+    point: str | None = None
+    groups: Sequence[str] | None = None
+    where: Sequence[str] | None = None
+    style: str | None = None
+    reference: str | None = None
+    ax: Any = None
+
+
+_Draw = Callable[[Path, FigureRequest], "Figure"]
+"""``draw(directory, request)``: a figure of :func:`plot_directory`."""
+
+
+@dataclass(frozen=True)
+class DirectoryFigure:
+    """A kind of :func:`plot_directory` and of ``snarl plot``: its name, its line of
+    ``snarl plot --help`` and ``draw(directory, request)``, which returns the figure."""
+
+    name: str
+    help: str
+    draw: _Draw
+    several: bool = False
+    """Drawn from several run directories too (``snarl plot mechanisms A B``, by
+    :func:`plot_mechanisms`)."""
+
+
+FIGURES: dict[str, DirectoryFigure] = {}
+"""The kinds :func:`plot_directory` draws, by name, in the order they are declared (the
+order ``snarl plot --help`` lists them)."""
+
+
+def directory_figure(name: str, help: str, several: bool = False) -> Callable[[_Draw], _Draw]:
+    """Declares the decorated ``draw(directory, request)`` as the figure ``name`` of
+    :func:`plot_directory` and ``snarl plot``, described by ``help``. The declaration is
+    the kind's only mention: the command's choices, its help and the error naming the
+    kinds all come from :data:`FIGURES`."""
+    if not help:
+        raise ValueError(f"plot kind {name!r} needs a line of help")
+
+    def declare(draw: _Draw) -> _Draw:
+        if name in FIGURES:
+            raise ValueError(f"plot kind {name!r} is declared twice")
+        FIGURES[name] = DirectoryFigure(name, help, draw, several)
+        return draw
+
+    return declare
+
+
 def plot_directory(
     kind: str,
     directory: str | Path,
@@ -1659,7 +1715,8 @@ def plot_directory(
     logy: bool = False,
     size: tuple[float, float] | str | None = None,
 ) -> Figure:
-    """The figure ``snarl plot KIND DIR`` draws, with sensible defaults from the sweep.
+    """The figure ``snarl plot KIND DIR`` draws, with sensible defaults from the sweep
+    (``kind``: one of :data:`FIGURES`).
 
     ``where`` (``["traffic.load=0.5", ...]``) keeps the points of a sweep that have those
     values. A heatmap has one panel per value of the swept keys (but seeds) that are not
@@ -1672,87 +1729,159 @@ def plot_directory(
         raise PlotError(f"{directory}: no such directory")
     if isinstance(size, str):
         size = parse_figure_size(size)
-    fig = _plot_directory(kind, directory, x, y, hue, value, point, groups, where, style, reference, ax)
+    figure = FIGURES.get(kind)
+    if figure is None:
+        raise PlotError(f"unknown plot {kind!r}: expected one of {', '.join(FIGURES)}")
+    request = FigureRequest(x, y, hue, value, point, groups, where, style, reference, ax)
+    fig = figure.draw(directory, request)
     return decorate(fig, title=title, xlabel=xlabel, ylabel=ylabel, logx=logx, logy=logy, size=size)
 
 
-def _plot_directory(
-    kind: str, directory: Path, x: str | None, y: str | None, hue: str | Sequence[str] | None, value: str | None,
-    point: str | None, groups: Sequence[str] | None, where: Sequence[str] | None, style: str | None,
-    reference: str | None, ax: Any,
-) -> Figure:
-    if kind == "queues":
-        queues = point_table(directory, "queues", point)
-        summary, title = point_summary(directory, point)
-        fabric_path = table_path(directory, "fabric", point) if _has_table(directory, "fabric", point) else None
-        fabric = read_parquet(fabric_path) if fabric_path is not None else None
-        return queue_series(queues, fabric, unit=summary.get("time_unit", "ns"), title=title, ax=ax)
-    if kind == "timeseries":
-        series, phases, unit, title = point_timeseries(directory, point)
-        return throughput_over_time(
-            series, phases=phases, groups=groups, y=y or "accepted_load", unit=unit, title=title, ax=ax
-        )
-    if kind == "fabric":
-        series, phases, unit, title = point_timeseries(directory, point)
-        fabric = point_table(directory, "fabric", point)
-        return congestion_over_time(series, fabric, phases=phases, groups=groups, unit=unit, title=title, ax=ax)
-    if kind == "rates":
-        rates = point_table(directory, "rates", point)
-        summary, title = point_summary(directory, point)
-        return flow_rates(rates, unit=summary.get("time_unit", "ns"), title=title, ax=ax)
-    if kind == "mechanisms":
-        if groups is not None and len(groups) > 1:
-            raise PlotError("mechanisms plots one group: give --group once")
-        return plot_mechanisms([directory], group=groups[0] if groups else None, where=where, ax=ax)
-    if kind == "fct":
-        summary, title = point_summary(directory, point)
-        return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title, ax=ax)
-    if kind == "iterations":
-        summary, title = point_summary(directory, point)
-        table = point_table(directory, "iterations", point)
-        return iteration_times(table, unit=summary.get("time_unit", "ns"), title=title, ax=ax)
-    if kind == "timeline":
-        summary, title = point_summary(directory, point)
-        table = point_table(directory, "steps", point)
-        job = groups[0] if groups else None
-        return rank_timeline(table, job=job, unit=summary.get("time_unit", "ns"), ax=ax)
+@dataclass(frozen=True)
+class _Swept:
+    """What a figure of a sweep's table starts from: the points ``--where`` keeps, the
+    swept keys, and the request's columns as the table names them (the sweep file's
+    ``[labels]`` resolved)."""
+
+    names: Names
+    points: pd.DataFrame
+    keys: list[str]
+    x: str | None
+    y: str | None
+    hue: list[str]
+    style: str | None
+
+
+def _swept(directory: Path, request: FigureRequest) -> _Swept:
     names = names_of(directory)
-    points = where_rows(load_points(directory), where, names)
-    keys = swept_keys(directory, points)
-    x = names.column(x, points) if x else x
-    y = names.column(y, points) if y else y
-    hue = [names.column(h, points) for h in hue_columns(hue)]
-    style = names.column(style, points) if style else style
-    if kind == "load-curve":
-        hue = hue or default_hue(keys, points, along=x or "offered_load")
-        if style:
-            hue = [h for h in hue if h != style]
-        facet = None
-        if _combinations(points, hue) > MAX_LEGEND and len(hue) > 1:
-            facet, hue = hue[:1], hue[1:]
-        return load_curve(
-            points, x=x or "offered_load", y=y or "accepted_load", hue=hue, style=style, reference=reference,
-            by=x if x and style else None, ax=ax, names=names, facet=facet,
-        )
-    if kind == "heatmap":
-        varying = [k for k in keys if k != "seed" and points[k].nunique() > 1]
-        x = x or (varying[0] if varying else None)
-        y = y or (varying[1] if len(varying) > 1 else None)
-        if x is None or y is None:
-            raise PlotError("a heatmap needs two swept keys: give --x and --y")
-        facets = [k for k in varying if k not in (x, y)]
-        return heatmap(points, x=x, y=y, value=value or "accepted_load", facet=facets, ax=ax, names=names)
-    if kind == "cdf":
-        value = value or "accepted_load"
-        hue = hue or default_hue(keys, points)
-        ok = _ok(points)
-        unit = _unit(ok, None)
-        if value in points.columns:
-            name_of = hue_labeller(ok, hue, names)
-            curves = {name_of(v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
-            return cdf(curves, xlabel=label(value, unit, names), legend_title=None, ax=ax)
-        return window_cdf(directory, ok, value, hue, groups, unit, ax=ax, names=names)
-    raise PlotError(f"unknown plot {kind!r}: expected one of {', '.join(KINDS)}")
+    points = where_rows(load_points(directory), request.where, names)
+    # Every column the request names is resolved, used by the kind or not: a misspelt
+    # one is an error, whichever figure it was given to.
+    return _Swept(
+        names=names,
+        points=points,
+        keys=swept_keys(directory, points),
+        x=names.column(request.x, points) if request.x else request.x,
+        y=names.column(request.y, points) if request.y else request.y,
+        hue=[names.column(h, points) for h in hue_columns(request.hue)],
+        style=names.column(request.style, points) if request.style else request.style,
+    )
+
+
+@directory_figure("load-curve", "accepted vs offered load, mean and std over seeds, a curve per swept value (a sweep)")
+def _load_curve_figure(directory: Path, request: FigureRequest) -> Figure:
+    swept = _swept(directory, request)
+    x = swept.x or "offered_load"
+    hue = swept.hue or default_hue(swept.keys, swept.points, along=x)
+    if swept.style:
+        hue = [h for h in hue if h != swept.style]
+    facet = None
+    if _combinations(swept.points, hue) > MAX_LEGEND and len(hue) > 1:
+        facet, hue = hue[:1], hue[1:]
+    return load_curve(
+        swept.points, x=x, y=swept.y or "accepted_load", hue=hue, style=swept.style, reference=request.reference,
+        by=swept.x if swept.x and swept.style else None, ax=request.ax, names=swept.names, facet=facet,
+    )
+
+
+@directory_figure("timeseries", "accepted load per time window and group, the phases marked (a run, or a sweep's --point)")
+def _timeseries_figure(directory: Path, request: FigureRequest) -> Figure:
+    series, phases, unit, title = point_timeseries(directory, request.point)
+    return throughput_over_time(
+        series, phases=phases, groups=request.groups, y=request.y or "accepted_load", unit=unit, title=title,
+        ax=request.ax,
+    )
+
+
+@directory_figure("heatmap", "a --value over two swept keys (--x, --y), a panel per value of the others (a sweep)")
+def _heatmap_figure(directory: Path, request: FigureRequest) -> Figure:
+    swept = _swept(directory, request)
+    varying = [k for k in swept.keys if k != "seed" and swept.points[k].nunique() > 1]
+    x = swept.x or (varying[0] if varying else None)
+    y = swept.y or (varying[1] if len(varying) > 1 else None)
+    if x is None or y is None:
+        raise PlotError("a heatmap needs two swept keys: give --x and --y")
+    facets = [k for k in varying if k not in (x, y)]
+    return heatmap(
+        swept.points, x=x, y=y, value=request.value or "accepted_load", facet=facets, ax=request.ax, names=swept.names
+    )
+
+
+@directory_figure("cdf", "the distribution of a --value over the points, or of a time-series column over their windows")
+def _cdf_figure(directory: Path, request: FigureRequest) -> Figure:
+    swept = _swept(directory, request)
+    value = request.value or "accepted_load"
+    hue = swept.hue or default_hue(swept.keys, swept.points)
+    ok = _ok(swept.points)
+    unit = _unit(ok, None)
+    if value in swept.points.columns:
+        name_of = hue_labeller(ok, hue, swept.names)
+        curves = {name_of(v): rows[value] for v, rows in ok.groupby(hue)} if hue else {None: ok[value]}
+        return cdf(curves, xlabel=label(value, unit, swept.names), legend_title=None, ax=request.ax)
+    return window_cdf(directory, ok, value, hue, request.groups, unit, ax=request.ax, names=swept.names)
+
+
+@directory_figure("fct", "FCT slowdown p50, p95 and p99 by flow-size bucket")
+def _fct_figure(directory: Path, request: FigureRequest) -> Figure:
+    summary, title = point_summary(directory, request.point)
+    return fct_slowdown((summary.get("fct") or {}).get("buckets") or [], title=title, ax=request.ax)
+
+
+@directory_figure("fabric", "throughput per group above, pause frames, marks, CNPs and drops per window below")
+def _fabric_figure(directory: Path, request: FigureRequest) -> Figure:
+    series, phases, unit, title = point_timeseries(directory, request.point)
+    fabric = point_table(directory, "fabric", request.point)
+    return congestion_over_time(
+        series, fabric, phases=phases, groups=request.groups, unit=unit, title=title, ax=request.ax
+    )
+
+
+@directory_figure("rates", "the rates of congestion-controlled flows over time (congestion_control.rate_series)")
+def _rates_figure(directory: Path, request: FigureRequest) -> Figure:
+    rates = point_table(directory, "rates", request.point)
+    summary, title = point_summary(directory, request.point)
+    return flow_rates(rates, unit=summary.get("time_unit", "ns"), title=title, ax=request.ax)
+
+
+@directory_figure(
+    "mechanisms",
+    "mechanisms side by side, a colour per run: a group's throughput, CNPs and FCTs (several run DIRs, or a sweep)",
+    several=True,
+)
+def _mechanisms_figure(directory: Path, request: FigureRequest) -> Figure:
+    groups = request.groups
+    if groups is not None and len(groups) > 1:
+        raise PlotError("mechanisms plots one group: give --group once")
+    return plot_mechanisms([directory], group=groups[0] if groups else None, where=request.where, ax=request.ax)
+
+
+@directory_figure("iterations", "each job's iteration times, and their spread after the warm-up (runs of jobs)")
+def _iterations_figure(directory: Path, request: FigureRequest) -> Figure:
+    summary, title = point_summary(directory, request.point)
+    table = point_table(directory, "iterations", request.point)
+    return iteration_times(table, unit=summary.get("time_unit", "ns"), title=title, ax=request.ax)
+
+
+@directory_figure("timeline", "one job's ranks over time, step by step (--group JOB; runs of jobs)")
+def _timeline_figure(directory: Path, request: FigureRequest) -> Figure:
+    summary, _ = point_summary(directory, request.point)
+    table = point_table(directory, "steps", request.point)
+    job = request.groups[0] if request.groups else None
+    return rank_timeline(table, job=job, unit=summary.get("time_unit", "ns"), ax=request.ax)
+
+
+@directory_figure("queues", "the probed queues per window, with pause frames and marks (observe.queues)")
+def _queues_figure(directory: Path, request: FigureRequest) -> Figure:
+    point = request.point
+    queues = point_table(directory, "queues", point)
+    summary, title = point_summary(directory, point)
+    fabric_path = table_path(directory, "fabric", point) if _has_table(directory, "fabric", point) else None
+    fabric = read_parquet(fabric_path) if fabric_path is not None else None
+    return queue_series(queues, fabric, unit=summary.get("time_unit", "ns"), title=title, ax=request.ax)
+
+
+KINDS = tuple(FIGURES)
+"""The names of :data:`FIGURES`, in order: what :func:`plot_directory` draws."""
 
 
 def _combinations(points: pd.DataFrame, columns: Sequence[str]) -> int:

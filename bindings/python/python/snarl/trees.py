@@ -25,8 +25,9 @@ One frame per window of the trees: a sample each, ``period`` long (the summary's
 ``trees.period``; by default the time series' window). :func:`animate` writes them as
 an animated GIF (matplotlib's ``PillowWriter``), :func:`strip` draws them as small
 multiples (PNG, SVG or PDF), :func:`frame` draws one (``--at TIME``); :func:`write` does
-what ``snarl plot tree`` does. The figures are built without pyplot (see
-:mod:`snarl.plots`).
+what ``snarl plot tree`` does. :func:`page_figures` gives the same animation and strip,
+as data: URIs, to the HTML pages (``snarl report`` of a sweep or of a run,
+``snarl compare``). The figures are built without pyplot (see :mod:`snarl.plots`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,6 +50,9 @@ STRIP_PANELS = 24
 """Windows a strip shows at most (evenly spread over the run when it has more)."""
 REPORT_FRAMES = 60
 """Frames of the animation the HTML report embeds, at most (evenly spread)."""
+REPORT_DPI = (60, 80)
+"""Pixels per inch of the animation and of the strip an HTML page embeds: enough to
+read them, and a page of several runs stays a few megabytes."""
 FPS = 4
 """Frames per second of the animation."""
 MARKED = re.compile(r"^(hot[-_ ]?spots?|victims?|v)$", re.IGNORECASE)
@@ -582,35 +586,92 @@ def write(
     return written
 
 
-def recorded(directory: Path, point: str) -> bool:
-    """Whether point ``point`` of a sweep directory recorded trees."""
-    return (directory / "topology" / f"{point}.parquet").is_file() and (
-        directory / "tree_ports" / f"{point}.parquet"
-    ).is_file()
+TABLES = ("trees", "tree_ports", "topology")
+"""The tables a run with ``[observe.trees]`` writes, which the drawings read."""
 
 
-def report_figures(directory: str | Path, points: Sequence[str]) -> list[tuple[str, str, str]]:
-    """For the HTML report: ``(title, caption, data URI)`` of the animation of each of
-    ``points`` (of a sweep directory) that recorded trees."""
+def recorded(directory: str | Path, point: str | None = None) -> bool:
+    """Whether a run directory (``point`` None), or point ``point`` of a sweep
+    directory, recorded trees: whether it has every table the drawings read."""
+    directory = Path(directory)
+    if point is None:
+        return all((directory / f"{name}.parquet").is_file() for name in TABLES)
+    return all((directory / name / f"{point}.parquet").is_file() for name in TABLES)
+
+
+class PageFigure(NamedTuple):
+    """A figure of the trees for an HTML page (``snarl report``, ``snarl compare``)."""
+
+    title: str
+    caption: str
+    uri: str
+    """The image as a data: URI; "" when it could not be drawn (the caption says why)."""
+    kind: str
+    """``tree`` (the animation) or ``tree-strip`` (the small multiples)."""
+
+
+def page_figures(
+    directory: str | Path, point: str | None = None, label: str | None = None, title: str | None = None
+) -> list[PageFigure]:
+    """The trees of one run for an HTML page: its animation (a GIF of at most
+    :data:`REPORT_FRAMES` windows) and its strip of small multiples (a PNG, as
+    ``snarl plot tree`` draws it), or one figure without an image saying why they cannot
+    be drawn. The run is a run directory, or point ``point`` of a sweep directory;
+    ``label`` starts the captions (which run they show) and ``title`` replaces the
+    drawings' own (the run's directory, or the point's swept values)."""
+    from snarl import plots
+
+    def caption(text: str) -> str:
+        return f"{label}: {text}" if label else text[:1].upper() + text[1:]
+
+    try:
+        data = load(directory, point)
+        if title is not None:
+            data.title = title
+        windows = strip_windows(data, REPORT_FRAMES)
+        with tempfile.TemporaryDirectory(prefix="snarl-trees-") as scratch:
+            path = animate(data, Path(scratch) / "tree.gif", windows=windows, dpi=REPORT_DPI[0])
+            gif = _data_uri("gif", path.read_bytes())
+        panels = strip_windows(data)
+        png = _data_uri("png", plots.figure_png(strip(data, windows=panels), dpi=REPORT_DPI[1]))
+    except (TreeError, plots.PlotError, ValueError, KeyError) as e:
+        return [PageFigure("Congestion trees", caption(f"not drawn: {e}"), "", "tree")]
+    return [
+        PageFigure(
+            "Congestion trees",
+            caption(
+                f"the fabric window by window ({_shown(windows, data)}): links blocked in a tree in its colour, "
+                "congested roots in red, triangles for the hosts blocked behind a switch."
+            ),
+            gif,
+            "tree",
+        ),
+        PageFigure(
+            "Congestion trees, window by window",
+            caption(f"{_shown(panels, data)} side by side, each titled by its start and its number of trees."),
+            png,
+            "tree-strip",
+        ),
+    ]
+
+
+def _shown(windows: Sequence[int], data: Trees) -> str:
+    total = len(data.windows)
+    if len(windows) == total:
+        return "every window" if total != 1 else "its one window"
+    return f"{len(windows)} of its {total} windows"
+
+
+def _data_uri(kind: str, image: bytes) -> str:
+    return f"data:image/{kind};base64," + base64.b64encode(image).decode("ascii")
+
+
+def report_figures(directory: str | Path, points: Sequence[str]) -> list[PageFigure]:
+    """For the HTML report of a sweep: the animation and the strip of each of ``points``
+    that recorded trees (:func:`page_figures`)."""
     directory = Path(directory)
     figures = []
     for point in points:
-        if not recorded(directory, point):
-            continue
-        try:
-            data = load(directory, point)
-            windows = strip_windows(data, REPORT_FRAMES)
-            with tempfile.TemporaryDirectory(prefix="snarl-trees-") as scratch:
-                path = animate(data, Path(scratch) / "tree.gif", windows=windows, dpi=60)
-                uri = "data:image/gif;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
-        except (TreeError, ValueError, KeyError) as e:
-            figures.append(("Congestion trees", f"Point {point}: not drawn: {e}", ""))
-            continue
-        shown = "every window" if len(windows) == len(data.windows) else f"{len(windows)} of its {len(data.windows)} windows"
-        figures.append((
-            "Congestion trees",
-            f"Point {point}: the fabric window by window ({shown}): links blocked in a tree in its colour, "
-            "congested roots in red, triangles for the hosts blocked behind a switch.",
-            uri,
-        ))
+        if recorded(directory, point):
+            figures += page_figures(directory, point, label=f"Point {point}")
     return figures
