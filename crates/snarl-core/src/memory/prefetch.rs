@@ -1,0 +1,26 @@
+//! Prefetch hints: ask the cache for a line the event loop will soon read, so that on
+//! fabrics larger than the last-level cache the misses of the next few events overlap
+//! with the work of the current one instead of stalling it one after another.
+
+/// Hints that `item`'s cache line will be read soon. A hint only: it never faults,
+/// changes no value and costs one instruction (nothing on targets without one).
+#[inline(always)]
+pub fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and cannot fault; the pointer
+    // comes from a reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
+/// `prefetch` of `items[index]`, if it exists.
+#[inline(always)]
+pub fn prefetch_at<T>(items: &[T], index: usize) {
+    if let Some(item) = items.get(index) {
+        prefetch(item);
+    }
+}
