@@ -112,9 +112,17 @@ PY
 rm -f "$results"
 # Instructions and cache misses per hop: machine-independent, for telling small changes
 # apart when wall times are noisy (empty without valgrind).
-counts=$(bash ./bench/counts.sh "$bin")
-if [ -n "$counts" ]; then
-  table=$(printf '%s\n\n%s' "$table" "$counts")
+# COUNTS=0: the timings alone (the counts take tens of minutes under valgrind).
+if [ "${COUNTS:-1}" != 0 ]; then
+  counts=$(bash ./bench/counts.sh "$bin")
+  if [ -n "$counts" ]; then
+    table=$(printf '%s\n\n%s' "$table" "$counts")
+  fi
+fi
+# Against CAMINOS on the same work, where it is installed ($CAMINOS, or on the PATH).
+caminos=$(python3 bench/caminos.py "$bin")
+if [ -n "$caminos" ]; then
+  table=$(printf '%s\n\n%s' "$table" "$caminos")
 fi
 echo "$table"
 {

@@ -174,6 +174,12 @@ impl EventQueue {
         self.current.get(self.head + ahead).map(|entry| entry.event)
     }
 
+    /// How many events of the current bucket are left to pop.
+    #[inline(always)]
+    pub fn left_in_bucket(&self) -> usize {
+        self.current.len() - self.head
+    }
+
     /// Moves the cursor to the next non-empty bucket and loads it into `current`.
     fn advance(&mut self) -> bool {
         if self.len == 0 {

@@ -89,6 +89,9 @@ pub struct Kernel<O> {
     pub completions: Option<Vec<MessageDone>>,
     /// The messages that end the run (`simulation.stop_after`).
     pub stop: Option<Stop>,
+    /// The run loop asks the model to prefetch for the events ahead (`Model::prefetch`):
+    /// worth its instructions only where the run's state outgrows the cache.
+    pub lookahead: bool,
 }
 
 impl<O: Observer> Kernel<O> {
@@ -134,6 +137,7 @@ impl<O: Observer> Kernel<O> {
     /// whose time it returns.
     fn run_events<M: Model<O>>(&mut self, model: &mut M, pacer: &mut ProgressPacer) -> Result<Option<u64>> {
         let mut events = self.events;
+        let lookahead = self.lookahead;
         let mut ctx = self.ctx();
         let mut end = ctx.end;
         let mut found = None;
@@ -145,11 +149,13 @@ impl<O: Observer> Kernel<O> {
             }
             ctx.now = time;
             events += 1;
-            if let Some(later) = ctx.queue.upcoming(PREFETCH_AHEAD) {
-                model.prefetch(ctx.packets, later);
-            }
-            if let Some(soon) = ctx.queue.upcoming(PREFETCH_DEPENDENT_AHEAD) {
-                model.prefetch_dependent(ctx.packets, ctx.messages, soon);
+            if lookahead && ctx.queue.left_in_bucket() > PREFETCH_AHEAD {
+                if let Some(later) = ctx.queue.upcoming(PREFETCH_AHEAD) {
+                    model.prefetch(ctx.packets, later);
+                }
+                if let Some(soon) = ctx.queue.upcoming(PREFETCH_DEPENDENT_AHEAD) {
+                    model.prefetch_dependent(ctx.packets, ctx.messages, soon);
+                }
             }
             match event {
                 Event::Arrive { port, packet } => model.arrive(&mut ctx, port, packet),
@@ -193,6 +199,12 @@ impl<O: Observer> Kernel<O> {
         Ok(found)
     }
 }
+
+/// Runs whose estimated memory (`memory::estimate`) reaches this prefetch for the events
+/// ahead: a last-level cache's worth, beyond which most of an event's lines come from
+/// memory. Below it the hints cost about 140 instructions per packet-hop and save
+/// little (bench/results.md).
+pub const LOOKAHEAD_FROM: u64 = 32 << 20;
 
 /// How many events ahead of the one being handled the model is asked to prefetch for:
 /// far enough that the lines arrive before they are needed, near enough that they are

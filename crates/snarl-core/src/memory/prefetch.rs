@@ -6,21 +6,25 @@
 /// changes no value and costs one instruction (nothing on targets without one).
 #[inline(always)]
 pub fn prefetch<T>(item: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing architecturally and cannot fault; the pointer
-    // comes from a reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
+    prefetch_address(item as *const T);
 }
 
-/// `prefetch` of `items[index]`, if it exists.
+/// `prefetch` of `items[index]`. An index out of bounds is harmless: the address is
+/// only a hint and is never read, so there is no bounds check to pay for.
 #[inline(always)]
 pub fn prefetch_at<T>(items: &[T], index: usize) {
-    if let Some(item) = items.get(index) {
-        prefetch(item);
+    prefetch_address(items.as_ptr().wrapping_add(index));
+}
+
+#[inline(always)]
+fn prefetch_address<T>(address: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch reads nothing architecturally and cannot fault, whatever the
+    // address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(address.cast::<i8>());
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = address;
 }
