@@ -20,17 +20,24 @@ ici_long="simulation.duration=10ms traffic.phases.1.at=9.2ms"
 nccl=scenarios/nccl-spine-leaf/spine-leaf-2x8-allreduce-bidir-ecmp5.toml
 nccl_1g="workload.jobs.0.size=1GiB workload.jobs.0.iterations=1 workload.jobs.0.warmup=0"
 balanced="topology.hosts_per_switch=16 topology.switches_per_group=32 topology.global_links_per_switch=16 topology.groups=513"
+# The fat-trees of radix 26, 40 and 64 (4,394, 16,000 and 65,536 hosts) at the load of the
+# 1024-host case, and the million-host dragonfly (scenarios/scale/), short.
+scale=scenarios/scale
 # name | scenario | overrides
 cases=(
   "fat-tree-1024 load 0.5|$fat_tree|traffic.load=0.5 simulation.duration=1ms"
   "fat-tree-1024 load 0.7|$fat_tree|traffic.load=0.7 simulation.duration=1ms"
   "fat-tree-1024 load 1.0|$fat_tree|traffic.load=1.0 simulation.duration=1ms"
   "fat-tree-65536 (k=64) load 0.5|$fat_tree|topology.radix=64 traffic.load=0.5 simulation.duration=5us simulation.warmup=1us"
+  "fat-tree-4394 (k=26) load 0.7|$fat_tree|topology.radix=26 traffic.load=0.7 simulation.duration=100us"
+  "fat-tree-16000 (k=40) load 0.7|$fat_tree|topology.radix=40 traffic.load=0.7 simulation.duration=25us simulation.warmup=10us"
+  "fat-tree-65536 (k=64) load 0.7|$scale/fat-tree-65536.toml|simulation.duration=15us simulation.warmup=5us"
   "dragonfly-1056 minimal load 0.7|$dragonfly|routing={type='minimal'} traffic.load=0.7 $short"
   "dragonfly-1056 minimal load 1.0|$dragonfly|routing={type='minimal'} traffic.load=1.0 $short"
   "dragonfly-1056 UGAL load 0.7|$dragonfly|routing.type=ugal traffic.load=0.7 $short"
   "dragonfly-1056 UGAL load 1.0|$dragonfly|routing.type=ugal traffic.load=1.0 $short"
   "dragonfly-262656 UGAL load 0.3|$dragonfly|$balanced traffic.load=0.3 simulation.duration=200cycles simulation.warmup=50cycles"
+  "dragonfly-1120422 UGAL load 0.3|$scale/dragonfly-1m.toml|simulation.duration=300cycles simulation.warmup=150cycles"
   "ici-64 one tree, PFC only|$ici/one-tree-none.toml|$ici_long"
   "ici-64 one tree, DCQCN|$ici/one-tree-dcqcn.toml|$ici_long"
   "ici-64 one tree, ICI+|$ici/one-tree-ici-plus.toml|$ici_long"
@@ -81,6 +88,17 @@ huge = by["dragonfly-262656 UGAL load 0.3"]
 print(f"UGAL costs {cost[0]:.0%} (load 0.7) and {cost[1]:.0%} (load 1.0) of minimal routing's packet-hops per second "
       f"(bound: 30%). 262,656-host dragonfly: built in {huge['build_seconds']:.1f} s, "
       f"{huge['peak_rss_mib'] / 1024:.2f} GiB peak (bound: 20 GiB).")
+base = speed("fat-tree-1024 load 0.7")
+steps = ", ".join(f"{by[n]['hosts']:,} hosts {base / speed(n):.1f}x"
+                  for n in ("fat-tree-4394 (k=26) load 0.7", "fat-tree-16000 (k=40) load 0.7",
+                            "fat-tree-65536 (k=64) load 0.7"))
+print(f"Cost per packet-hop against the 1024-host fat-tree at load 0.7: {steps} (target: within 2x).")
+million = by["dragonfly-1120422 UGAL load 0.3"]
+small = speed("dragonfly-1056 UGAL load 0.7")
+print(f"1,120,422-host dragonfly (UGAL, load 0.3): {million['packet_hops_per_second'] / 1e6:.2f} M packet-hops/s "
+      f"(target: 1 M), {million['peak_rss_mib'] / 1024:.2f} GiB peak (target: under 3 GiB); "
+      f"per hop {small / speed('dragonfly-262656 UGAL load 0.3'):.1f}x (262,656 hosts) and "
+      f"{small / million['packet_hops_per_second']:.1f}x the 1056-host dragonfly's at load 0.7.")
 dcqcn = 1 - speed("ici-64 one tree, DCQCN") / speed("ici-64 one tree, PFC only")
 print(f"DCQCN (marking, CNPs, per-flow pacing) costs {dcqcn:.0%} of the packet-hops per second of the same "
       f"lossless Ethernet run with PFC alone.")
@@ -94,9 +112,17 @@ PY
 rm -f "$results"
 # Instructions and cache misses per hop: machine-independent, for telling small changes
 # apart when wall times are noisy (empty without valgrind).
-counts=$(bash ./bench/counts.sh "$bin")
-if [ -n "$counts" ]; then
-  table=$(printf '%s\n\n%s' "$table" "$counts")
+# COUNTS=0: the timings alone (the counts take tens of minutes under valgrind).
+if [ "${COUNTS:-1}" != 0 ]; then
+  counts=$(bash ./bench/counts.sh "$bin")
+  if [ -n "$counts" ]; then
+    table=$(printf '%s\n\n%s' "$table" "$counts")
+  fi
+fi
+# Against CAMINOS on the same work, where it is installed ($CAMINOS, or on the PATH).
+caminos=$(python3 bench/caminos.py "$bin")
+if [ -n "$caminos" ]; then
+  table=$(printf '%s\n\n%s' "$table" "$caminos")
 fi
 echo "$table"
 {

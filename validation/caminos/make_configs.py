@@ -70,6 +70,17 @@ FABRICS = {
         policies="[EnforceFlowControl]",
         link_classes=3,
     ),
+    # Uniform traffic only (`bench/caminos.py` times it): the canonical Dragonfly of
+    # 33 groups x 8 switches x 4 servers, palm-tree global links, as snarl's
+    # uniform-dragonfly.toml.
+    "dragonfly": dict(
+        servers=1056,
+        topology="CanonicDragonfly{global_ports_per_router:4, servers_per_router:4}",
+        vcs=4,
+        routing=ugal(4),
+        policies=f"[Hops, {singh()}, EnforceFlowControl]",
+        link_classes=3,
+    ),
 }
 
 
@@ -182,7 +193,10 @@ def recovery(name: str, f: dict, burst: int = 500, placement: str = "interleaved
 
 def main() -> None:
     for name, f in FABRICS.items():
-        for kind, text in [("uniform", uniform(name, f)), ("recovery", recovery(name, f))]:
+        kinds = [("uniform", uniform(name, f))]
+        if "hs" in f:
+            kinds.append(("recovery", recovery(name, f)))
+        for kind, text in kinds:
             d = HERE / f"{kind}-{name}"
             d.mkdir(exist_ok=True)
             (d / "main.cfg").write_text(text)

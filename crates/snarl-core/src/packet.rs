@@ -158,8 +158,26 @@ impl PacketSlab {
             self.packets[id as usize] = packet;
             id
         } else {
+            let capacity = self.packets.capacity();
             self.packets.push(packet);
+            if self.packets.capacity() != capacity {
+                crate::memory::huge_pages::advise(&self.packets);
+            }
             (self.packets.len() - 1) as u32
+        }
+    }
+
+    /// Prefetches packet `id`'s line (`memory::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        crate::memory::prefetch::prefetch_at(&self.packets, id as usize);
+    }
+
+    /// Prefetches the line of packet `id` if it is one (`NIL`: none).
+    #[inline(always)]
+    pub fn prefetch_if_any(&self, id: u32) {
+        if id != NIL {
+            self.prefetch(id);
         }
     }
 
@@ -316,6 +334,12 @@ pub struct MessageSlab {
 impl MessageSlab {
     pub fn new() -> MessageSlab {
         MessageSlab { messages: Vec::new(), free: NIL }
+    }
+
+    /// Prefetches the line of message `id` (`memory::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, id: u32) {
+        crate::memory::prefetch::prefetch_at(&self.messages, id as usize);
     }
 
     pub fn alloc(&mut self, message: Message) -> u32 {

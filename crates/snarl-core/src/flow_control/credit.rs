@@ -3,6 +3,7 @@
 //! in the receiver's buffer (virtual cut-through), so nothing is ever dropped.
 
 use crate::memory::fallible::{collected, with_capacity};
+use crate::memory::prefetch::prefetch_at;
 
 /// Credit counters of many senders, indexed by `link * queues + queue`; the receiver's
 /// buffer is the same for every queue of a link, so it is kept once per link (a quarter
@@ -40,6 +41,12 @@ impl CreditSender {
     #[inline]
     fn index(&self, link: usize, queue: usize) -> usize {
         self.start + link * self.queues + queue
+    }
+
+    /// Prefetches the counters of `link` (`memory::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, link: usize) {
+        prefetch_at(&self.credits, self.index(link, 0));
     }
 
     #[inline]

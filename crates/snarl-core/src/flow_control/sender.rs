@@ -41,6 +41,12 @@ impl Sender {
         })
     }
 
+    /// Prefetches what a send on `link` reads first: its credits in hand.
+    #[inline(always)]
+    pub fn prefetch(&self, link: usize) {
+        self.credits.prefetch(link);
+    }
+
     /// Whether (link, queue) may send `bytes` at `now`: credits for all of it, and not
     /// paused. Returned credits are collected only when those in hand do not suffice:
     /// collecting reads the link's return ring, and most transmissions find credits in

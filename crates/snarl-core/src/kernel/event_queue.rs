@@ -167,6 +167,19 @@ impl EventQueue {
         Some((entry.time, entry.event))
     }
 
+    /// The event `ahead` places after the next one to pop, if it is in the current bucket
+    /// (a hint for prefetching: events pushed meanwhile may still come before it).
+    #[inline(always)]
+    pub fn upcoming(&self, ahead: usize) -> Option<Event> {
+        self.current.get(self.head + ahead).map(|entry| entry.event)
+    }
+
+    /// How many events of the current bucket are left to pop.
+    #[inline(always)]
+    pub fn left_in_bucket(&self) -> usize {
+        self.current.len() - self.head
+    }
+
     /// Moves the cursor to the next non-empty bucket and loads it into `current`.
     fn advance(&mut self) -> bool {
         if self.len == 0 {
@@ -372,6 +385,25 @@ mod tests {
             }
         }
         assert!(grown.iter().all(|&c| c < 40), "buffers still regrown at cycles {grown:?}");
+    }
+
+    /// What `upcoming` shows is what pop returns that many pops later, within the bucket;
+    /// past its end it shows nothing, and looking changes nothing.
+    #[test]
+    fn upcoming_shows_the_events_due_next_in_the_bucket() {
+        let mut queue = EventQueue::new(1 << 20, 6).unwrap();
+        for host in 0..5 {
+            queue.push(5_000_000 + host as u64, Event::HostWake { host });
+        }
+        queue.push(90_000_000, Event::HostWake { host: 99 });
+        assert_eq!(queue.upcoming(0), None, "nothing is current before the first pop");
+        assert_eq!(queue.pop(), Some((5_000_000, Event::HostWake { host: 0 })));
+        assert_eq!(queue.upcoming(2), Some(Event::HostWake { host: 3 }));
+        assert_eq!(queue.upcoming(4), None, "host 99 is in a later bucket");
+        for host in 1..5 {
+            assert_eq!(queue.pop(), Some((5_000_000 + host as u64, Event::HostWake { host })));
+        }
+        assert_eq!(queue.pop(), Some((90_000_000, Event::HostWake { host: 99 })));
     }
 
     /// Against a plain binary heap: same events in the same (time, seq) order.

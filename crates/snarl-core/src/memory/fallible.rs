@@ -23,6 +23,7 @@ pub fn out_of_memory(what: &str, bytes: u128) -> Error {
 pub fn with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| out_of_memory(what, n as u128 * size_of::<T>() as u128))?;
+    super::huge_pages::advise(&v);
     Ok(v)
 }
 
@@ -59,7 +60,9 @@ pub fn zeroed<T: Zero>(n: usize, what: &str) -> Result<Vec<T>> {
         if ptr.is_null() {
             return Err(fail());
         }
-        Ok(Vec::from_raw_parts(ptr, n, n))
+        let v = Vec::from_raw_parts(ptr, n, n);
+        super::huge_pages::advise(&v);
+        Ok(v)
     }
 }
 

@@ -6,6 +6,8 @@
 mod available;
 mod estimate;
 pub mod fallible;
+pub mod huge_pages;
+pub mod prefetch;
 
 pub use available::{available, FALLBACK};
 pub(crate) use estimate::{bytes_of, mul, sum};

@@ -7,6 +7,7 @@ use super::policy::{ByDcqcn, ByIbcc, ByPriority, Isolating, Opaque, Pacing, Send
 use super::Nics;
 use crate::cc::{AnyCongestionControl, CongestionControl, FlowKey};
 use crate::kernel::Event;
+use crate::memory::prefetch::prefetch_at;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
 use crate::packet::{PacketKind, NIL};
@@ -255,6 +256,17 @@ impl Nics {
         if self.queue_len[h] > 0 || !scheduler.control[h].is_empty() {
             self.wake(ctx, host, now + serialise);
         }
+    }
+
+    /// Prefetches what an injection attempt of `host` reads first: its source queue's
+    /// length, its link and cap, its credits.
+    #[inline(always)]
+    pub fn prefetch(&self, host: u32) {
+        let h = host as usize;
+        prefetch_at(&self.queue_len, h);
+        prefetch_at(&self.link_free_at, h);
+        prefetch_at(&self.next_allowed, h);
+        self.credits.prefetch(h);
     }
 
     pub fn wake_event(&mut self, ctx: &mut Ctx, host: u32) {

@@ -5,11 +5,11 @@
 use crate::config::TimeUnit;
 use crate::error::{Deadlock, Error, Result};
 use crate::flow_control::{CreditReturns, Feedback};
-use crate::kernel::{find_cycles, Kernel, MessageDone, Model, StallTracker, Timer, TimerKind};
+use crate::kernel::{find_cycles, Event, Kernel, MessageDone, Model, StallTracker, Timer, TimerKind};
 use crate::model::Ctx;
 use crate::nic::Nics;
 use crate::observe::{BlockedHost, FabricSample, SampledQueue, Stats};
-use crate::packet::PacketSlab;
+use crate::packet::{MessageSlab, PacketSlab};
 use crate::switch::IoqFabric;
 use crate::traffic::{AnyWorkload, Env, Workload};
 use rand_pcg::Pcg64Mcg;
@@ -82,6 +82,38 @@ impl Model<Stats> for World {
         self.nics.local_deliver(ctx, message);
         if ctx.completions.is_some() {
             hand_over_completions(ctx, &mut self.nics, &mut self.traffic_rng, &mut self.work, &mut self.handed_over);
+        }
+    }
+
+    /// The first lines the event's handler reads: on fabrics larger than the cache they
+    /// are fetched while the events before it run.
+    #[inline(always)]
+    fn prefetch(&self, packets: &PacketSlab, event: Event) {
+        match event {
+            Event::Arrive { port, packet } => {
+                packets.prefetch(packet);
+                self.fabric.prefetch_input(port);
+            }
+            Event::LinkWake { port } | Event::AllocRetry { output: port } | Event::FeedbackToSwitch { port, .. } => {
+                self.fabric.prefetch_output(port)
+            }
+            Event::Deliver { packet } => packets.prefetch(packet),
+            Event::HostWake { host } | Event::FeedbackToHost { host, .. } => self.nics.prefetch(host),
+            _ => {}
+        }
+    }
+
+    /// The lines the first ones lead to: the packet an arrival queues behind, the
+    /// packets an output chooses among, the message a delivery completes.
+    #[inline(always)]
+    fn prefetch_dependent(&self, packets: &PacketSlab, messages: &MessageSlab, event: Event) {
+        match event {
+            Event::Arrive { port, packet } => self.fabric.prefetch_input_tail(port, packets, packet),
+            Event::LinkWake { port } | Event::FeedbackToSwitch { port, .. } => {
+                self.fabric.prefetch_output_heads(port, packets)
+            }
+            Event::Deliver { packet } => messages.prefetch(packets[packet].message),
+            _ => {}
         }
     }
 

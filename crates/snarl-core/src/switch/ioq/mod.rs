@@ -50,8 +50,10 @@ use crate::cc::AnyMarking;
 use crate::flow_control::{Carried, Feedback, PauseState, Sender, UNLIMITED};
 use crate::kernel::Event;
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
+use crate::memory::prefetch::prefetch_at;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
+use crate::packet::PacketSlab;
 use crate::routing::AnyRouting;
 use crate::topology::{AnyTopology, Endpoint, Topology};
 use crate::units::Rate;
@@ -313,6 +315,45 @@ impl IoqFabric {
     pub fn set_marking(&mut self, marking: AnyMarking) {
         self.marking = Some(marking);
         self.watched = true;
+    }
+
+    /// Prefetches what an arrival at input `gp` reads first: the port's line and its
+    /// input queues.
+    #[inline(always)]
+    pub fn prefetch_input(&self, gp: u32) {
+        let gp = gp as usize;
+        prefetch_at(&self.ports, gp);
+        prefetch_at(&self.input, gp * self.queues);
+    }
+
+    /// Prefetches what output `gp` reads first when it allocates, transmits or hears
+    /// from downstream: the port's line, its output queues and its credits.
+    #[inline(always)]
+    pub fn prefetch_output(&self, gp: u32) {
+        let gp = gp as usize;
+        prefetch_at(&self.ports, gp);
+        prefetch_at(&self.output, gp * self.queues);
+        self.sender.prefetch(gp);
+    }
+
+    /// Prefetches the packet at the tail of the input queue `packet` joins at `gp` (its
+    /// link is written as the packet joins), once the port and the packet are cached.
+    #[inline(always)]
+    pub fn prefetch_input_tail(&self, gp: u32, packets: &PacketSlab, packet: u32) {
+        let q = gp as usize * self.queues + self.ingress_queue(&packets[packet]);
+        if let Some(input) = self.input.get(q) {
+            packets.prefetch_if_any(input.fifo.tail);
+        }
+    }
+
+    /// Prefetches the packets at the heads of output `gp`'s queues, which its link
+    /// chooses among, once the queues are cached.
+    #[inline(always)]
+    pub fn prefetch_output_heads(&self, gp: u32, packets: &PacketSlab) {
+        let first = gp as usize * self.queues;
+        for queue in self.output.get(first..first + self.queues).unwrap_or_default() {
+            packets.prefetch_if_any(queue.fifo.head);
+        }
     }
 
     /// The head of `packet` reaches global input port `gp`.
