@@ -212,7 +212,7 @@ impl IoqFabric {
         }
         self.check_voqs(packets)?;
         self.check_isolation(packets)?;
-        for (i, &OutputQueue { fifo: q, used }) in self.output.iter().enumerate() {
+        for (i, &OutputQueue { fifo: q, used, .. }) in self.output.iter().enumerate() {
             let port = i / self.queues;
             let releasing = if self.ports[port].releasing_queue as usize == i % self.queues {
                 self.ports[port].releasing_bytes as u64

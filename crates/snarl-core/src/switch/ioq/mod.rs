@@ -297,7 +297,7 @@ impl IoqFabric {
             posted: zeroed(n * posted_words, "the switches' posted requests")?,
             posted_words,
             reconsidering: false,
-            paths: VcPaths::new(per_vc_crossbar, n)?,
+            paths: VcPaths::new(per_vc_crossbar),
             shares,
             marking: None,
             watched: false,

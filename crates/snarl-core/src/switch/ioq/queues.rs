@@ -23,6 +23,9 @@ use std::ops::Range;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct InputQueue {
     pub(super) fifo: Fifo,
+    /// With a per-VC crossbar, when the queue's transfer in progress ends (`crossbar`):
+    /// in the line the arbiter reads the queue's request from.
+    pub(super) busy_until: u64,
     pub(super) request_size: u32,
     /// Output queue (of the requested output ports) the head packet will join.
     pub(super) request_queue: u8,
@@ -58,6 +61,9 @@ impl InputQueue {
 pub(crate) struct OutputQueue {
     pub(super) fifo: Fifo,
     pub(super) used: u64,
+    /// With a per-VC crossbar, when the transfer into the queue in progress ends
+    /// (`crossbar`): in the line the arbiter reads the queue's room from.
+    pub(super) busy_until: u64,
 }
 
 /// No probe on this queue.
