@@ -35,12 +35,12 @@ def caminos_binary() -> str | None:
     return found if found and os.access(found, os.X_OK) else None
 
 
-def cpu_seconds(command: list[str]) -> float:
-    """User and system CPU seconds of `command`, run to its end."""
+def timed(command: list[str]) -> tuple[float, str]:
+    """User and system CPU seconds of `command`, run to its end, and what it printed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
 
 
 def caminos_config(fabric: str) -> str:
@@ -64,9 +64,9 @@ def main() -> int:
             snarl = [bench, fabric, str(scenario), f"simulation.duration={WARMUP + MEASURED}cycles",
                      f"simulation.warmup={WARMUP}cycles", "traffic.load=1.0"]
             camino = [caminos, str(config), f"--results={Path(scratch) / (fabric + '.result')}"]
-            pairs = [(cpu_seconds(snarl), cpu_seconds(camino)) for _ in range(PAIRS)]
-            ours, theirs = min(pairs, key=lambda pair: pair[0] + pair[1])
-            hops = json.loads(subprocess.run(snarl, check=True, capture_output=True, text=True).stdout)["packet_hops"]
+            pairs = [(timed(snarl), timed(camino)[0]) for _ in range(PAIRS)]
+            (ours, printed), theirs = min(pairs, key=lambda pair: pair[0][0] + pair[1])
+            hops = json.loads(printed)["packet_hops"]
             print(f"| {fabric} | {theirs:.1f} | {ours:.2f} | {hops / ours / 1e6:.2f} | {theirs / ours:.0f}x |")
     return 0
 

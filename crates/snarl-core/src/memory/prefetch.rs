@@ -2,15 +2,10 @@
 //! fabrics larger than the last-level cache the misses of the next few events overlap
 //! with the work of the current one instead of stalling it one after another.
 
-/// Hints that `item`'s cache line will be read soon. A hint only: it never faults,
-/// changes no value and costs one instruction (nothing on targets without one).
-#[inline(always)]
-pub fn prefetch<T>(item: &T) {
-    prefetch_address(item as *const T);
-}
-
-/// `prefetch` of `items[index]`. An index out of bounds is harmless: the address is
-/// only a hint and is never read, so there is no bounds check to pay for.
+/// Hints that the cache line of `items[index]` will be read soon. A hint only: it never
+/// faults, changes no value and costs one instruction (nothing on targets without
+/// one). An index out of bounds is harmless, since the address is never read, so there
+/// is no bounds check to pay for.
 #[inline(always)]
 pub fn prefetch_at<T>(items: &[T], index: usize) {
     prefetch_address(items.as_ptr().wrapping_add(index));
