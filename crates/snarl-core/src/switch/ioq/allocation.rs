@@ -213,20 +213,28 @@ impl IoqFabric {
             if alike && (roomy >> k) & 1 == chosen_room {
                 vcs |= 1u8.checked_shl(self.egress_queue(c.route.vc) as u32).unwrap_or(0);
                 let (word, mask) = (q * stride + c.route.port as usize / 64, 1 << (c.route.port % 64));
-                if self.posted[word] & mask == 0 {
-                    self.posted[word] |= mask;
-                    self.request(base + c.route.port as u32, bit);
-                    posted += 1;
-                }
+                posted += (self.posted[word] & mask == 0) as usize;
+                self.posted[word] |= mask;
             }
         }
         self.input[q].other_queues = vcs & !(1u8.checked_shl(request_queue as u32).unwrap_or(0));
         if posted == 1 {
             self.posted[q * stride..q * stride + stride].fill(0);
-            return Posted::One(base + chosen.route.port as u32);
+            return Posted::One(self.request(base + chosen.route.port as u32, bit));
         }
+        // The outputs hear of it when it is tried (`try_several`) or retried.
         self.input[q].request |= SEVERAL;
         Posted::Several
+    }
+
+    /// Posts the request of input (gp, queue) to every output listed in its posted-ports
+    /// mask (`post_several` lists them).
+    fn request_posted(&mut self, gp: u32, queue: usize, ports: &[u16]) {
+        let base = self.port_base[self.ports[gp as usize].owner as usize];
+        let bit = (gp - base) as usize * self.queues + queue;
+        for &port in ports {
+            self.request(base + port as u32, bit);
+        }
     }
 
     /// Which of several `routes` (of a switch whose ports start at `base`) to request for
@@ -310,6 +318,19 @@ impl IoqFabric {
         let (head, ports) = (self.input[q].fifo.head, self.posted_ports(q));
         let base = self.port_base[self.ports[gp as usize].owner as usize];
         let start = ctx.routing_rng.random_range(0..ports.len());
+        let first = base + ports[start] as u32;
+        if self.grants_alone(first as usize, gp as usize, queue, ctx.now) {
+            // The first output tried takes the packet at once, before the others could
+            // see the request: post it there alone, which grants the same, without
+            // posting it to the others only to withdraw it from them.
+            let stride = self.posted_words;
+            self.posted[q * stride..q * stride + stride].fill(0);
+            self.input[q].request &= !SEVERAL;
+            let bit = (gp - base) as usize * self.queues + queue;
+            self.request(first, bit);
+            return self.allocate(ctx, first);
+        }
+        self.request_posted(gp, queue, &ports);
         for k in 0..ports.len() {
             self.try_allocate(ctx, base + ports[(start + k) % ports.len()] as u32);
             if self.input[q].fifo.head != head || !self.input[q].is(SEVERAL) {
@@ -328,6 +349,7 @@ impl IoqFabric {
             Posted::Several => {
                 let q = gp as usize * self.queues + queue;
                 let ports = self.posted_ports(q);
+                self.request_posted(gp, queue, &ports);
                 let base = self.port_base[self.ports[gp as usize].owner as usize];
                 let start = ctx.routing_rng.random_range(0..ports.len());
                 for k in 0..ports.len() {
@@ -335,6 +357,23 @@ impl IoqFabric {
                 }
             }
         }
+    }
+
+    /// Whether output `o`, with no other request waiting, would grant the request of
+    /// input (gp, queue) now, were it posted there alone: the crossbar paths are free,
+    /// the request is for one output queue and that has room (as `arbitrate` would find
+    /// after settling the output). Plain FIFO arbitration over ports or VCs only; `false`
+    /// where unsure, which costs only the shortcut.
+    #[inline]
+    fn grants_alone(&self, o: usize, gp: usize, queue: usize, now: u64) -> bool {
+        let request = &self.input[gp * self.queues + queue];
+        let out_queue = request.request_queue as usize;
+        matches!(self.arbitration, Arbitration::FifoPorts | Arbitration::FifoVcs)
+            && !self.has_requests(o)
+            && request.other_queues == 0
+            && self.input_free_at(gp, queue) <= now
+            && self.output_free_at(o, out_queue) <= now
+            && self.has_room(o, out_queue, request.request_size as u64, now)
     }
 
     /// Output `out` found requests it has no room for: those that had other routes on
