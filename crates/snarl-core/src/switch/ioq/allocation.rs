@@ -314,22 +314,24 @@ impl IoqFabric {
     }
 
     fn try_several(&mut self, ctx: &mut Ctx, gp: u32, queue: usize) {
-        let q = gp as usize * self.queues + queue;
-        let (head, ports) = (self.input[q].fifo.head, self.posted_ports(q));
+        let (q, stride) = (gp as usize * self.queues + queue, self.posted_words);
+        let head = self.input[q].fifo.head;
         let base = self.port_base[self.ports[gp as usize].owner as usize];
-        let start = ctx.routing_rng.random_range(0..ports.len());
-        let first = base + ports[start] as u32;
+        let posted = &self.posted[q * stride..q * stride + stride];
+        let count = posted.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+        let start = ctx.routing_rng.random_range(0..count);
+        let first = base + nth_port(posted, start) as u32;
         if self.grants_alone(first as usize, gp as usize, queue, ctx.now) {
             // The first output tried takes the packet at once, before the others could
             // see the request: post it there alone, which grants the same, without
             // posting it to the others only to withdraw it from them.
-            let stride = self.posted_words;
             self.posted[q * stride..q * stride + stride].fill(0);
             self.input[q].request &= !SEVERAL;
             let bit = (gp - base) as usize * self.queues + queue;
             self.request(first, bit);
             return self.allocate(ctx, first);
         }
+        let ports = self.posted_ports(q);
         self.request_posted(gp, queue, &ports);
         for k in 0..ports.len() {
             self.try_allocate(ctx, base + ports[(start + k) % ports.len()] as u32);
@@ -674,5 +676,36 @@ impl IoqFabric {
         D::next_request(self, ctx, i, queue, out, bit, next_at);
         D::after_grant(self, ctx, input);
         self.try_transmit(ctx, out);
+    }
+}
+
+/// The port of the `n`th bit set (from 0, lowest first) in a posted-ports mask: the
+/// `n`th of `IoqFabric::posted_ports`.
+fn nth_port(mask: &[u64], mut n: usize) -> u16 {
+    for (w, &word) in mask.iter().enumerate() {
+        let ones = word.count_ones() as usize;
+        if n < ones {
+            let mut word = word;
+            for _ in 0..n {
+                word &= word - 1;
+            }
+            return (w * 64 + word.trailing_zeros() as usize) as u16;
+        }
+        n -= ones;
+    }
+    unreachable!("a posted-ports mask with fewer bits than asked for")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nth_port;
+
+    #[test]
+    fn nth_port_counts_set_bits_across_words() {
+        let mask = [0b1010_0100u64, 1 << 3];
+        assert_eq!(nth_port(&mask, 0), 2);
+        assert_eq!(nth_port(&mask, 1), 5);
+        assert_eq!(nth_port(&mask, 2), 7);
+        assert_eq!(nth_port(&mask, 3), 64 + 3);
     }
 }
