@@ -75,6 +75,7 @@ impl Simulation {
                 stats.measure_from,
                 window.start,
                 window.end,
+                end,
                 PS_PER_UNIT,
             );
         }
