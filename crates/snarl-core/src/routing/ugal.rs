@@ -66,7 +66,7 @@ impl Routing for Ugal {
         if dst_switch == here {
             return out.only(eject(q, dst_port));
         }
-        let via = if q.via == NIL || self.redraw { random_intermediate(topo, q, rng) } else { q.via };
+        let via = if q.via == NIL || self.redraw { random_intermediate(topo, q, dst_switch, rng) } else { q.via };
         // At the source: the packet's first hop class, whichever route it takes. Each
         // port weighs its occupancy (plus the threshold) times the hops its route still
         // has to go (Singh).

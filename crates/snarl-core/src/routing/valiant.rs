@@ -20,24 +20,23 @@ impl Routing for Valiant {
         rng: &mut Pcg64Mcg,
         out: &mut Candidates,
     ) {
-        let via = if q.hops == 0 { random_intermediate(topo, q, rng) } else { q.via };
+        let via =
+            if q.hops == 0 { random_intermediate(topo, q, topo.host_switch(q.dst as usize).0, rng) } else { q.via };
         out.only(two_phase(topo, q, via, rng));
     }
 }
 
 /// A random switch with hosts, other than the packet's current and destination
-/// switches (NIL when the fabric has no such switch). Switches without hosts (Megafly
-/// spines) are never chosen: paths through them could exceed twice the diameter. On
-/// hierarchical fabrics the intermediate lies outside the source and destination
-/// groups, as in Kim et al.'s Valiant routing on the dragonfly: a detour within
-/// either group would still take the minimal route's global link.
-pub(super) fn random_intermediate(topo: &AnyTopology, q: &RouteQuery, rng: &mut Pcg64Mcg) -> u32 {
-    let hosts = topo.num_hosts();
-    let dst_switch = topo.host_switch(q.dst as usize).0;
-    let src_switch = topo.host_switch(q.src as usize).0;
-    if src_switch == dst_switch && topo.host_switch(0).0 == topo.host_switch(hosts - 1).0 {
-        return NIL; // A single switch with hosts.
+/// (`dst_switch`) switches (NIL when the fabric has no such switch). Switches without
+/// hosts (Megafly spines) are never chosen: paths through them could exceed twice the
+/// diameter. On hierarchical fabrics the intermediate lies outside the source and
+/// destination groups, as in Kim et al.'s Valiant routing on the dragonfly: a detour
+/// within either group would still take the minimal route's global link.
+pub(super) fn random_intermediate(topo: &AnyTopology, q: &RouteQuery, dst_switch: usize, rng: &mut Pcg64Mcg) -> u32 {
+    if topo.hosts_on_one_switch() && topo.host_switch(q.src as usize).0 == dst_switch {
+        return NIL;
     }
+    let hosts = topo.num_hosts();
     let here = q.switch as usize;
     let (here_group, dst_group) = (topo.group_of(here), topo.group_of(dst_switch));
     let spans_groups = here_group.is_some() && here_group != dst_group;
@@ -104,7 +103,7 @@ mod tests {
             };
             let same_group = topo.group_of(here) == topo.group_of(there);
             for _ in 0..200 {
-                let via = random_intermediate(&topo, &q, &mut rng) as usize;
+                let via = random_intermediate(&topo, &q, there, &mut rng) as usize;
                 assert!(via != here && via != there);
                 let group = topo.group_of(via);
                 if !same_group {

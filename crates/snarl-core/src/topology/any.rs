@@ -6,7 +6,11 @@ use super::{
 };
 
 /// One of the fabrics; fat-trees and k-ary n-trees are [`Xgft`]s.
+///
+/// Tagged by a byte of its own: routing matches on the fabric several times a packet,
+/// and a niche in a fabric's fields would take several instructions to decode each time.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 pub enum AnyTopology {
     SingleSwitch(SingleSwitch),
     BackToBack(BackToBack),
@@ -101,6 +105,20 @@ impl AnyTopology {
             AnyTopology::Dragonfly(t) => t.is_global(port),
             AnyTopology::Megafly(t) => t.is_global(switch, port),
             _ => false,
+        }
+    }
+
+    /// Whether every host hangs off one switch, leaving no other switch with hosts.
+    #[inline]
+    pub fn hosts_on_one_switch(&self) -> bool {
+        match self {
+            // At least two groups, or a side of two or more switches, each with hosts.
+            AnyTopology::Dragonfly(_)
+            | AnyTopology::Megafly(_)
+            | AnyTopology::HyperX(_)
+            | AnyTopology::Torus(_)
+            | AnyTopology::Mesh(_) => false,
+            _ => self.host_switch(0).0 == self.host_switch(self.num_hosts() - 1).0,
         }
     }
 

@@ -17,10 +17,21 @@
 use super::arrangement::GlobalLinks;
 use super::host_ports;
 use super::limits::{check_nodes, check_ports};
+use super::node_divisor::NodeDivisor;
 use super::{Endpoint, Link, LinkClasses, Minimal, Topology, MAX_MINIMAL};
 use crate::config::Arrangement;
 use crate::error::{Error, Result};
-use strength_reduce::StrengthReducedUsize as Divisor;
+
+/// A global link from any group to the group Δ further on, as routing weighs it: the
+/// position in the group of the switch that holds it, its port there, and the position
+/// of the switch it lands on. Positions and ports are below 2^16 (a switch has a port to
+/// every other of its group).
+#[derive(Clone, Copy, Debug)]
+struct Exit {
+    leave: u16,
+    port: u16,
+    landing: u16,
+}
 
 #[derive(Clone, Debug)]
 pub struct Dragonfly {
@@ -33,16 +44,14 @@ pub struct Dragonfly {
     groups: usize,
     arrangement: Arrangement,
     global: GlobalLinks,
-    /// Global ports (k = r·h + j) of any group leading to the group Δ further on:
-    /// `to_offset[first[Δ]..first[Δ + 1]]`.
-    to_offset: Vec<u32>,
+    /// The global links of any group to the group Δ further on, by global port number
+    /// (k = r·h + j): `exits[first[Δ]..first[Δ + 1]]`.
+    exits: Vec<Exit>,
     first: Vec<u32>,
     links: LinkClasses,
-    /// a, h and the group count as divisors: routing divides by them on every packet,
-    /// and they turn the divisions into multiplications.
-    per_group: Divisor,
-    per_global: Divisor,
-    per_groups: Divisor,
+    /// p and a as divisors: routing divides by them on every packet.
+    per_switch: NodeDivisor,
+    per_group: NodeDivisor,
 }
 
 impl Dragonfly {
@@ -74,12 +83,16 @@ impl Dragonfly {
             by_offset[global.target(k).0].push(k as u32);
         }
         let mut first = Vec::with_capacity(g + 1);
-        let mut to_offset = Vec::with_capacity(a * h);
+        let mut exits = Vec::with_capacity(a * h);
         for ks in &by_offset {
-            first.push(to_offset.len() as u32);
-            to_offset.extend_from_slice(ks);
+            first.push(exits.len() as u32);
+            exits.extend(ks.iter().map(|&k| {
+                let k = k as usize;
+                let landing = global.target(k).1 / h;
+                Exit { leave: (k / h) as u16, port: (p + a - 1 + k % h) as u16, landing: landing as u16 }
+            }));
         }
-        first.push(to_offset.len() as u32);
+        first.push(exits.len() as u32);
         Ok(Dragonfly {
             hosts_per_switch: p,
             group_size: a,
@@ -87,12 +100,11 @@ impl Dragonfly {
             groups: g,
             arrangement,
             global,
-            to_offset,
+            exits,
             first,
             links,
-            per_group: Divisor::new(a),
-            per_global: Divisor::new(h),
-            per_groups: Divisor::new(g),
+            per_switch: NodeDivisor::new(p),
+            per_group: NodeDivisor::new(a),
         })
     }
 
@@ -114,7 +126,7 @@ impl Dragonfly {
 
     /// The group of a switch.
     pub fn group(&self, switch: usize) -> usize {
-        switch / self.per_group
+        self.per_group.div(switch)
     }
 
     /// Most global links joining two groups (1 with a·h + 1 groups).
@@ -128,9 +140,9 @@ impl Dragonfly {
         self.max_links_per_pair().max(1)
     }
 
-    /// Bytes of the per-offset port lists behind [`Minimal`].
+    /// Bytes of the per-offset lists of global links behind [`Minimal`].
     pub fn table_bytes(&self) -> usize {
-        (self.to_offset.len() + self.first.len()) * std::mem::size_of::<u32>()
+        self.exits.len() * std::mem::size_of::<Exit>() + self.first.len() * std::mem::size_of::<u32>()
     }
 
     /// Whether `port` (of any switch) is a global link.
@@ -149,9 +161,7 @@ impl Dragonfly {
     /// is given) their distinct first ports.
     #[inline]
     fn routes(&self, switch: usize, to: usize, mut out: Option<&mut [u16; MAX_MINIMAL]>) -> (u32, usize) {
-        let (a, h, g) = (self.group_size, self.per_global, self.groups);
-        let ((group, r), (to_group, to_r)) =
-            (Divisor::div_rem(switch, self.per_group), Divisor::div_rem(to, self.per_group));
+        let ((group, r), (to_group, to_r)) = (self.per_group.div_rem(switch), self.per_group.div_rem(to));
         if group == to_group {
             if r == to_r {
                 return (0, 0);
@@ -161,12 +171,21 @@ impl Dragonfly {
             }
             return (1, 1);
         }
-        let offset = (to_group + g - group) % self.per_groups;
+        // Δ = to_group − group, modulo the groups.
+        let offset = if to_group > group { to_group - group } else { to_group + self.groups - group };
+        let exits = &self.exits[self.first[offset] as usize..self.first[offset + 1] as usize];
+        let cost = |exit: &Exit| u32::from(exit.leave as usize != r) + 1 + u32::from(exit.landing as usize != to_r);
+        let port =
+            |exit: &Exit| if exit.leave as usize == r { exit.port } else { self.local_port(r, exit.leave as usize) };
+        if let [exit] = exits {
+            // One link joins the two groups (as with a·h + 1 groups): one route.
+            let Some(out) = out else { return (cost(exit), 0) };
+            out[0] = port(exit);
+            return (cost(exit), 1);
+        }
         let (mut best, mut n) = (u32::MAX, 0);
-        for &k in &self.to_offset[self.first[offset] as usize..self.first[offset + 1] as usize] {
-            let (k, landing) = (k as usize, self.global.target(k as usize).1 / h);
-            let leave = k / h;
-            let cost = u32::from(leave != r) + 1 + u32::from(landing != to_r);
+        for exit in exits {
+            let cost = cost(exit);
             if cost > best {
                 continue;
             }
@@ -174,8 +193,7 @@ impl Dragonfly {
                 (best, n) = (cost, 0);
             }
             if let Some(out) = out.as_deref_mut() {
-                let port =
-                    if leave == r { (self.hosts_per_switch + a - 1 + k % h) as u16 } else { self.local_port(r, leave) };
+                let port = port(exit);
                 if !out[..n].contains(&port) {
                     out[n] = port;
                     n += 1;
@@ -240,7 +258,7 @@ impl Topology for Dragonfly {
     }
 
     fn attachment(&self, host: usize) -> Endpoint {
-        host_ports::attachment(self.hosts_per_switch, host)
+        host_ports::attachment(self.per_switch, host)
     }
 
     fn link(&self, _switch: usize, port: usize) -> Link {
@@ -255,7 +273,7 @@ impl Topology for Dragonfly {
 impl Minimal for Dragonfly {
     #[inline]
     fn host_switch(&self, host: usize) -> (usize, u16) {
-        host_ports::host_switch(self.hosts_per_switch, host)
+        host_ports::host_switch(self.per_switch, host)
     }
 
     #[inline]

@@ -10,6 +10,7 @@
 
 use super::host_ports;
 use super::limits::{check_nodes, check_ports};
+use super::node_divisor::NodeDivisor;
 use super::{Endpoint, Link, LinkClasses, Minimal, Topology, MAX_MINIMAL};
 use crate::error::{Error, Result};
 
@@ -76,6 +77,7 @@ impl Coords {
 pub(super) struct Grid {
     coords: Coords,
     hosts_per_switch: usize,
+    per_switch: NodeDivisor,
     wrap: bool,
     /// First network port of each dimension, counted after the host ports, and the total.
     first: Vec<usize>,
@@ -110,7 +112,7 @@ impl Grid {
                 "{fabric}: up to {candidates} ports would start minimal paths, more than {MAX_MINIMAL}"
             )));
         }
-        Ok(Grid { coords, hosts_per_switch: p, wrap, first, links })
+        Ok(Grid { coords, hosts_per_switch: p, per_switch: NodeDivisor::new(p), wrap, first, links })
     }
 
     pub(super) fn coords(&self) -> &Coords {
@@ -179,7 +181,7 @@ impl Topology for Grid {
     }
 
     fn attachment(&self, host: usize) -> Endpoint {
-        host_ports::attachment(self.hosts_per_switch, host)
+        host_ports::attachment(self.per_switch, host)
     }
 
     fn link(&self, _switch: usize, port: usize) -> Link {
@@ -194,7 +196,7 @@ impl Topology for Grid {
 impl Minimal for Grid {
     #[inline]
     fn host_switch(&self, host: usize) -> (usize, u16) {
-        host_ports::host_switch(self.hosts_per_switch, host)
+        host_ports::host_switch(self.per_switch, host)
     }
 
     #[inline]

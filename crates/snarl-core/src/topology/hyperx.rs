@@ -13,6 +13,7 @@
 use super::grid::Coords;
 use super::host_ports;
 use super::limits::{check_nodes, check_ports};
+use super::node_divisor::NodeDivisor;
 use super::torus::sides_text;
 use super::{Endpoint, Link, LinkClasses, Minimal, Topology, MAX_MINIMAL};
 use crate::error::{Error, Result};
@@ -21,10 +22,17 @@ use crate::error::{Error, Result};
 pub struct HyperX {
     coords: Coords,
     hosts_per_switch: usize,
+    per_switch: NodeDivisor,
     /// T, parallel links per pair of switches.
     trunk: usize,
     /// First network port of each dimension, counted after the host ports, and the total.
     first: Vec<usize>,
+    /// p + first_i: the port of the first link of dimension i.
+    dim_ports: Vec<u16>,
+    /// The coordinates of every switch, `dims` per switch: routing compares two switches'
+    /// on every packet, and reading them costs less than the two divisions each takes.
+    /// Coordinates fit 16 bits: a switch has a port per other coordinate of each side.
+    digits: Vec<u16>,
     links: LinkClasses,
 }
 
@@ -49,12 +57,33 @@ impl HyperX {
                  more than {MAX_MINIMAL}"
             )));
         }
-        let trunk = trunk as usize;
+        let (p, trunk) = (p as usize, trunk as usize);
         let mut first = vec![0];
         for &side in coords.sides() {
             first.push(first.last().unwrap() + (side - 1) * trunk);
         }
-        Ok(HyperX { coords, hosts_per_switch: p as usize, trunk, first, links })
+        let dim_ports = first[..coords.dims()].iter().map(|&f| (p + f) as u16).collect();
+        let digits = (0..coords.switches())
+            .flat_map(|s| (0..coords.dims()).map(move |dim| (s, dim)))
+            .map(|(s, dim)| coords.coord(s, dim) as u16)
+            .collect();
+        Ok(HyperX {
+            coords,
+            hosts_per_switch: p,
+            per_switch: NodeDivisor::new(p),
+            trunk,
+            first,
+            dim_ports,
+            digits,
+            links,
+        })
+    }
+
+    /// The coordinates of `switch`.
+    #[inline]
+    fn digits(&self, switch: usize) -> &[u16] {
+        let dims = self.dim_ports.len();
+        &self.digits[switch * dims..][..dims]
     }
 
     /// Switches along each dimension.
@@ -122,7 +151,7 @@ impl Topology for HyperX {
     }
 
     fn attachment(&self, host: usize) -> Endpoint {
-        host_ports::attachment(self.hosts_per_switch, host)
+        host_ports::attachment(self.per_switch, host)
     }
 
     fn link(&self, _switch: usize, port: usize) -> Link {
@@ -137,34 +166,56 @@ impl Topology for HyperX {
 impl Minimal for HyperX {
     #[inline]
     fn host_switch(&self, host: usize) -> (usize, u16) {
-        host_ports::host_switch(self.hosts_per_switch, host)
+        host_ports::host_switch(self.per_switch, host)
     }
 
     #[inline]
     fn distance(&self, from: usize, to: usize) -> u32 {
-        (0..self.coords.dims()).filter(|&dim| self.coords.coord(from, dim) != self.coords.coord(to, dim)).count() as u32
+        let (a, b) = (self.digits(from), self.digits(to));
+        a.iter().zip(b).map(|(c, target)| u32::from(c != target)).sum()
     }
 
-    /// Every parallel link towards `to`'s coordinate, in each dimension where they differ.
     #[inline]
     fn minimal_ports(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> usize {
-        let mut n = 0;
-        for dim in 0..self.coords.dims() {
-            let (c, target) = (self.coords.coord(switch, dim), self.coords.coord(to, dim));
+        self.minimal_route(switch, to, out).1
+    }
+
+    /// Every parallel link towards `to`'s coordinate, in each dimension where they differ
+    /// (as many dimensions as hops).
+    #[inline]
+    fn minimal_route(&self, switch: usize, to: usize, out: &mut [u16; MAX_MINIMAL]) -> (u32, usize) {
+        let (from, to) = (self.digits(switch), self.digits(to));
+        // The first link of each dimension, then (rarely) each spread over its T links:
+        // a loop over the T links per dimension costs more than the rest when T = 1.
+        let mut hops = 0;
+        for ((&c, &target), &dim_port) in from.iter().zip(to).zip(&self.dim_ports) {
             if c != target {
                 let x = if target < c { target } else { target - 1 };
-                let first = self.hosts_per_switch + self.first[dim] + x * self.trunk;
-                for port in first..first + self.trunk {
-                    out[n] = port as u16;
-                    n += 1;
-                }
+                out[hops] = dim_port + x * self.trunk as u16;
+                hops += 1;
             }
         }
-        n
+        if self.trunk > 1 {
+            spread_trunks(out, hops, self.trunk);
+        }
+        (hops as u32, hops * self.trunk)
     }
 
     fn diameter_hint(&self) -> u32 {
         self.coords.dims() as u32
+    }
+}
+
+/// Replaces the first `hops` ports of `out`, each the first of T parallel links, by all
+/// their links in order. Apart, so that the common T = 1 pays nothing for it.
+#[inline(never)]
+fn spread_trunks(out: &mut [u16; MAX_MINIMAL], hops: usize, trunk: usize) {
+    // Backwards, so that no first link is overwritten before it is spread.
+    for i in (0..hops).rev() {
+        let first = out[i];
+        for t in 0..trunk {
+            out[i * trunk + t] = first + t as u16;
+        }
     }
 }
 

@@ -22,6 +22,7 @@ pub mod layout;
 mod limits;
 mod megafly;
 mod mesh;
+mod node_divisor;
 mod nodes;
 mod single_switch;
 mod size;

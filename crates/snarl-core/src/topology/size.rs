@@ -114,8 +114,9 @@ pub fn fabric_size(cfg: &TopologyConfig) -> FabricSize {
             let (p, a, h) = (u(*hosts_per_switch), u(*switches_per_group), u(*global_links_per_switch));
             let g = groups.map_or(a.saturating_mul(h).saturating_add(1), u);
             let switches = a.saturating_mul(g);
-            // Global-port lists of a group: one u32 per port, one offset per group.
-            let table = a.saturating_mul(h).saturating_add(g).saturating_mul(4);
+            // The global links of a group, 6 bytes each, and a u32 per group (and one more)
+            // locating those that lead to each other group.
+            let table = a.saturating_mul(h).saturating_mul(6).saturating_add(g.saturating_add(1).saturating_mul(4));
             from_classes(
                 switches.saturating_mul(p),
                 &[(switches, p.saturating_add(a.saturating_sub(1)).saturating_add(h))],
@@ -147,7 +148,9 @@ pub fn fabric_size(cfg: &TopologyConfig) -> FabricSize {
                 .iter()
                 .fold(0u64, |sum, &s| sum.saturating_add(u(s).saturating_sub(1).saturating_mul(u(*links_per_pair))));
             let p = u(*hosts_per_switch);
-            from_classes(switches.saturating_mul(p), &[(switches, p.saturating_add(network))], 0)
+            // The coordinates of every switch, 2 bytes each.
+            let table = product([switches, sides.len() as u64, 2]);
+            from_classes(switches.saturating_mul(p), &[(switches, p.saturating_add(network))], table)
         }
         TopologyConfig::Torus { sides, hosts_per_switch } | TopologyConfig::Mesh { sides, hosts_per_switch } => {
             let switches = product(sides.iter().map(|&s| u(s)));
