@@ -78,7 +78,8 @@ impl CreditSender {
             return 0;
         }
         let start = self.index(link, 0);
-        self.credits[start..start + self.queues].iter().map(|&c| (capacity - c) as u64).sum()
+        let in_hand: i64 = self.credits[start..start + self.queues].iter().sum();
+        (capacity * self.queues as i64 - in_hand) as u64
     }
 
     /// Checks every counter lies in [0, capacity]; returns the first violation.

@@ -110,7 +110,17 @@ impl CreditReturns {
     /// Bytes on `link` that have arrived by `now` but are not collected yet.
     #[inline]
     pub fn arrived(&self, link: usize, now: u64) -> u64 {
-        self.iter(link).filter(|&(at, _, _)| at <= now).map(|(_, bytes, _)| bytes as u64).sum()
+        // In arrival order: the first still on its way ends the count.
+        let ring = &self.rings[link];
+        let mut bytes = 0;
+        for k in 0..ring.len as usize {
+            let slot = (ring.head as usize + k) % SLOTS;
+            if ring.at[slot] > now {
+                break;
+            }
+            bytes += ring.bytes[slot] as u64;
+        }
+        bytes
     }
 
     /// Bytes of (link, queue) that have arrived by `now` but are not collected yet.
