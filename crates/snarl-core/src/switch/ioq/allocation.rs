@@ -491,7 +491,6 @@ impl IoqFabric {
         let switch = self.ports[o].owner as usize;
         let base = self.port_base[switch] as usize;
         let bits = self.radix[switch] as usize * self.queues;
-        let n = self.queues;
         let words =
             self.ports[o].mask_base as usize..self.ports[o].mask_base as usize + self.ports[o].mask_words as usize;
         loop {
@@ -502,36 +501,7 @@ impl IoqFabric {
             let mut picked_queue = 0;
             let picked =
                 RoundRobin.pick(&self.requests[words.clone()], bits, self.ports[o].grant_next as usize, |bit| {
-                    let input = base + self.bit_input[bit] as usize;
-                    let queue = self.bit_queue[bit] as usize;
-                    if let Some(busy_until) = X::input_busy(self, input, now) {
-                        paths_free_at = paths_free_at.min(busy_until);
-                        return false;
-                    }
-                    let q = input * n + queue;
-                    let request = D::request(self, q, o, base);
-                    if D::has_queue_choice(request) {
-                        return self.choose_queue::<X>(
-                            o,
-                            input,
-                            queue,
-                            now,
-                            &mut picked_queue,
-                            &mut paths_free_at,
-                            &mut output_full,
-                        );
-                    }
-                    let out_queue = request.request_queue as usize;
-                    let free_at = X::path_free_at(self, input, queue, o, out_queue, now);
-                    if free_at > now {
-                        paths_free_at = paths_free_at.min(free_at);
-                        return false;
-                    }
-                    let size = request.request_size as u64;
-                    let fits = D::fits(self, o, out_queue, size);
-                    output_full |= !fits;
-                    picked_queue = out_queue;
-                    fits
+                    self.eligible::<X, D>(o, base, bit, now, &mut picked_queue, &mut paths_free_at, &mut output_full)
                 });
             if let Some(bit) = picked {
                 let (input, queue) = (base + self.bit_input[bit] as usize, self.bit_queue[bit] as usize);
@@ -557,6 +527,45 @@ impl IoqFabric {
             }
             return;
         }
+    }
+
+    /// The arbiter's check of request `bit` at output `o` (of a switch whose ports start at
+    /// `base`): whether it may be granted now, and if so into which output queue
+    /// (`picked_queue`); if not, when the path it waits for frees and whether the output
+    /// was full for it. A method the compiler inlines into the arbiter's scan, where a
+    /// closure of this size was called once per request looked at.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn eligible<X: CrossbarUnit, D: QueueDiscipline>(
+        &self,
+        o: usize,
+        base: usize,
+        bit: usize,
+        now: u64,
+        picked_queue: &mut usize,
+        paths_free_at: &mut u64,
+        output_full: &mut bool,
+    ) -> bool {
+        let input = base + self.bit_input[bit] as usize;
+        let queue = self.bit_queue[bit] as usize;
+        if let Some(busy_until) = X::input_busy(self, input, now) {
+            *paths_free_at = (*paths_free_at).min(busy_until);
+            return false;
+        }
+        let request = D::request(self, input * self.queues + queue, o, base);
+        if D::has_queue_choice(request) {
+            return self.choose_queue::<X>(o, input, queue, now, picked_queue, paths_free_at, output_full);
+        }
+        let out_queue = request.request_queue as usize;
+        let free_at = X::path_free_at(self, input, queue, o, out_queue, now);
+        if free_at > now {
+            *paths_free_at = (*paths_free_at).min(free_at);
+            return false;
+        }
+        let fits = D::fits(self, o, out_queue, request.request_size as u64);
+        *output_full |= !fits;
+        *picked_queue = out_queue;
+        fits
     }
 
     /// Schedules an allocation retry of output `out` at `at` unless one is pending no later.
