@@ -272,7 +272,7 @@ impl OpenLoop {
     /// (Re)starts the sources of group `g` from now on with its current settings: one per
     /// host, or one per part of a mix.
     fn start_sources(&mut self, env: &mut Env, g: usize) {
-        let group = &self.groups[g];
+        let group = &mut self.groups[g];
         let sends = group.sends(&self.patterns);
         let pattern = &self.patterns[group.pattern as usize];
         for &h in &group.hosts {
@@ -313,8 +313,8 @@ impl OpenLoop {
     /// queue takes, and with several queue pairs), gap.
     #[inline]
     fn generate(&mut self, env: &mut Env, host: u32, stream: u8) {
-        let h = host as usize;
-        let group = &self.groups[self.host_group[h] as usize];
+        let (h, g) = (host as usize, self.host_group[host as usize] as usize);
+        let group = &self.groups[g];
         let (pattern, load, code) = match &self.patterns[group.pattern as usize] {
             Pattern::Mix(parts) => {
                 let Some(part) = parts.get(stream as usize) else { return };
@@ -332,7 +332,7 @@ impl OpenLoop {
                 if self.qps > 1 && env.nics.has_room(host, stream) { env.rng.random_range(0..self.qps) } else { 0 };
             (dst, size, stream as u32 * self.qps + pick)
         });
-        let next = env.now() + group.process.gap(load, env.rng);
+        let next = env.now() + self.groups[g].process.gap(load, env.rng);
         env.set_timer(next, host, self.epoch[h], code);
         match message {
             Some((dst, size, qp)) => {
@@ -490,7 +490,7 @@ impl Workload for OpenLoop {
 /// The injection process of a group whose (mean) message takes `message_time` ps on
 /// the host link.
 fn process(t: &TrafficConfig, message_time: u64) -> Process {
-    Process { kind: t.process, slot: t.slot.map_or(message_time, |s| s.0), message_time }
+    Process::new(t.process, t.slot.map_or(message_time, |s| s.0), message_time)
 }
 
 struct Builder<'a> {

@@ -8,11 +8,32 @@ use rand_pcg::Pcg64Mcg;
 /// The injection process of one group: gaps between message generations.
 #[derive(Clone, Copy, Debug)]
 pub struct Process {
-    pub kind: ProcessKind,
+    kind: ProcessKind,
     /// Bernoulli slot, in picoseconds.
-    pub slot: u64,
+    slot: u64,
     /// Serialisation time of one message on the host link, in picoseconds.
-    pub message_time: u64,
+    message_time: u64,
+    /// The sampler of the gaps at the load last asked for (the bits of `load`): a load
+    /// changes only at a phase, while every generation draws a gap.
+    load: u64,
+    sampler: Sampler,
+}
+
+/// How the gaps at one load are drawn: the distribution built once, drawing the same
+/// random numbers in the same order as building it for each gap would.
+#[derive(Clone, Copy, Debug)]
+enum Sampler {
+    /// None yet (`Process::load` matches no load).
+    Unset,
+    /// Bernoulli: the failures before the first success of a trial per slot.
+    Slots(Geometric),
+    /// Bernoulli with a success probability `p` so small that 1 - p rounds to 1.
+    RareSlots(f64),
+    /// Poisson: exponential gaps.
+    Exponential(Exp<f64>),
+    /// The same gap every time (periodic, a Bernoulli success every slot, or a load too
+    /// small for a Poisson gap), before clamping.
+    Fixed(u64),
 }
 
 /// Longest gap: times in a config are at most `u64::MAX / 2` picoseconds, so the time of
@@ -30,32 +51,52 @@ fn rare_failures(p: f64, rng: &mut Pcg64Mcg) -> u64 {
 }
 
 impl Process {
-    /// Time to the next generation at `load` (> 0), in picoseconds (at least 1).
-    #[inline]
-    pub fn gap(&self, load: f64, rng: &mut Pcg64Mcg) -> u64 {
+    pub fn new(kind: ProcessKind, slot: u64, message_time: u64) -> Process {
+        Process { kind, slot, message_time, load: 0, sampler: Sampler::Unset }
+    }
+
+    /// The sampler of the gaps at `load`.
+    #[cold]
+    #[inline(never)]
+    fn sampler_at(&self, load: f64) -> Sampler {
         let mean = self.message_time as f64 / load;
-        let gap = match self.kind {
+        match self.kind {
             ProcessKind::Bernoulli => {
                 let p = (load * self.slot as f64 / self.message_time as f64).min(1.0);
-                let failures = if p >= 1.0 {
-                    0
+                if p >= 1.0 {
+                    Sampler::Fixed(self.slot)
                 } else if 1.0 - p < 1.0 {
-                    Geometric::new(p).expect("0 < p < 1").sample(rng)
+                    Sampler::Slots(Geometric::new(p).expect("0 < p < 1"))
                 } else {
-                    rare_failures(p, rng)
-                };
-                failures.saturating_add(1).saturating_mul(self.slot)
+                    Sampler::RareSlots(p)
+                }
             }
             // A load so small that the mean gap overflows never generates.
-            ProcessKind::Poisson if !mean.is_finite() => MAX_GAP,
-            ProcessKind::Poisson => Exp::new(1.0 / mean).expect("positive rate").sample(rng).round() as u64,
-            ProcessKind::Periodic => mean.round() as u64,
+            ProcessKind::Poisson if !mean.is_finite() => Sampler::Fixed(MAX_GAP),
+            ProcessKind::Poisson => Sampler::Exponential(Exp::new(1.0 / mean).expect("positive rate")),
+            ProcessKind::Periodic => Sampler::Fixed(mean.round() as u64),
+        }
+    }
+
+    /// Time to the next generation at `load` (> 0), in picoseconds (at least 1).
+    #[inline]
+    pub fn gap(&mut self, load: f64, rng: &mut Pcg64Mcg) -> u64 {
+        if load.to_bits() != self.load || matches!(self.sampler, Sampler::Unset) {
+            self.sampler = self.sampler_at(load);
+            self.load = load.to_bits();
+        }
+        let gap = match self.sampler {
+            Sampler::Slots(geometric) => geometric.sample(rng).saturating_add(1).saturating_mul(self.slot),
+            Sampler::RareSlots(p) => rare_failures(p, rng).saturating_add(1).saturating_mul(self.slot),
+            Sampler::Exponential(exp) => exp.sample(rng).round() as u64,
+            Sampler::Fixed(gap) => gap,
+            Sampler::Unset => unreachable!("set above"),
         };
         gap.clamp(1, MAX_GAP)
     }
 
     /// Time of the first generation: a random phase, so periodic sources do not align.
-    pub fn first(&self, load: f64, rng: &mut Pcg64Mcg) -> u64 {
+    pub fn first(&mut self, load: f64, rng: &mut Pcg64Mcg) -> u64 {
         match self.kind {
             ProcessKind::Periodic => {
                 let period = (self.message_time as f64 / load).round().max(1.0) as u64;
@@ -72,7 +113,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn mean_gap(kind: ProcessKind, load: f64) -> f64 {
-        let p = Process { kind, slot: 1000, message_time: 8000 };
+        let mut p = Process::new(kind, 1000, 8000);
         let mut rng = Pcg64Mcg::seed_from_u64(5);
         let n = 200_000;
         (0..n).map(|_| p.gap(load, &mut rng) as f64).sum::<f64>() / n as f64
@@ -93,7 +134,7 @@ mod tests {
     fn loads_too_small_for_a_slot_give_gaps_beyond_any_run() {
         let mut rng = Pcg64Mcg::seed_from_u64(5);
         for kind in [ProcessKind::Bernoulli, ProcessKind::Poisson, ProcessKind::Periodic] {
-            let p = Process { kind, slot: 1000, message_time: 1000 };
+            let mut p = Process::new(kind, 1000, 1000);
             for load in [1e-17, 1e-300, f64::MIN_POSITIVE] {
                 let gap = p.gap(load, &mut rng);
                 assert!(gap > 1_000_000_000_000_000 && gap <= MAX_GAP, "{kind:?} at {load}: {gap}");
@@ -104,7 +145,7 @@ mod tests {
 
     #[test]
     fn bernoulli_gaps_are_whole_slots() {
-        let p = Process { kind: ProcessKind::Bernoulli, slot: 1000, message_time: 8000 };
+        let mut p = Process::new(ProcessKind::Bernoulli, 1000, 8000);
         let mut rng = Pcg64Mcg::seed_from_u64(5);
         assert!((0..1000).all(|_| p.gap(0.3, &mut rng).is_multiple_of(1000)));
     }
