@@ -125,8 +125,13 @@ impl FctDist {
 pub struct Fct {
     ideal: IdealFct,
     host_serial: SerialTime,
+    /// Per sending group. A run of one group has exactly the flows of the buckets in it:
+    /// it is filled from them once the run is over (`settle`), so that each flow is
+    /// recorded once, not twice.
     pub groups: Vec<FctDist>,
     buckets: Vec<FctDist>,
+    /// Flows are recorded per group as they complete (the run has several groups).
+    per_group: bool,
 }
 
 impl Fct {
@@ -136,6 +141,7 @@ impl Fct {
             host_serial: SerialTime::new(ideal.host_rate),
             groups: vec![FctDist::default(); groups],
             buckets: vec![FctDist::default(); BUCKETS.len()],
+            per_group: groups > 1,
         }
     }
 
@@ -147,15 +153,44 @@ impl Fct {
         // division off the per-message path.
         let ideal = self.ideal.with_serialisation(self.host_serial.time(self.ideal.on_wire(bytes)), hops);
         let slowdown = fct as f64 / ideal as f64;
-        self.groups[group as usize].record(fct, slowdown);
+        if self.per_group {
+            self.groups[group as usize].record(fct, slowdown);
+        }
         self.buckets[bucket(bytes)].record(fct, slowdown);
+    }
+
+    /// The fabric at zero load the ideal FCTs are of.
+    pub fn ideal(&self) -> IdealFct {
+        self.ideal
+    }
+
+    /// Adds the flows of `other` (of as many groups, settled) to these (settled).
+    pub fn merge(&mut self, other: &Fct) {
+        for (mine, theirs) in self.groups.iter_mut().zip(&other.groups) {
+            mine.merge(theirs);
+        }
+        for (mine, theirs) in self.buckets.iter_mut().zip(&other.buckets) {
+            mine.merge(theirs);
+        }
+    }
+
+    /// Makes `groups` complete: a run of one group gathers its flows from the buckets
+    /// (histograms merged count by count, as if each flow had been recorded there).
+    pub fn settle(&mut self) {
+        if !self.per_group {
+            if let Some(only) = self.groups.first_mut() {
+                *only = FctDist::default();
+                self.buckets.iter().for_each(|b| only.merge(b));
+            }
+        }
     }
 
     /// The summary over all groups, FCTs in units of `ps_per_unit` picoseconds.
     pub fn summary(&self, ps_per_unit: f64) -> FctSummary {
+        // Every flow is in exactly one bucket: their union is that of the groups.
         let mut all = FctDist::default();
-        for g in &self.groups {
-            all.merge(g);
+        for b in &self.buckets {
+            all.merge(b);
         }
         let buckets = BUCKETS
             .iter()
@@ -217,5 +252,22 @@ mod tests {
         assert_eq!(s.buckets.iter().map(|b| b.flows).collect::<Vec<_>>(), [1, 1, 0, 0]);
         assert!((s.slowdown.p50 - 1.0).abs() < 2e-3 && (s.slowdown.max - 2.0).abs() < 2e-3, "{s:?}");
         assert!((f.groups[1].slowdown.stats().mean - 2.0).abs() < 2e-3);
+    }
+
+    #[test]
+    fn one_group_has_the_flows_of_all_buckets() {
+        let flows = [(10_000, 3, 2), (100, 2, 2), (2_000_000, 5, 4), (100, 1, 6)];
+        let (mut one, mut two) = (Fct::new(IDEAL, 1), Fct::new(IDEAL, 2));
+        for (bytes, times, hops) in flows {
+            one.record(0, bytes, times * IDEAL.ideal(bytes, hops), hops);
+            two.record(0, bytes, times * IDEAL.ideal(bytes, hops), hops);
+        }
+        one.settle();
+        one.settle();
+        let (got, want) = (&one.groups[0], &two.groups[0]);
+        assert_eq!(got.flows(), 4);
+        assert_eq!(format!("{:?}", got.fct.stats(1.0)), format!("{:?}", want.fct.stats(1.0)));
+        assert_eq!(format!("{:?}", got.slowdown.stats()), format!("{:?}", want.slowdown.stats()));
+        assert_eq!(format!("{:?}", one.summary(1.0)), format!("{:?}", two.summary(1.0)));
     }
 }

@@ -64,8 +64,14 @@ pub struct GroupStats {
     pub dropped_packets: u64,
     /// Data packets an in-order receiver discarded (out of sequence, or duplicates).
     pub discarded_packets: u64,
+    /// Latency of every delivered data packet once the run is summarised. While it runs,
+    /// of those that did not complete their message: a last packet's latency is its
+    /// message's, recorded once and merged in at the end (`Stats::settle`).
     pub latency: Latency,
     pub network_latency: Latency,
+    /// Latency of every message once the run is summarised. While it runs, of those
+    /// generated before the measurement interval: the others' is their FCT, recorded
+    /// once in `Stats::fct` and merged in at the end.
     pub message_latency: Latency,
 }
 
@@ -156,6 +162,19 @@ pub struct Stats {
     received_as: [u64; 2],
     /// Hotspot time and the summary's hotspot keys, in runs with shared hotspots.
     pub hotspots: Option<Box<HotspotTime>>,
+    /// The latency (and sending group) of the last data packet delivered inside the
+    /// measurement interval, not yet recorded: if its message completes with it, the
+    /// same value is the message's latency (and FCT), recorded once for all (`settle`);
+    /// otherwise it goes into the packet latencies at the next delivery (or at the end).
+    held_latency: Option<(u16, u64)>,
+    /// Per group, messages completed without the delivery of their last packet just
+    /// before (never from the model, whose deliveries report both together): their
+    /// latency is not a packet's, so neither their latency nor their FCT (`lone_flows`)
+    /// is merged into the packets'. Empty until needed.
+    lone_messages: Vec<Latency>,
+    lone_flows: Option<Box<Fct>>,
+    /// The latencies and FCTs are whole (`settle`).
+    settled: bool,
 }
 
 impl Stats {
@@ -197,6 +216,10 @@ impl Stats {
             duration,
             received_as: [0; 2],
             hotspots: None,
+            held_latency: None,
+            lone_messages: Vec::new(),
+            lone_flows: None,
+            settled: false,
         })
     }
 
@@ -320,12 +343,68 @@ impl Stats {
         self.groups[src_group as usize].delivered_packets += 1;
         if now >= self.measure_from {
             let inside = if now >= self.whole_from { bytes } else { self.arrived_inside(bytes, now, now) };
+            self.hold_latency(src_group, now - created);
             let g = &mut self.groups[src_group as usize];
             g.delivered_bytes += inside;
-            g.latency.record(now - created);
             g.network_latency.record(now - injected);
             self.groups[dst_group as usize].received_bytes += inside;
             self.received_as[self.is_hotspot[dst as usize] as usize] += inside;
+        }
+    }
+
+    /// A data packet of `group` was delivered after `latency`: held until it is known
+    /// whether its message completes with it; the packet held before goes into the
+    /// packet latencies.
+    #[inline(always)]
+    fn hold_latency(&mut self, group: u16, latency: u64) {
+        if let Some((g, l)) = self.held_latency.replace((group, latency)) {
+            self.groups[g as usize].latency.record(l);
+        }
+    }
+
+    /// A message of `group` completed after `latency` (at or after the measurement
+    /// start) without its last packet's delivery held (see `lone_messages`); it is a
+    /// flow of the window if it was generated inside it.
+    #[cold]
+    #[inline(never)]
+    fn lone_message(&mut self, group: u16, latency: u64, flow: Option<(u64, u16)>) {
+        if self.lone_messages.is_empty() {
+            self.lone_messages = vec![Latency::default(); self.groups.len()];
+        }
+        self.lone_messages[group as usize].record(latency);
+        if let Some((bytes, hops)) = flow {
+            let groups = self.groups.len();
+            let ideal = self.fct.ideal();
+            self.lone_flows
+                .get_or_insert_with(|| Box::new(Fct::new(ideal, groups)))
+                .record(group, bytes, latency, hops);
+        }
+    }
+
+    /// Makes the latency and FCT histograms whole. A value recorded once for several
+    /// is merged into each: the packet held goes in; the messages' include the FCTs (the
+    /// latencies of the messages generated in the window); the packets' include the
+    /// messages' (their last packets); then the messages completed alone join theirs, and
+    /// their flows the FCTs. (Histograms merge count by count: as if each value had been
+    /// recorded in each.)
+    fn settle(&mut self) {
+        if std::mem::replace(&mut self.settled, true) {
+            return;
+        }
+        if let Some((g, l)) = self.held_latency.take() {
+            self.groups[g as usize].latency.record(l);
+        }
+        self.fct.settle();
+        for (g, flows) in self.groups.iter_mut().zip(&self.fct.groups) {
+            g.message_latency.merge(&flows.fct);
+            g.latency.merge(&g.message_latency);
+        }
+        for (g, lone) in self.groups.iter_mut().zip(&self.lone_messages) {
+            g.message_latency.merge(lone);
+        }
+        if let Some(mut lone) = self.lone_flows.take() {
+            lone.settle();
+            self.fct.merge(&lone);
         }
     }
 
@@ -374,11 +453,20 @@ impl Stats {
     #[inline]
     fn on_message_done(&mut self, now: u64, group: u16, created: u64, bytes: u64, hops: u16) {
         self.counters.messages_delivered += 1;
-        if now >= self.measure_from {
-            self.groups[group as usize].message_latency.record(now - created);
+        if now < self.measure_from {
+            return;
         }
-        if created >= self.measure_from {
-            self.fct.record(group, bytes, now - created, hops);
+        // Its latency is its last packet's and, if it was generated in the window, its
+        // FCT: recorded once, for all (`settle`).
+        let (latency, flow) = (now - created, created >= self.measure_from);
+        if self.held_latency != Some((group, latency)) {
+            self.lone_message(group, latency, flow.then_some((bytes, hops)));
+        } else if flow {
+            self.held_latency = None;
+            self.fct.record(group, bytes, latency, hops);
+        } else {
+            self.held_latency = None;
+            self.groups[group as usize].message_latency.record(latency);
         }
     }
 
@@ -387,6 +475,7 @@ impl Stats {
     /// link capacity (bits/s).
     pub fn summarise(&mut self, finish: &Finish) -> Summary {
         let (groups, end, ps_per_unit) = (finish.groups, finish.end, finish.ps_per_unit);
+        self.settle();
         let seconds = (end.saturating_sub(self.measure_from)) as f64 * 1e-12;
         let mut summaries = BTreeMap::new();
         let mut total = GroupStats::default();
@@ -635,5 +724,80 @@ fn group_summary(g: &GroupStats, fct: &FctDist, info: &GroupInfo, seconds: f64, 
             dropped: g.dropped_packets,
             discarded: g.discarded_packets,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::Collector;
+
+    fn stats() -> Stats {
+        let ideal = IdealFct {
+            host_rate: Rate(100_000_000_000),
+            host_latency: 1,
+            switch_link_latency: 1,
+            switch_latency: 1,
+            per_packet: PerPacket::default(),
+        };
+        let mut s = Stats::new(2, 50, 1_000, 1_000_000, ideal, 1000).unwrap();
+        s.set_hosts(vec![0, 1]).unwrap();
+        s
+    }
+
+    fn delivered(s: &mut Stats, now: u64, group: u16, created: u64) {
+        let event = TraceEvent::Delivered {
+            src_group: group,
+            dst_group: 1 - group,
+            dst: 0,
+            bytes: 100,
+            created,
+            injected: created,
+        };
+        s.on(now, &event);
+    }
+
+    fn message_done(s: &mut Stats, now: u64, group: u16, created: u64) {
+        s.on(now, &TraceEvent::MessageDone { group, created, bytes: 100, hops: 2 });
+    }
+
+    #[test]
+    fn a_last_packet_latency_recorded_once_counts_for_the_packet_its_message_and_its_flow() {
+        let mut s = stats();
+        delivered(&mut s, 40, 0, 5); // before the measurement start
+        message_done(&mut s, 40, 0, 5);
+        delivered(&mut s, 100, 0, 10); // its message goes on
+        delivered(&mut s, 200, 0, 10); // and completes (generated before the start: no flow)
+        message_done(&mut s, 200, 0, 10);
+        delivered(&mut s, 300, 1, 250); // completes its one-packet message, a flow
+        message_done(&mut s, 300, 1, 250);
+        message_done(&mut s, 400, 1, 390); // a message no delivery reported
+        delivered(&mut s, 500, 1, 100); // held at the end
+        s.settle();
+        s.settle(); // once only
+        let (mut want_packets, mut want_messages) = (vec![Latency::default(); 2], vec![Latency::default(); 2]);
+        for (g, l) in [(0, 90), (0, 190), (1, 50), (1, 400)] {
+            want_packets[g].record(l);
+        }
+        for (g, l) in [(0, 190), (1, 50), (1, 10)] {
+            want_messages[g].record(l);
+        }
+        for g in 0..2 {
+            let (got, want) = (&s.groups[g], (&want_packets[g], &want_messages[g]));
+            assert_eq!(format!("{:?}", got.latency.stats(1.0)), format!("{:?}", want.0.stats(1.0)), "group {g}");
+            assert_eq!(got.latency.count(), want.0.count());
+            assert_eq!(
+                format!("{:?}", got.message_latency.stats(1.0)),
+                format!("{:?}", want.1.stats(1.0)),
+                "group {g}"
+            );
+            assert_eq!(got.message_latency.count(), want.1.count());
+        }
+        let mut flows = Latency::default();
+        flows.record(50);
+        flows.record(10);
+        let fct = s.fct.summary(1.0);
+        assert_eq!((fct.flows, s.fct.groups[0].flows(), s.fct.groups[1].flows()), (2, 0, 2));
+        assert_eq!(format!("{:?}", fct.fct), format!("{:?}", flows.stats(1.0)));
     }
 }
