@@ -19,7 +19,8 @@ pub enum TraceEvent {
     /// A data packet's tail reached its destination, host `dst`.
     Delivered { src_group: u16, dst_group: u16, dst: u32, bytes: u64, created: u64, injected: u64 },
     /// The last packet of a message of `bytes` sent by `group` was delivered; it crossed
-    /// `hops` links.
+    /// `hops` links. Traced right after that packet's `Delivered`, at the same time (the
+    /// statistics record the latency they share once).
     MessageDone { group: u16, created: u64, bytes: u64, hops: u16 },
     /// Host `host` of `group` posted a message of `bytes` to an endpoint of its own node:
     /// it went onto the intra-node link (`accepted`), or was refused (the host had the

@@ -159,21 +159,6 @@ impl Fct {
         self.buckets[bucket(bytes)].record(fct, slowdown);
     }
 
-    /// The fabric at zero load the ideal FCTs are of.
-    pub fn ideal(&self) -> IdealFct {
-        self.ideal
-    }
-
-    /// Adds the flows of `other` (of as many groups, settled) to these (settled).
-    pub fn merge(&mut self, other: &Fct) {
-        for (mine, theirs) in self.groups.iter_mut().zip(&other.groups) {
-            mine.merge(theirs);
-        }
-        for (mine, theirs) in self.buckets.iter_mut().zip(&other.buckets) {
-            mine.merge(theirs);
-        }
-    }
-
     /// Makes `groups` complete: a run of one group gathers its flows from the buckets
     /// (histograms merged count by count, as if each flow had been recorded there).
     pub fn settle(&mut self) {

@@ -163,16 +163,11 @@ pub struct Stats {
     /// Hotspot time and the summary's hotspot keys, in runs with shared hotspots.
     pub hotspots: Option<Box<HotspotTime>>,
     /// The latency (and sending group) of the last data packet delivered inside the
-    /// measurement interval, not yet recorded: if its message completes with it, the
-    /// same value is the message's latency (and FCT), recorded once for all (`settle`);
-    /// otherwise it goes into the packet latencies at the next delivery (or at the end).
+    /// measurement interval, not yet recorded: if its message completes with it (the
+    /// `MessageDone` that follows), the same value is the message's latency (and FCT),
+    /// recorded once for all (`settle`); otherwise it goes into the packet latencies at
+    /// the next delivery (or at the end).
     held_latency: Option<(u16, u64)>,
-    /// Per group, messages completed without the delivery of their last packet just
-    /// before (never from the model, whose deliveries report both together): their
-    /// latency is not a packet's, so neither their latency nor their FCT (`lone_flows`)
-    /// is merged into the packets'. Empty until needed.
-    lone_messages: Vec<Latency>,
-    lone_flows: Option<Box<Fct>>,
     /// The latencies and FCTs are whole (`settle`).
     settled: bool,
 }
@@ -217,8 +212,6 @@ impl Stats {
             received_as: [0; 2],
             hotspots: None,
             held_latency: None,
-            lone_messages: Vec::new(),
-            lone_flows: None,
             settled: false,
         })
     }
@@ -362,31 +355,11 @@ impl Stats {
         }
     }
 
-    /// A message of `group` completed after `latency` (at or after the measurement
-    /// start) without its last packet's delivery held (see `lone_messages`); it is a
-    /// flow of the window if it was generated inside it.
-    #[cold]
-    #[inline(never)]
-    fn lone_message(&mut self, group: u16, latency: u64, flow: Option<(u64, u16)>) {
-        if self.lone_messages.is_empty() {
-            self.lone_messages = vec![Latency::default(); self.groups.len()];
-        }
-        self.lone_messages[group as usize].record(latency);
-        if let Some((bytes, hops)) = flow {
-            let groups = self.groups.len();
-            let ideal = self.fct.ideal();
-            self.lone_flows
-                .get_or_insert_with(|| Box::new(Fct::new(ideal, groups)))
-                .record(group, bytes, latency, hops);
-        }
-    }
-
     /// Makes the latency and FCT histograms whole. A value recorded once for several
     /// is merged into each: the packet held goes in; the messages' include the FCTs (the
     /// latencies of the messages generated in the window); the packets' include the
-    /// messages' (their last packets); then the messages completed alone join theirs, and
-    /// their flows the FCTs. (Histograms merge count by count: as if each value had been
-    /// recorded in each.)
+    /// messages' (their last packets). (Histograms merge count by count: as if each value
+    /// had been recorded in each.)
     fn settle(&mut self) {
         if std::mem::replace(&mut self.settled, true) {
             return;
@@ -398,13 +371,6 @@ impl Stats {
         for (g, flows) in self.groups.iter_mut().zip(&self.fct.groups) {
             g.message_latency.merge(&flows.fct);
             g.latency.merge(&g.message_latency);
-        }
-        for (g, lone) in self.groups.iter_mut().zip(&self.lone_messages) {
-            g.message_latency.merge(lone);
-        }
-        if let Some(mut lone) = self.lone_flows.take() {
-            lone.settle();
-            self.fct.merge(&lone);
         }
     }
 
@@ -458,14 +424,12 @@ impl Stats {
         }
         // Its latency is its last packet's and, if it was generated in the window, its
         // FCT: recorded once, for all (`settle`).
-        let (latency, flow) = (now - created, created >= self.measure_from);
-        if self.held_latency != Some((group, latency)) {
-            self.lone_message(group, latency, flow.then_some((bytes, hops)));
-        } else if flow {
-            self.held_latency = None;
+        let latency = now - created;
+        let last_packet = self.held_latency.take();
+        debug_assert_eq!(last_packet, Some((group, latency)), "a message completes with its last packet's delivery");
+        if created >= self.measure_from {
             self.fct.record(group, bytes, latency, hops);
         } else {
-            self.held_latency = None;
             self.groups[group as usize].message_latency.record(latency);
         }
     }
@@ -771,7 +735,6 @@ mod tests {
         message_done(&mut s, 200, 0, 10);
         delivered(&mut s, 300, 1, 250); // completes its one-packet message, a flow
         message_done(&mut s, 300, 1, 250);
-        message_done(&mut s, 400, 1, 390); // a message no delivery reported
         delivered(&mut s, 500, 1, 100); // held at the end
         s.settle();
         s.settle(); // once only
@@ -779,7 +742,7 @@ mod tests {
         for (g, l) in [(0, 90), (0, 190), (1, 50), (1, 400)] {
             want_packets[g].record(l);
         }
-        for (g, l) in [(0, 190), (1, 50), (1, 10)] {
+        for (g, l) in [(0, 190), (1, 50)] {
             want_messages[g].record(l);
         }
         for g in 0..2 {
@@ -795,9 +758,8 @@ mod tests {
         }
         let mut flows = Latency::default();
         flows.record(50);
-        flows.record(10);
         let fct = s.fct.summary(1.0);
-        assert_eq!((fct.flows, s.fct.groups[0].flows(), s.fct.groups[1].flows()), (2, 0, 2));
+        assert_eq!((fct.flows, s.fct.groups[0].flows(), s.fct.groups[1].flows()), (1, 0, 1));
         assert_eq!(format!("{:?}", fct.fct), format!("{:?}", flows.stats(1.0)));
     }
 }

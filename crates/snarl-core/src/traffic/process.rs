@@ -13,18 +13,15 @@ pub struct Process {
     slot: u64,
     /// Serialisation time of one message on the host link, in picoseconds.
     message_time: u64,
-    /// The sampler of the gaps at the load last asked for (the bits of `load`): a load
-    /// changes only at a phase, while every generation draws a gap.
-    load: u64,
-    sampler: Sampler,
+    /// The sampler of the gaps at the load last asked for (its bits): a load changes
+    /// only at a phase, while every generation draws a gap.
+    sampler: Option<(u64, Sampler)>,
 }
 
 /// How the gaps at one load are drawn: the distribution built once, drawing the same
 /// random numbers in the same order as building it for each gap would.
 #[derive(Clone, Copy, Debug)]
 enum Sampler {
-    /// None yet (`Process::load` matches no load).
-    Unset,
     /// Bernoulli: the failures before the first success of a trial per slot.
     Slots(Geometric),
     /// Bernoulli with a success probability `p` so small that 1 - p rounds to 1.
@@ -52,7 +49,7 @@ fn rare_failures(p: f64, rng: &mut Pcg64Mcg) -> u64 {
 
 impl Process {
     pub fn new(kind: ProcessKind, slot: u64, message_time: u64) -> Process {
-        Process { kind, slot, message_time, load: 0, sampler: Sampler::Unset }
+        Process { kind, slot, message_time, sampler: None }
     }
 
     /// The sampler of the gaps at `load`.
@@ -81,16 +78,19 @@ impl Process {
     /// Time to the next generation at `load` (> 0), in picoseconds (at least 1).
     #[inline]
     pub fn gap(&mut self, load: f64, rng: &mut Pcg64Mcg) -> u64 {
-        if load.to_bits() != self.load || matches!(self.sampler, Sampler::Unset) {
-            self.sampler = self.sampler_at(load);
-            self.load = load.to_bits();
-        }
-        let gap = match self.sampler {
+        let sampler = match self.sampler {
+            Some((bits, sampler)) if bits == load.to_bits() => sampler,
+            _ => {
+                let sampler = self.sampler_at(load);
+                self.sampler = Some((load.to_bits(), sampler));
+                sampler
+            }
+        };
+        let gap = match sampler {
             Sampler::Slots(geometric) => geometric.sample(rng).saturating_add(1).saturating_mul(self.slot),
             Sampler::RareSlots(p) => rare_failures(p, rng).saturating_add(1).saturating_mul(self.slot),
             Sampler::Exponential(exp) => exp.sample(rng).round() as u64,
             Sampler::Fixed(gap) => gap,
-            Sampler::Unset => unreachable!("set above"),
         };
         gap.clamp(1, MAX_GAP)
     }
