@@ -6,6 +6,7 @@
 use super::CreditSender;
 use crate::error::Result;
 use crate::memory::fallible::filled;
+use crate::memory::prefetch::prefetch_at;
 
 /// Returns in flight on one link, oldest first from `head`, with the flag of a sender
 /// waiting for them: one cache line, so a look at a link's credits touches one line.
@@ -34,6 +35,12 @@ const SLOTS: usize = 4;
 impl CreditReturns {
     pub fn new(links: usize) -> Result<CreditReturns> {
         Ok(CreditReturns { rings: filled(links, Ring::default(), "the credit-return rings")? })
+    }
+
+    /// Prefetches the ring of `link` (`memory::prefetch`).
+    #[inline(always)]
+    pub fn prefetch(&self, link: usize) {
+        prefetch_at(&self.rings, link);
     }
 
     /// Queues `bytes` of credit for (link, queue) arriving at `at`; `false` if the ring is full.

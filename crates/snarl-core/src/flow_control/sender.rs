@@ -47,6 +47,12 @@ impl Sender {
         self.credits.prefetch(link);
     }
 
+    /// Prefetches the return ring of `link`, which a credit returned to it is put in.
+    #[inline(always)]
+    pub fn prefetch_returns(&self, link: usize) {
+        self.returns.prefetch(link);
+    }
+
     /// Whether (link, queue) may send `bytes` at `now`: credits for all of it, and not
     /// paused. Returned credits are collected only when those in hand do not suffice:
     /// collecting reads the link's return ring, and most transmissions find credits in

@@ -112,6 +112,7 @@ impl Model<Stats> for World {
             Event::LinkWake { port } | Event::FeedbackToSwitch { port, .. } => {
                 self.fabric.prefetch_output_heads(port, packets)
             }
+            Event::AllocRetry { output } => self.fabric.prefetch_first_request(output as usize),
             Event::Deliver { packet } => messages.prefetch(packets[packet].message),
             _ => {}
         }

@@ -71,6 +71,13 @@ impl LinkTimings {
         self.pause_flights[self.class_of[port] as usize]
     }
 
+    /// Prefetches `port`'s class (`memory::prefetch`): on fabrics of millions of ports
+    /// the table of classes is megabytes.
+    #[inline(always)]
+    pub fn prefetch(&self, port: usize) {
+        crate::memory::prefetch::prefetch_at(&self.class_of, port);
+    }
+
     #[inline]
     pub fn of(&self, port: usize) -> &LinkTiming {
         &self.classes[self.class_of[port] as usize]

@@ -260,7 +260,8 @@ impl IoqFabric {
     /// Sets request mask bit `bit` of output `out`; returns `out`.
     #[inline]
     pub(super) fn request(&mut self, out: u32, bit: usize) -> u32 {
-        self.requests[self.ports[out as usize].mask_base as usize + bit / 64] |= 1 << (bit % 64);
+        let word = self.mask_base(out as usize) + bit / 64;
+        self.requests[word] |= 1 << (bit % 64);
         self.ports[out as usize].waiting += 1;
         out
     }
@@ -268,7 +269,8 @@ impl IoqFabric {
     /// Clears request mask bit `bit` of output `out`.
     #[inline]
     fn withdraw(&mut self, out: usize, bit: usize) {
-        self.requests[self.ports[out].mask_base as usize + bit / 64] &= !(1 << (bit % 64));
+        let word = self.mask_base(out) + bit / 64;
+        self.requests[word] &= !(1 << (bit % 64));
         self.ports[out].waiting -= 1;
     }
 
@@ -390,7 +392,7 @@ impl IoqFabric {
         }
         self.reconsidering = true;
         let base = self.port_base[self.ports[o].owner as usize] as usize;
-        let first_word = self.ports[o].mask_base as usize;
+        let first_word = self.mask_base(o);
         let mut waiting = [0u16; MAX_RECONSIDERED];
         let mut n = 0;
         'scan: for w in 0..self.ports[o].mask_words as usize {
@@ -491,8 +493,7 @@ impl IoqFabric {
         let switch = self.ports[o].owner as usize;
         let base = self.port_base[switch] as usize;
         let bits = self.radix[switch] as usize * self.queues;
-        let words =
-            self.ports[o].mask_base as usize..self.ports[o].mask_base as usize + self.ports[o].mask_words as usize;
+        let words = self.mask_base(o)..self.mask_base(o) + self.ports[o].mask_words as usize;
         loop {
             // The earliest time a path that a request waits for frees.
             let mut paths_free_at = u64::MAX;

@@ -523,7 +523,7 @@ impl IoqFabric {
         let iso = self.isolation.as_deref().expect("isolating");
         let (key, k) = (iso.cft[e].key, iso.cft[e].cfq as usize);
         let base = self.port_base[self.ports[o].owner as usize] as usize;
-        let first = self.ports[o].mask_base as usize;
+        let first = self.mask_base(o);
         for w in 0..self.ports[o].mask_words as usize {
             let mut word = self.requests[first + w];
             while word != 0 {

@@ -44,6 +44,7 @@
 //! construction, the entry points the kernel calls, and the ingress side (admission,
 //! sending flow-control feedback upstream).
 
+use super::arbiter::{Arbiter, RoundRobin};
 use super::link_timing::LinkTimings;
 use super::shared_memory::SharedMemory;
 use crate::cc::AnyMarking;
@@ -53,9 +54,9 @@ use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
 use crate::memory::prefetch::prefetch_at;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
-use crate::packet::PacketSlab;
+use crate::packet::{PacketSlab, NIL};
 use crate::routing::AnyRouting;
-use crate::topology::{AnyTopology, Endpoint, Topology};
+use crate::topology::{AnyTopology, Endpoint, Minimal, Topology, MAX_MINIMAL};
 use crate::units::Rate;
 
 mod allocation;
@@ -160,6 +161,10 @@ pub struct IoqFabric {
 
     /// Request masks: bit (input port * queues + queue) of output port o's words.
     requests: Vec<u64>,
+    /// Words of `requests` per output port: output o's mask starts at word o *
+    /// `mask_stride` (the widest switch's; narrower switches leave some unused), so it is
+    /// found without reading the port's line.
+    mask_stride: usize,
     /// Bit of a request mask -> (input port, queue), precomputed to keep divisions off
     /// the per-packet path.
     bit_input: Vec<u16>,
@@ -224,7 +229,6 @@ impl IoqFabric {
         let mut port_state = with_capacity(total, what)?;
         let mut links = with_capacity(total, what)?;
         let mut credit_capacity = with_capacity(total, what)?;
-        let mut words_total = 0usize;
         for (s, &ports) in radix.iter().enumerate() {
             let words = (ports as usize * queues).div_ceil(64);
             for p in 0..ports as usize {
@@ -244,17 +248,11 @@ impl IoqFabric {
                 };
                 credit_capacity.push(capacity);
                 links.push(link);
-                port_state.push(Port {
-                    owner: s as u32,
-                    peer: far,
-                    mask_base: words_total as u32,
-                    mask_words: words as u16,
-                    ..Port::default()
-                });
-                words_total += words;
+                port_state.push(Port { owner: s as u32, peer: far, mask_words: words as u16, ..Port::default() });
             }
         }
         let max_bits = radix.iter().map(|&r| r as usize * queues).max().unwrap_or(0);
+        let mask_stride = max_bits.div_ceil(64);
         let timing = LinkTimings::new(total, links, speedup, framing)?;
         let rates = collected(total, (0..total).map(|p| timing.rate(p)), what)?;
         let owners = collected(total, port_state.iter().map(|p: &Port| p.owner), what)?;
@@ -291,7 +289,8 @@ impl IoqFabric {
             ports: port_state,
             input: filled(n, InputQueue::default(), what_queues)?,
             output: filled(n, OutputQueue::default(), what_queues)?,
-            requests: zeroed(words_total, "the switches' request masks")?,
+            requests: zeroed(total * mask_stride, "the switches' request masks")?,
+            mask_stride,
             bit_input: collected(max_bits, (0..max_bits).map(|b| (b / queues) as u16), what)?,
             bit_queue: collected(max_bits, (0..max_bits).map(|b| (b % queues) as u8), what)?,
             posted: zeroed(n * posted_words, "the switches' posted requests")?,
@@ -324,25 +323,72 @@ impl IoqFabric {
         let gp = gp as usize;
         prefetch_at(&self.ports, gp);
         prefetch_at(&self.input, gp * self.queues);
+        self.timing.prefetch(gp);
     }
 
     /// Prefetches what output `gp` reads first when it allocates, transmits or hears
-    /// from downstream: the port's line, its output queues and its credits.
+    /// from downstream: the port's line, its request mask, its output queues and its
+    /// credits.
     #[inline(always)]
     pub fn prefetch_output(&self, gp: u32) {
         let gp = gp as usize;
         prefetch_at(&self.ports, gp);
+        prefetch_at(&self.requests, self.mask_base(gp));
         prefetch_at(&self.output, gp * self.queues);
         self.sender.prefetch(gp);
+        self.timing.prefetch(gp);
     }
 
-    /// Prefetches the packet at the tail of the input queue `packet` joins at `gp` (its
-    /// link is written as the packet joins), once the port and the packet are cached.
+    /// Once the port and the packet arriving at `gp` are cached: prefetches the packet at
+    /// the tail of the input queue it joins (its link is written as the packet joins),
+    /// or, if the queue is empty, so that the packet is routed as it arrives, the outputs
+    /// it will most likely request (`prefetch_route`).
     #[inline(always)]
     pub fn prefetch_input_tail(&self, gp: u32, packets: &PacketSlab, packet: u32) {
-        let q = gp as usize * self.queues + self.ingress_queue(&packets[packet]);
-        if let Some(input) = self.input.get(q) {
-            packets.prefetch_if_any(input.fifo.tail);
+        let p = &packets[packet];
+        let queue = self.ingress_queue(p);
+        match self.input.get(gp as usize * self.queues + queue) {
+            Some(input) if input.fifo.tail != NIL => packets.prefetch(input.fifo.tail),
+            Some(_) => self.prefetch_route(gp as usize, queue, p),
+            None => {}
+        }
+    }
+
+    /// Prefetches what routing packet `p` as it arrives at `gp` into `queue` reads: the
+    /// return ring of the link it came by (its credit goes back as it leaves) and, for
+    /// each minimal output toward its intermediate switch or its destination, where there
+    /// are at most two, the output's line, the word of its request mask the packet's
+    /// request sets, its output queues, its credits and its link class. Which outputs a
+    /// packet requests is the routing's choice, known only once the packet is read: the
+    /// misses that looking ahead by event alone leaves. A routing that draws among more
+    /// outputs (a fat-tree's way up) is not guessed at.
+    #[inline(always)]
+    fn prefetch_route(&self, gp: usize, queue: usize, p: &crate::packet::Packet) {
+        let Some(port) = self.ports.get(gp) else { return };
+        if let Some(upstream) = port.peer.port() {
+            self.sender.prefetch_returns(upstream as usize);
+        }
+        let here = port.owner as usize;
+        let (dst_switch, dst_port) = self.topo.host_switch(p.dst as usize);
+        let target = if p.via != NIL && p.via as usize != here { p.via as usize } else { dst_switch };
+        let mut outputs = [0u16; MAX_MINIMAL];
+        let n = if target == here {
+            outputs[0] = dst_port;
+            1
+        } else {
+            self.topo.minimal_ports(here, target, &mut outputs)
+        };
+        if n <= 2 {
+            let base = self.port_base[here] as usize;
+            let bit = (gp - base) * self.queues + queue;
+            for &out in &outputs[..n] {
+                let o = base + out as usize;
+                prefetch_at(&self.ports, o);
+                prefetch_at(&self.requests, self.mask_base(o) + bit / 64);
+                prefetch_at(&self.output, o * self.queues);
+                self.sender.prefetch(o);
+                self.timing.prefetch(o);
+            }
         }
     }
 
@@ -354,6 +400,34 @@ impl IoqFabric {
         for queue in self.output.get(first..first + self.queues).unwrap_or_default() {
             packets.prefetch_if_any(queue.fifo.head);
         }
+        self.prefetch_first_request(gp as usize);
+    }
+
+    /// Prefetches the input the arbiter of output `o` looks at first, if any request
+    /// waits (its port's line and its input queue), once the output's line is cached:
+    /// which input that is, is known only from the output's request mask.
+    #[inline(always)]
+    pub fn prefetch_first_request(&self, o: usize) {
+        if let Some((input, queue)) = self.first_request(o) {
+            prefetch_at(&self.ports, input);
+            prefetch_at(&self.input, queue);
+        }
+    }
+
+    /// The global input port and the input queue (its index in `input`) whose request
+    /// the arbiter of output `o` looks at first, if any waits.
+    #[inline(always)]
+    fn first_request(&self, o: usize) -> Option<(usize, usize)> {
+        let port = self.ports.get(o)?;
+        if port.waiting == 0 {
+            return None;
+        }
+        let switch = port.owner as usize;
+        let bits = self.radix[switch] as usize * self.queues;
+        let mask = self.requests.get(self.mask_base(o)..self.mask_base(o) + port.mask_words as usize)?;
+        let bit = RoundRobin.pick(mask, bits, port.grant_next as usize, |_| true)?;
+        let input = self.port_base[switch] as usize + self.bit_input[bit] as usize;
+        Some((input, input * self.queues + self.bit_queue[bit] as usize))
     }
 
     /// The head of `packet` reaches global input port `gp`.

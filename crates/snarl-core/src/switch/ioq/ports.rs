@@ -23,8 +23,6 @@ pub(crate) struct Port {
     pub(super) peer: Peer,
     /// The switch the port belongs to.
     pub(super) owner: u32,
-    /// First word of the output's request mask in `IoqFabric::requests`.
-    pub(super) mask_base: u32,
     /// Number of bits set in the output's request mask.
     pub(super) waiting: u16,
     /// Request bit the round-robin arbiter looks at first.
@@ -53,6 +51,12 @@ impl IoqFabric {
     #[inline]
     pub fn global_port(&self, switch: usize, port: usize) -> u32 {
         self.port_base[switch] + port as u32
+    }
+
+    /// First word of output `o`'s request mask in `requests`.
+    #[inline(always)]
+    pub(super) fn mask_base(&self, o: usize) -> usize {
+        o * self.mask_stride
     }
 
     #[inline]
