@@ -43,10 +43,12 @@ impl CreditSender {
         self.start + link * self.queues + queue
     }
 
-    /// Prefetches the counters of `link` (`memory::prefetch`).
+    /// Prefetches the counters of `link` and its receiver's buffer (`memory::prefetch`):
+    /// `in_use` reads both.
     #[inline(always)]
     pub fn prefetch(&self, link: usize) {
         prefetch_at(&self.credits, self.index(link, 0));
+        prefetch_at(&self.capacity, link);
     }
 
     #[inline]

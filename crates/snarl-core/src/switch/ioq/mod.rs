@@ -322,8 +322,16 @@ impl IoqFabric {
     pub fn prefetch_input(&self, gp: u32) {
         let gp = gp as usize;
         prefetch_at(&self.ports, gp);
-        prefetch_at(&self.input, gp * self.queues);
+        self.prefetch_queues(&self.input, gp);
         self.timing.prefetch(gp);
+    }
+
+    /// Prefetches the queues of port `gp` in `queues` (input or output): the lines of
+    /// the first and of the last, which differ where a port's queues span two lines.
+    #[inline(always)]
+    fn prefetch_queues<Q>(&self, queues: &[Q], gp: usize) {
+        prefetch_at(queues, gp * self.queues);
+        prefetch_at(queues, gp * self.queues + self.queues - 1);
     }
 
     /// Prefetches what output `gp` reads first when it allocates, transmits or hears
@@ -334,7 +342,7 @@ impl IoqFabric {
         let gp = gp as usize;
         prefetch_at(&self.ports, gp);
         prefetch_at(&self.requests, self.mask_base(gp));
-        prefetch_at(&self.output, gp * self.queues);
+        self.prefetch_queues(&self.output, gp);
         self.sender.prefetch(gp);
         self.timing.prefetch(gp);
     }
@@ -385,7 +393,7 @@ impl IoqFabric {
                 let o = base + out as usize;
                 prefetch_at(&self.ports, o);
                 prefetch_at(&self.requests, self.mask_base(o) + bit / 64);
-                prefetch_at(&self.output, o * self.queues);
+                self.prefetch_queues(&self.output, o);
                 self.sender.prefetch(o);
                 self.timing.prefetch(o);
             }
