@@ -200,11 +200,14 @@ impl<O: Observer> Kernel<O> {
     }
 }
 
-/// Runs whose estimated memory (`memory::estimate`) reaches this prefetch for the events
-/// ahead: a last-level cache's worth, beyond which most of an event's lines come from
-/// memory. Below it the hints cost about 140 instructions per packet-hop and save
-/// little (bench/results.md).
-pub const LOOKAHEAD_FROM: u64 = 32 << 20;
+/// Runs on fabrics of this many switch ports or more prefetch for the events ahead. A
+/// port's state (its line, queues, credits, return ring, request mask) is about 400
+/// bytes with four VCs, so from here the state the events read at random outgrows a
+/// core's 1 MiB second-level cache, and the last level, shared with the other cores'
+/// work, holds it only on an idle machine; the hints cost 250-330 instructions per
+/// packet-hop and save more than that from here up (bench/results.md). Fabrics of a few
+/// hundred ports stay in the second level and skip them.
+pub const LOOKAHEAD_FROM: u64 = 1024;
 
 /// How many events ahead of the one being handled the model is asked to prefetch for:
 /// far enough that the lines arrive before they are needed, near enough that they are

@@ -211,7 +211,7 @@ impl Simulation {
             host_returns: CreditReturns::new(hosts as usize)?,
             completions: want_completions.then(|| Vec::with_capacity(64)),
             stop,
-            lookahead: crate::memory::estimate(config).total() >= crate::kernel::LOOKAHEAD_FROM,
+            lookahead: crate::topology::fabric_size(&config.topology.shape).ports() >= crate::kernel::LOOKAHEAD_FROM,
         };
         let world = World {
             fabric,
