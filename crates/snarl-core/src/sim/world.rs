@@ -108,9 +108,9 @@ impl Model<Stats> for World {
     #[inline(always)]
     fn prefetch_dependent(&self, packets: &PacketSlab, messages: &MessageSlab, event: Event) {
         match event {
-            Event::Arrive { port, packet } => self.fabric.prefetch_input_tail(port, packets, packet),
+            Event::Arrive { port, packet } => self.fabric.prefetch_input_dependent(port, packets, packet),
             Event::LinkWake { port } | Event::FeedbackToSwitch { port, .. } => {
-                self.fabric.prefetch_output_heads(port, packets)
+                self.fabric.prefetch_output_dependent(port, packets)
             }
             Event::AllocRetry { output } => self.fabric.prefetch_first_request(output as usize),
             Event::Deliver { packet } => messages.prefetch(packets[packet].message),

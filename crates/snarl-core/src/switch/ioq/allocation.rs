@@ -260,7 +260,7 @@ impl IoqFabric {
     /// Sets request mask bit `bit` of output `out`; returns `out`.
     #[inline]
     pub(super) fn request(&mut self, out: u32, bit: usize) -> u32 {
-        let word = self.mask_base(out as usize) + bit / 64;
+        let word = self.mask_word(out as usize, bit);
         self.requests[word] |= 1 << (bit % 64);
         self.ports[out as usize].waiting += 1;
         out
@@ -269,7 +269,7 @@ impl IoqFabric {
     /// Clears request mask bit `bit` of output `out`.
     #[inline]
     fn withdraw(&mut self, out: usize, bit: usize) {
-        let word = self.mask_base(out) + bit / 64;
+        let word = self.mask_word(out, bit);
         self.requests[word] &= !(1 << (bit % 64));
         self.ports[out].waiting -= 1;
     }

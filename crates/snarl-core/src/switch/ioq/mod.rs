@@ -39,24 +39,21 @@
 //! (the input and output queues, their accounting and the queue-id space), `allocation` (routing the head of an
 //! input queue, requests, arbitration, grants, re-routing), `egress` (transmission, link
 //! wakes, watched queues with ECN marking and probes, hosts that drain slower than their
-//! links), `voq` (virtual output queues), `inspect` (what the watchdog, the reports and
+//! links), `voq` (virtual output queues), `lookahead` (what the event loop prefetches), `inspect` (what the watchdog, the reports and
 //! the invariant checks read). This module holds the fabric's state, its
 //! construction, the entry points the kernel calls, and the ingress side (admission,
 //! sending flow-control feedback upstream).
 
-use super::arbiter::{Arbiter, RoundRobin};
 use super::link_timing::LinkTimings;
 use super::shared_memory::SharedMemory;
 use crate::cc::AnyMarking;
 use crate::flow_control::{Carried, Feedback, PauseState, Sender, UNLIMITED};
 use crate::kernel::Event;
 use crate::memory::fallible::{collected, filled, with_capacity, zeroed};
-use crate::memory::prefetch::prefetch_at;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
-use crate::packet::{PacketSlab, NIL};
 use crate::routing::AnyRouting;
-use crate::topology::{AnyTopology, Endpoint, Minimal, Topology, MAX_MINIMAL};
+use crate::topology::{AnyTopology, Endpoint, Topology};
 use crate::units::Rate;
 
 mod allocation;
@@ -66,6 +63,7 @@ mod egress;
 mod inspect;
 mod isolating;
 mod limits;
+mod lookahead;
 mod ports;
 mod queues;
 mod shares;
@@ -314,128 +312,6 @@ impl IoqFabric {
     pub fn set_marking(&mut self, marking: AnyMarking) {
         self.marking = Some(marking);
         self.watched = true;
-    }
-
-    /// Prefetches what an arrival at input `gp` reads first: the port's line and its
-    /// input queues.
-    #[inline(always)]
-    pub fn prefetch_input(&self, gp: u32) {
-        let gp = gp as usize;
-        prefetch_at(&self.ports, gp);
-        self.prefetch_queues(&self.input, gp);
-        self.timing.prefetch(gp);
-    }
-
-    /// Prefetches the queues of port `gp` in `queues` (input or output): the lines of
-    /// the first and of the last, which differ where a port's queues span two lines.
-    #[inline(always)]
-    fn prefetch_queues<Q>(&self, queues: &[Q], gp: usize) {
-        prefetch_at(queues, gp * self.queues);
-        prefetch_at(queues, gp * self.queues + self.queues - 1);
-    }
-
-    /// Prefetches what output `gp` reads first when it allocates, transmits or hears
-    /// from downstream: the port's line, its request mask, its output queues and its
-    /// credits.
-    #[inline(always)]
-    pub fn prefetch_output(&self, gp: u32) {
-        let gp = gp as usize;
-        prefetch_at(&self.ports, gp);
-        prefetch_at(&self.requests, self.mask_base(gp));
-        self.prefetch_queues(&self.output, gp);
-        self.sender.prefetch(gp);
-        self.timing.prefetch(gp);
-    }
-
-    /// Once the port and the packet arriving at `gp` are cached: prefetches the packet at
-    /// the tail of the input queue it joins (its link is written as the packet joins),
-    /// or, if the queue is empty, so that the packet is routed as it arrives, the outputs
-    /// it will most likely request (`prefetch_route`).
-    #[inline(always)]
-    pub fn prefetch_input_tail(&self, gp: u32, packets: &PacketSlab, packet: u32) {
-        let p = &packets[packet];
-        let queue = self.ingress_queue(p);
-        match self.input.get(gp as usize * self.queues + queue) {
-            Some(input) if input.fifo.tail != NIL => packets.prefetch(input.fifo.tail),
-            Some(_) => self.prefetch_route(gp as usize, queue, p),
-            None => {}
-        }
-    }
-
-    /// Prefetches what routing packet `p` as it arrives at `gp` into `queue` reads: the
-    /// return ring of the link it came by (its credit goes back as it leaves) and, for
-    /// each minimal output toward its intermediate switch or its destination, where there
-    /// are at most two, the output's line, the word of its request mask the packet's
-    /// request sets, its output queues, its credits and its link class. Which outputs a
-    /// packet requests is the routing's choice, known only once the packet is read: the
-    /// misses that looking ahead by event alone leaves. A routing that draws among more
-    /// outputs (a fat-tree's way up) is not guessed at.
-    #[inline(always)]
-    fn prefetch_route(&self, gp: usize, queue: usize, p: &crate::packet::Packet) {
-        let Some(port) = self.ports.get(gp) else { return };
-        if let Some(upstream) = port.peer.port() {
-            self.sender.prefetch_returns(upstream as usize);
-        }
-        let here = port.owner as usize;
-        let (dst_switch, dst_port) = self.topo.host_switch(p.dst as usize);
-        let target = if p.via != NIL && p.via as usize != here { p.via as usize } else { dst_switch };
-        let mut outputs = [0u16; MAX_MINIMAL];
-        let n = if target == here {
-            outputs[0] = dst_port;
-            1
-        } else {
-            self.topo.minimal_ports(here, target, &mut outputs)
-        };
-        if n <= 2 {
-            let base = self.port_base[here] as usize;
-            let bit = (gp - base) * self.queues + queue;
-            for &out in &outputs[..n] {
-                let o = base + out as usize;
-                prefetch_at(&self.ports, o);
-                prefetch_at(&self.requests, self.mask_base(o) + bit / 64);
-                self.prefetch_queues(&self.output, o);
-                self.sender.prefetch(o);
-                self.timing.prefetch(o);
-            }
-        }
-    }
-
-    /// Prefetches the packets at the heads of output `gp`'s queues, which its link
-    /// chooses among, once the queues are cached.
-    #[inline(always)]
-    pub fn prefetch_output_heads(&self, gp: u32, packets: &PacketSlab) {
-        let first = gp as usize * self.queues;
-        for queue in self.output.get(first..first + self.queues).unwrap_or_default() {
-            packets.prefetch_if_any(queue.fifo.head);
-        }
-        self.prefetch_first_request(gp as usize);
-    }
-
-    /// Prefetches the input the arbiter of output `o` looks at first, if any request
-    /// waits (its port's line and its input queue), once the output's line is cached:
-    /// which input that is, is known only from the output's request mask.
-    #[inline(always)]
-    pub fn prefetch_first_request(&self, o: usize) {
-        if let Some((input, queue)) = self.first_request(o) {
-            prefetch_at(&self.ports, input);
-            prefetch_at(&self.input, queue);
-        }
-    }
-
-    /// The global input port and the input queue (its index in `input`) whose request
-    /// the arbiter of output `o` looks at first, if any waits.
-    #[inline(always)]
-    fn first_request(&self, o: usize) -> Option<(usize, usize)> {
-        let port = self.ports.get(o)?;
-        if port.waiting == 0 {
-            return None;
-        }
-        let switch = port.owner as usize;
-        let bits = self.radix[switch] as usize * self.queues;
-        let mask = self.requests.get(self.mask_base(o)..self.mask_base(o) + port.mask_words as usize)?;
-        let bit = RoundRobin.pick(mask, bits, port.grant_next as usize, |_| true)?;
-        let input = self.port_base[switch] as usize + self.bit_input[bit] as usize;
-        Some((input, input * self.queues + self.bit_queue[bit] as usize))
     }
 
     /// The head of `packet` reaches global input port `gp`.

@@ -59,6 +59,12 @@ impl IoqFabric {
         o * self.mask_stride
     }
 
+    /// The word of `requests` that holds bit `bit` of output `o`'s request mask.
+    #[inline(always)]
+    pub(super) fn mask_word(&self, o: usize, bit: usize) -> usize {
+        self.mask_base(o) + bit / 64
+    }
+
     #[inline]
     pub(super) fn has_requests(&self, o: usize) -> bool {
         self.ports[o].waiting != 0
