@@ -57,12 +57,12 @@ pub trait Model<O> {
     /// An event due soon: the model may ask the cache for the state its handler reads
     /// first (`memory::prefetch`). A hint that must change nothing.
     #[inline(always)]
-    fn prefetch(&self, _packets: &PacketSlab, _event: Event) {}
+    fn prefetch(&self, _ctx: &Ctx<O>, _event: Event) {}
     /// An event due sooner, whose first lines `prefetch` asked for: the model may read
     /// them to ask for the lines they lead to (a queue's head packet, a packet's
-    /// message). A hint that must change nothing.
+    /// message, the return ring a credit goes to). A hint that must change nothing.
     #[inline(always)]
-    fn prefetch_dependent(&self, _packets: &PacketSlab, _messages: &MessageSlab, _event: Event) {}
+    fn prefetch_dependent(&self, _ctx: &Ctx<O>, _event: Event) {}
     /// The periodic progress check (not simulated work: it must not change results;
     /// the observers may sample the run's state there); returns when the next one is due.
     fn check_progress(&mut self, kernel: &mut Kernel<O>) -> Result<u64>;
@@ -151,10 +151,10 @@ impl<O: Observer> Kernel<O> {
             events += 1;
             if lookahead && ctx.queue.left_in_bucket() > PREFETCH_AHEAD {
                 if let Some(later) = ctx.queue.upcoming(PREFETCH_AHEAD) {
-                    model.prefetch(ctx.packets, later);
+                    model.prefetch(&ctx, later);
                 }
                 if let Some(soon) = ctx.queue.upcoming(PREFETCH_DEPENDENT_AHEAD) {
-                    model.prefetch_dependent(ctx.packets, ctx.messages, soon);
+                    model.prefetch_dependent(&ctx, soon);
                 }
             }
             match event {

@@ -269,6 +269,21 @@ impl Nics {
         self.credits.prefetch(h);
     }
 
+    /// Once the first lines of `host` are cached: prefetches the message at the head of
+    /// its source queue and the return ring its credits come back by.
+    #[inline(always)]
+    pub fn prefetch_dependent(&self, ctx: &Ctx, host: u32) {
+        let h = host as usize;
+        ctx.host_returns.prefetch(h);
+        if self.queue_len.get(h).is_some_and(|&len| len > 0) {
+            if let Some(&head) = self.queue_head.get(h) {
+                if let Some(&message) = self.queue.get(h * self.queue_capacity + head as usize) {
+                    ctx.messages.prefetch(message);
+                }
+            }
+        }
+    }
+
     pub fn wake_event(&mut self, ctx: &mut Ctx, host: u32) {
         if self.wake_at[host as usize] == ctx.now {
             self.wake_at[host as usize] = 0;

@@ -9,7 +9,7 @@ use crate::kernel::{find_cycles, Event, Kernel, MessageDone, Model, StallTracker
 use crate::model::Ctx;
 use crate::nic::Nics;
 use crate::observe::{BlockedHost, FabricSample, SampledQueue, Stats};
-use crate::packet::{MessageSlab, PacketSlab};
+use crate::packet::PacketSlab;
 use crate::switch::IoqFabric;
 use crate::traffic::{AnyWorkload, Env, Workload};
 use rand_pcg::Pcg64Mcg;
@@ -88,32 +88,34 @@ impl Model<Stats> for World {
     /// The first lines the event's handler reads: on fabrics larger than the cache they
     /// are fetched while the events before it run.
     #[inline(always)]
-    fn prefetch(&self, packets: &PacketSlab, event: Event) {
+    fn prefetch(&self, ctx: &Ctx, event: Event) {
         match event {
             Event::Arrive { port, packet } => {
-                packets.prefetch(packet);
+                ctx.packets.prefetch(packet);
                 self.fabric.prefetch_input(port);
             }
             Event::LinkWake { port } | Event::AllocRetry { output: port } | Event::FeedbackToSwitch { port, .. } => {
                 self.fabric.prefetch_output(port)
             }
-            Event::Deliver { packet } => packets.prefetch(packet),
+            Event::Deliver { packet } => ctx.packets.prefetch(packet),
             Event::HostWake { host } | Event::FeedbackToHost { host, .. } => self.nics.prefetch(host),
             _ => {}
         }
     }
 
     /// The lines the first ones lead to: the packet an arrival queues behind, the
-    /// packets an output chooses among, the message a delivery completes.
+    /// packets an output chooses among, the message a delivery completes, the message a
+    /// host sends from next.
     #[inline(always)]
-    fn prefetch_dependent(&self, packets: &PacketSlab, messages: &MessageSlab, event: Event) {
+    fn prefetch_dependent(&self, ctx: &Ctx, event: Event) {
         match event {
-            Event::Arrive { port, packet } => self.fabric.prefetch_input_dependent(port, packets, packet),
+            Event::Arrive { port, packet } => self.fabric.prefetch_input_dependent(port, ctx, packet),
             Event::LinkWake { port } | Event::FeedbackToSwitch { port, .. } => {
-                self.fabric.prefetch_output_dependent(port, packets)
+                self.fabric.prefetch_output_dependent(port, ctx.packets)
             }
             Event::AllocRetry { output } => self.fabric.prefetch_first_request(output as usize),
-            Event::Deliver { packet } => messages.prefetch(packets[packet].message),
+            Event::Deliver { packet } => ctx.messages.prefetch(ctx.packets[packet].message),
+            Event::HostWake { host } => self.nics.prefetch_dependent(ctx, host),
             _ => {}
         }
     }

@@ -4,7 +4,9 @@
 //! routing's and the arbiter's choices will read. Hints only: nothing here changes state.
 
 use super::IoqFabric;
+use crate::flow_control::CreditReturns;
 use crate::memory::prefetch::prefetch_at;
+use crate::model::Ctx;
 use crate::packet::{Packet, PacketSlab, NIL};
 use crate::switch::arbiter::{Arbiter, RoundRobin};
 use crate::topology::{Minimal, MAX_MINIMAL};
@@ -46,12 +48,12 @@ impl IoqFabric {
     /// or, if the queue is empty, so that the packet is routed as it arrives, the outputs
     /// it will most likely request (`prefetch_route`).
     #[inline(always)]
-    pub fn prefetch_input_dependent(&self, gp: u32, packets: &PacketSlab, packet: u32) {
-        let p = &packets[packet];
+    pub fn prefetch_input_dependent(&self, gp: u32, ctx: &Ctx, packet: u32) {
+        let p = &ctx.packets[packet];
         let queue = self.ingress_queue(p);
         match self.input.get(gp as usize * self.queues + queue) {
-            Some(input) if input.fifo.tail != NIL => packets.prefetch(input.fifo.tail),
-            Some(_) => self.prefetch_route(gp as usize, queue, p),
+            Some(input) if input.fifo.tail != NIL => ctx.packets.prefetch(input.fifo.tail),
+            Some(_) => self.prefetch_route(gp as usize, queue, p, ctx.host_returns),
             None => {}
         }
     }
@@ -65,10 +67,12 @@ impl IoqFabric {
     /// misses that looking ahead by event alone leaves. A routing that draws among more
     /// outputs (a fat-tree's way up) is not guessed at.
     #[inline(always)]
-    fn prefetch_route(&self, gp: usize, queue: usize, p: &Packet) {
+    fn prefetch_route(&self, gp: usize, queue: usize, p: &Packet, host_returns: &CreditReturns) {
         let Some(port) = self.ports.get(gp) else { return };
         if let Some(upstream) = port.peer.port() {
             self.sender.prefetch_returns(upstream as usize);
+        } else if let Some(host) = port.peer.host() {
+            host_returns.prefetch(host as usize);
         }
         let here = port.owner as usize;
         let (dst_switch, dst_port) = self.topo.host_switch(p.dst as usize);
@@ -89,6 +93,7 @@ impl IoqFabric {
                 prefetch_at(&self.requests, self.mask_word(o, bit));
                 self.prefetch_queues(&self.output, o);
                 self.sender.prefetch(o);
+                self.sender.prefetch_returns(o);
                 self.timing.prefetch(o);
             }
         }
