@@ -581,6 +581,7 @@ impl Builder<'_> {
             }
         };
         let pattern = match config {
+            PatternConfig::Uniform { among: a } if a == "all" => Pattern::UniformAll { hosts: self.hosts as u32 },
             PatternConfig::Uniform { among: a } => Pattern::Uniform { among: among(a) },
             PatternConfig::Permutation { among: a } => {
                 Pattern::Table { dest: pattern::permutation_table(self.hosts, senders, &among(a), self.rng)? }
@@ -654,6 +655,7 @@ fn no_destination(config: &PatternConfig, pattern: &Pattern, group: &Group) -> O
         (_, Pattern::Uniform { among } | Pattern::AnyOf { among }) => {
             format!("its destinations are {} host(s), none but the sender", among.len())
         }
+        (_, Pattern::UniformAll { hosts }) => format!("its destinations are {hosts} host(s), none but the sender"),
         _ => "every destination is the sender itself".to_string(),
     };
     Some(format!(

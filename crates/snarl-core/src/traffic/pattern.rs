@@ -14,6 +14,12 @@ pub enum Pattern {
     Uniform {
         among: Vec<u32>,
     },
+    /// `Uniform` among every host of the fabric, 0 to `hosts` - 1: the same draws, the
+    /// host numbered by the draw itself rather than read from a list (at a million hosts
+    /// a list of 4 MiB, read at random once per message).
+    UniformAll {
+        hosts: u32,
+    },
     /// A uniformly random member of `among` (a message to oneself is not generated).
     AnyOf {
         among: Vec<u32>,
@@ -60,6 +66,17 @@ impl Pattern {
                     }
                 }
             }
+            Pattern::UniformAll { hosts } => {
+                if *hosts == 0 || (*hosts == 1 && src == 0) {
+                    return None;
+                }
+                loop {
+                    let d = rng.random_range(0..*hosts as usize) as u32;
+                    if d != src {
+                        break d;
+                    }
+                }
+            }
             Pattern::AnyOf { among } => *among.get(rng.random_range(0..among.len().max(1)))?,
             Pattern::Table { dest } => dest[src as usize],
             Pattern::Fixed(d) => *d,
@@ -92,6 +109,7 @@ impl Pattern {
     pub fn has_destination(&self, src: u32) -> bool {
         match self {
             Pattern::Uniform { among } | Pattern::AnyOf { among } => among.iter().any(|&d| d != src),
+            Pattern::UniformAll { hosts } => *hosts > 1 || (*hosts == 1 && src != 0),
             Pattern::Table { dest } => dest.get(src as usize).is_some_and(|&d| d != src && d != NIL),
             Pattern::Fixed(d) => *d != src,
             // Unless it is its only possible hotspot, which the builder checks.
@@ -235,6 +253,19 @@ mod tests {
         }
         assert_eq!(counts[1], 0);
         assert!(counts.iter().enumerate().filter(|(i, _)| *i != 1).all(|(_, &c)| (900..1100).contains(&c)));
+    }
+
+    #[test]
+    fn uniform_among_all_draws_as_the_list_of_every_host() {
+        let (mut listed, mut numbered) = (Pcg64Mcg::seed_from_u64(5), Pcg64Mcg::seed_from_u64(5));
+        let list = Pattern::Uniform { among: (0..7).collect() };
+        let all = Pattern::UniformAll { hosts: 7 };
+        for src in (0..7).cycle().take(500) {
+            assert_eq!(list.dest(src, &mut listed, &[]), all.dest(src, &mut numbered, &[]));
+        }
+        assert_eq!(Pattern::UniformAll { hosts: 1 }.dest(0, &mut numbered, &[]), None);
+        assert!(!Pattern::UniformAll { hosts: 1 }.has_destination(0));
+        assert!(Pattern::UniformAll { hosts: 2 }.has_destination(0));
     }
 
     #[test]
