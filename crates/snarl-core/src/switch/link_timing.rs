@@ -71,11 +71,16 @@ impl LinkTimings {
         self.pause_flights[self.class_of[port] as usize]
     }
 
-    /// Prefetches `port`'s class (`memory::prefetch`): on fabrics of millions of ports
-    /// the table of classes is megabytes.
+    /// The link class of `port`, which `of_class` takes.
+    #[inline]
+    pub fn class_of(&self, port: usize) -> u16 {
+        self.class_of[port]
+    }
+
+    /// The timing of link class `class`.
     #[inline(always)]
-    pub fn prefetch(&self, port: usize) {
-        crate::memory::prefetch::prefetch_at(&self.class_of, port);
+    pub fn of_class(&self, class: u16) -> &LinkTiming {
+        &self.classes[class as usize]
     }
 
     #[inline]

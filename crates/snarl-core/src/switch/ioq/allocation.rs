@@ -666,7 +666,7 @@ impl IoqFabric {
         let done = (now + X::transfer_time(self, i, o, size, now)).max(p.tail_at);
         // Cut-through: the output may start once the head is through the switch, but must
         // not finish before the tail has crossed the crossbar.
-        let serialise = self.timing.of(o).serializer.time(size);
+        let serialise = self.link(o).serializer.time(size);
         p.ready_at = (now + self.latency).max((done + self.latency).saturating_sub(serialise));
         p.vc = if request_vcs_chosen { out_queue as u8 } else { p.out_vc };
         X::occupy(self, i, queue, o, out_queue, done, now);

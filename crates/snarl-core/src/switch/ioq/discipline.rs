@@ -317,7 +317,7 @@ pub(super) trait CrossbarUnit {
     /// crossbar rate (speedup x its link rate).
     #[inline(always)]
     fn transfer_time(fabric: &IoqFabric, _i: usize, o: usize, bytes: u64, _now: u64) -> u64 {
-        fabric.timing.of(o).crossbar.time(bytes)
+        fabric.link(o).crossbar.time(bytes)
     }
 
     /// A transfer from input queue (i, queue) into output queue (o, out_queue) holds

@@ -292,7 +292,7 @@ impl IoqFabric {
             self.departed(ctx, o, id, now);
         }
         let size = ctx.packets[id].size as u64;
-        let link = *self.timing.of(o);
+        let link = *self.link(o);
         let serialise = link.serializer.time(size);
         let end = now + serialise;
         let class = D::sent(self, o, queue, size);
@@ -351,7 +351,7 @@ impl IoqFabric {
         let o = port as usize;
         let (size, tail_at) = (ctx.packets[id].size, ctx.packets[id].tail_at);
         let drained = self.drain.drain(self.ports[o].peer.host(), arrival, size as u64, tail_at);
-        let at = drained + self.timing.of(o).latency;
+        let at = drained + self.link(o).latency;
         match self.sender.return_credit(o, at, queue, size as u64, ctx.now) {
             Carried::InRing => {}
             Carried::InRingWake => self.wake(ctx, port, at),

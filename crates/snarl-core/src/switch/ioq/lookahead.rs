@@ -9,7 +9,7 @@ use crate::memory::prefetch::prefetch_at;
 use crate::model::Ctx;
 use crate::packet::{Packet, PacketSlab, NIL};
 use crate::switch::arbiter::{Arbiter, RoundRobin};
-use crate::topology::{Minimal, MAX_MINIMAL};
+use crate::topology::{Minimal, UpDown, MAX_MINIMAL};
 
 impl IoqFabric {
     /// Prefetches what an arrival at input `gp` reads first: the port's line and its
@@ -19,7 +19,6 @@ impl IoqFabric {
         let gp = gp as usize;
         prefetch_at(&self.ports, gp);
         self.prefetch_queues(&self.input, gp);
-        self.timing.prefetch(gp);
     }
 
     /// Prefetches the queues of port `gp` in `queues` (input or output): the lines of
@@ -40,7 +39,6 @@ impl IoqFabric {
         prefetch_at(&self.requests, self.mask_base(gp));
         self.prefetch_queues(&self.output, gp);
         self.sender.prefetch(gp);
-        self.timing.prefetch(gp);
     }
 
     /// Once the port and the packet arriving at `gp` are cached: prefetches the packet at
@@ -60,12 +58,11 @@ impl IoqFabric {
 
     /// Prefetches what routing packet `p` as it arrives at `gp` into `queue` reads: the
     /// return ring of the link it came by (its credit goes back as it leaves) and, for
-    /// each minimal output toward its intermediate switch or its destination, where there
-    /// are at most two, the output's line, the word of its request mask the packet's
-    /// request sets, its output queues, its credits and its link class. Which outputs a
-    /// packet requests is the routing's choice, known only once the packet is read: the
-    /// misses that looking ahead by event alone leaves. A routing that draws among more
-    /// outputs (a fat-tree's way up) is not guessed at.
+    /// each output it will request where it has at most two to choose from
+    /// (`likely_outputs`), the output's line, the word of its request mask the packet's
+    /// request sets, its output queues, its credits and their return ring. Which outputs
+    /// a packet requests is the routing's choice, known only once the packet is read:
+    /// the misses that looking ahead by event alone leaves.
     #[inline(always)]
     fn prefetch_route(&self, gp: usize, queue: usize, p: &Packet, host_returns: &CreditReturns) {
         let Some(port) = self.ports.get(gp) else { return };
@@ -75,15 +72,8 @@ impl IoqFabric {
             host_returns.prefetch(host as usize);
         }
         let here = port.owner as usize;
-        let (dst_switch, dst_port) = self.topo.host_switch(p.dst as usize);
-        let target = if p.via != NIL && p.via as usize != here { p.via as usize } else { dst_switch };
         let mut outputs = [0u16; MAX_MINIMAL];
-        let n = if target == here {
-            outputs[0] = dst_port;
-            1
-        } else {
-            self.topo.minimal_ports(here, target, &mut outputs)
-        };
+        let n = self.likely_outputs(here, p, &mut outputs);
         if n <= 2 {
             let base = self.port_base[here] as usize;
             let bit = (gp - base) * self.queues + queue;
@@ -94,9 +84,33 @@ impl IoqFabric {
                 self.prefetch_queues(&self.output, o);
                 self.sender.prefetch(o);
                 self.sender.prefetch_returns(o);
-                self.timing.prefetch(o);
             }
         }
+    }
+
+    /// The ports of switch `here` that packet `p` will most likely request, in `outputs`,
+    /// and how many; more than two where the routing draws among many (a tree's way up),
+    /// which are then not guessed at. On trees, the ports of its next hops (down: the one
+    /// toward its destination); elsewhere, the minimal ports toward its intermediate
+    /// switch or its destination.
+    #[inline(always)]
+    fn likely_outputs(&self, here: usize, p: &Packet, outputs: &mut [u16; MAX_MINIMAL]) -> usize {
+        let hops = self.topo.next_hops(here, p.dst as usize);
+        if hops.count != 0 {
+            if hops.count <= 2 {
+                for k in 0..hops.count {
+                    outputs[k as usize] = hops.first + k;
+                }
+            }
+            return hops.count as usize;
+        }
+        let (dst_switch, dst_port) = self.topo.host_switch(p.dst as usize);
+        let target = if p.via != NIL && p.via as usize != here { p.via as usize } else { dst_switch };
+        if target == here {
+            outputs[0] = dst_port;
+            return 1;
+        }
+        self.topo.minimal_ports(here, target, outputs)
     }
 
     /// Once output `gp`'s line and queues are cached: prefetches the packets at the

@@ -252,6 +252,9 @@ impl IoqFabric {
         let max_bits = radix.iter().map(|&r| r as usize * queues).max().unwrap_or(0);
         let mask_stride = max_bits.div_ceil(64);
         let timing = LinkTimings::new(total, links, speedup, framing)?;
+        for (p, port) in port_state.iter_mut().enumerate() {
+            port.link_class = timing.class_of(p);
+        }
         let rates = collected(total, (0..total).map(|p| timing.rate(p)), what)?;
         let owners = collected(total, port_state.iter().map(|p: &Port| p.owner), what)?;
         let shares = shares::Shares::new(&rates, &owners, switches)?;
@@ -410,7 +413,7 @@ impl IoqFabric {
         let Feedback::Credit { queue, bytes } = feedback else {
             return self.send_frame(ctx, gp, feedback);
         };
-        let (upstream, at) = (self.ports[gp as usize].peer, freed_at + self.timing.of(gp as usize).latency);
+        let (upstream, at) = (self.ports[gp as usize].peer, freed_at + self.link(gp as usize).latency);
         if let Some(port) = upstream.port() {
             match self.sender.return_credit(port as usize, at, queue as usize, bytes as u64, ctx.now) {
                 Carried::InRing => {}

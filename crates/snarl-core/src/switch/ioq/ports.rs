@@ -3,6 +3,7 @@
 
 use super::IoqFabric;
 use crate::kernel::Peer;
+use crate::switch::link_timing::LinkTiming;
 
 /// The state of one global port that the per-packet path reads and writes together, in
 /// one cache line: its output side (link, crossbar, wake-ups, arbitration) and, as an
@@ -32,6 +33,9 @@ pub(crate) struct Port {
     pub(super) releasing_queue: u8,
     /// Queue the output link looks at first (round robin over the port's queues).
     pub(super) queue_next: u8,
+    /// The port's link class (`LinkTimings`), here so that the per-packet path finds its
+    /// link's timing without reading a table of every port's.
+    pub(super) link_class: u16,
 }
 
 impl IoqFabric {
@@ -63,6 +67,12 @@ impl IoqFabric {
     #[inline(always)]
     pub(super) fn mask_word(&self, o: usize, bit: usize) -> usize {
         self.mask_base(o) + bit / 64
+    }
+
+    /// The timing of port `gp`'s link.
+    #[inline(always)]
+    pub(super) fn link(&self, gp: usize) -> &LinkTiming {
+        self.timing.of_class(self.ports[gp].link_class)
     }
 
     #[inline]
