@@ -18,7 +18,13 @@ impl Routing for DModK {
         _rng: &mut Pcg64Mcg,
         out: &mut Candidates,
     ) {
+        let port = self.foreseen_port(topo, q).unwrap_or_default();
+        out.only(Route { port, vc: q.vc, via: NIL });
+    }
+
+    #[inline(always)]
+    fn foreseen_port(&self, topo: &AnyTopology, q: &RouteQuery) -> Option<u16> {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
-        out.only(Route { port: hops.first + hops.dmodk, vc: q.vc, via: NIL });
+        Some(hops.first + hops.dmodk)
     }
 }

@@ -5,7 +5,7 @@ use super::hash::{mix64, qp_number};
 use super::{Candidates, PortView, Route, RouteQuery, Routing};
 use crate::config::EcmpHash;
 use crate::packet::NIL;
-use crate::topology::AnyTopology;
+use crate::topology::{AnyTopology, PortRange, UpDown};
 use rand_pcg::Pcg64Mcg;
 
 pub struct Ecmp {
@@ -23,11 +23,25 @@ impl Routing for Ecmp {
         out: &mut Candidates,
     ) {
         let Some(hops) = out.choice_of_hops(topo, q) else { return };
+        out.only(Route { port: self.hashed(hops, q), vc: q.vc, via: NIL });
+    }
+
+    #[inline(always)]
+    fn foreseen_port(&self, topo: &AnyTopology, q: &RouteQuery) -> Option<u16> {
+        let hops = topo.next_hops(q.switch as usize, q.dst as usize);
+        Some(if hops.count <= 1 { hops.first } else { self.hashed(hops, q) })
+    }
+}
+
+impl Ecmp {
+    /// The port of `hops` (more than one) the flow of `q` hashes to at its switch.
+    #[inline(always)]
+    fn hashed(&self, hops: PortRange, q: &RouteQuery) -> u16 {
         let key = match self.hash {
             EcmpHash::FiveTuple => q.flow_hash(),
             EcmpHash::Qp => qp_number(q.src, q.dst, q.qp) as u64,
         };
         let salted = mix64(key ^ ((q.switch as u64) << 32));
-        out.only(Route { port: hops.first + (salted % hops.count as u64) as u16, vc: q.vc, via: NIL });
+        hops.first + (salted % hops.count as u64) as u16
     }
 }

@@ -69,4 +69,15 @@ impl Routing for UpDownRouting {
             self.offer_port(q, hops.first + index, out);
         }
     }
+
+    /// The down-port, or the up-port where it is fixed per source.
+    #[inline(always)]
+    fn foreseen_port(&self, topo: &AnyTopology, q: &RouteQuery) -> Option<u16> {
+        let hops = topo.next_hops(q.switch as usize, q.dst as usize);
+        match self.select {
+            _ if hops.count <= 1 => Some(hops.first),
+            UpSelect::Deterministic => Some(hops.first + topo.up_digit(q.switch as usize, q.src as usize)),
+            UpSelect::Random | UpSelect::Adaptive => None,
+        }
+    }
 }

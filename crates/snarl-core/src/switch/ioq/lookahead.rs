@@ -8,6 +8,7 @@ use crate::flow_control::CreditReturns;
 use crate::memory::prefetch::prefetch_at;
 use crate::model::Ctx;
 use crate::packet::{Packet, PacketSlab, NIL};
+use crate::routing::{RouteQuery, Routing};
 use crate::switch::arbiter::{Arbiter, RoundRobin};
 use crate::topology::{Minimal, UpDown, MAX_MINIMAL};
 
@@ -73,7 +74,7 @@ impl IoqFabric {
         }
         let here = port.owner as usize;
         let mut outputs = [0u16; MAX_MINIMAL];
-        let n = self.likely_outputs(here, p, &mut outputs);
+        let n = self.likely_outputs(gp, here, p, &mut outputs);
         if n <= 2 {
             let base = self.port_base[here] as usize;
             let bit = (gp - base) * self.queues + queue;
@@ -88,14 +89,33 @@ impl IoqFabric {
         }
     }
 
-    /// The ports of switch `here` that packet `p` will most likely request, in `outputs`,
-    /// and how many; more than two where the routing draws among many (a tree's way up),
-    /// which are then not guessed at. On trees, the ports of its next hops (down: the one
-    /// toward its destination); elsewhere, the minimal ports toward its intermediate
-    /// switch or its destination.
+    /// The ports of switch `here` that packet `p`, arriving at `gp`, will most likely
+    /// request, in `outputs`, and how many; more than two where the routing draws among
+    /// many (a tree's way up under random or adaptive up/down), which are then not
+    /// guessed at. On trees, the ports of its next hops (down: the one toward its
+    /// destination), or the one the routing foresees (D-mod-K, ECMP); elsewhere, the
+    /// minimal ports toward its intermediate switch or its destination.
     #[inline(always)]
-    fn likely_outputs(&self, here: usize, p: &Packet, outputs: &mut [u16; MAX_MINIMAL]) -> usize {
+    fn likely_outputs(&self, gp: usize, here: usize, p: &Packet, outputs: &mut [u16; MAX_MINIMAL]) -> usize {
         let hops = self.topo.next_hops(here, p.dst as usize);
+        if hops.count > 2 {
+            let query = RouteQuery {
+                switch: here as u32,
+                src: p.src,
+                dst: p.dst,
+                qp: p.qp,
+                vc: p.vc,
+                hops: p.hops,
+                in_port: (gp - self.port_base[here] as usize) as u16,
+                via: p.via,
+                size: p.size,
+                now: 0,
+            };
+            if let Some(port) = self.routing.foreseen_port(&self.topo, &query) {
+                outputs[0] = port;
+                return 1;
+            }
+        }
         if hops.count != 0 {
             if hops.count <= 2 {
                 for k in 0..hops.count {
