@@ -226,6 +226,17 @@ impl Routing for AnyRouting {
 }
 
 impl AnyRouting {
+    /// Whether `foreseen_port` may name a port on a tree's way up, where several are
+    /// equally short: the lookahead does not ask the others.
+    #[inline(always)]
+    pub fn foresees_up_ports(&self) -> bool {
+        match self {
+            AnyRouting::UpDown(r) => r.select == UpSelect::Deterministic,
+            AnyRouting::DModK(_) | AnyRouting::Ecmp(_) => true,
+            _ => false,
+        }
+    }
+
     /// Whether the routing may offer several routes, among which the allocator chooses
     /// (and which it asks for again when the ones a waiting packet asked for fill up).
     pub fn offers_choices(&self) -> bool {
@@ -497,6 +508,9 @@ mod tests {
                 r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng, &mut offer);
                 assert!(!offer.is_empty(), "{routing:?}: no route offered ({src} -> {dst} at switch {switch})");
                 if let Some(port) = r.foreseen_port(&topo, &RouteQuery { now: 0, ..q }) {
+                    let way_up = topo.supports_up_down()
+                        && topology::UpDown::next_hops(&topo, switch as usize, dst as usize).count > 1;
+                    assert!(!way_up || r.foresees_up_ports(), "{routing:?} foresees up-ports it says it does not");
                     let offered = offer.as_slice().iter().map(|c| c.route.port);
                     assert!(
                         offered.clone().all(|p| p == port),

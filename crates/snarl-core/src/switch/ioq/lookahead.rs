@@ -98,7 +98,7 @@ impl IoqFabric {
     #[inline(always)]
     fn likely_outputs(&self, gp: usize, here: usize, p: &Packet, outputs: &mut [u16; MAX_MINIMAL]) -> usize {
         let hops = self.topo.next_hops(here, p.dst as usize);
-        if hops.count > 2 {
+        if hops.count > 2 && self.routing.foresees_up_ports() {
             let query = RouteQuery {
                 switch: here as u32,
                 src: p.src,
