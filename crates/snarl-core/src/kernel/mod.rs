@@ -204,7 +204,7 @@ impl<O: Observer> Kernel<O> {
 /// port's state (its line, queues, credits, return ring, request mask) is about 400
 /// bytes with four VCs, so from here the state the events read at random outgrows a
 /// core's 1 MiB second-level cache, and the last level, shared with the other cores'
-/// work, holds it only on an idle machine; the hints cost 260-360 instructions per
+/// work, holds it only on an idle machine; the hints cost 270-380 instructions per
 /// packet-hop and save more than that from here up (bench/results.md). Fabrics of a few
 /// hundred ports stay in the second level and skip them.
 pub const LOOKAHEAD_FROM: u64 = 1024;
