@@ -226,10 +226,11 @@ impl Routing for AnyRouting {
 }
 
 impl AnyRouting {
-    /// Whether `foreseen_port` may name a port on a tree's way up, where several are
-    /// equally short: the lookahead does not ask the others.
+    /// Whether `foreseen_port` names the port of every packet, up-ports included where
+    /// several are equally short: the lookahead asks only these, and works out the
+    /// others' likely ports from the topology.
     #[inline(always)]
-    pub fn foresees_up_ports(&self) -> bool {
+    pub fn foresees_every_port(&self) -> bool {
         match self {
             AnyRouting::UpDown(r) => r.select == UpSelect::Deterministic,
             AnyRouting::DModK(_) | AnyRouting::Ecmp(_) => true,
@@ -507,10 +508,15 @@ mod tests {
                 let mut offer = Candidates::new();
                 r.route(&topo, &q, &Scrambled(hops as u64 ^ src as u64), &mut rng, &mut offer);
                 assert!(!offer.is_empty(), "{routing:?}: no route offered ({src} -> {dst} at switch {switch})");
-                if let Some(port) = r.foreseen_port(&topo, &RouteQuery { now: 0, ..q }) {
-                    let way_up = topo.supports_up_down()
-                        && topology::UpDown::next_hops(&topo, switch as usize, dst as usize).count > 1;
-                    assert!(!way_up || r.foresees_up_ports(), "{routing:?} foresees up-ports it says it does not");
+                let foreseen = r.foreseen_port(&topo, &RouteQuery { now: 0, ..q });
+                let way_up = topology::UpDown::next_hops(&topo, switch as usize, dst as usize).count > 1;
+                assert!(
+                    r.foresees_every_port() == foreseen.is_some() || !way_up && foreseen.is_some(),
+                    "{routing:?}: foresees_every_port() = {}, yet foresaw {foreseen:?} on the way {}",
+                    r.foresees_every_port(),
+                    if way_up { "up" } else { "down" }
+                );
+                if let Some(port) = foreseen {
                     let offered = offer.as_slice().iter().map(|c| c.route.port);
                     assert!(
                         offered.clone().all(|p| p == port),

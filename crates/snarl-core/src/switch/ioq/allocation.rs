@@ -18,7 +18,7 @@ use super::IoqFabric;
 use crate::kernel::Event;
 use crate::model::Ctx;
 use crate::observe::TraceEvent;
-use crate::packet::NIL;
+use crate::packet::{Packet, NIL};
 use crate::routing::{Candidate, Candidates, PortView, RouteQuery, Routing, MAX_CANDIDATES};
 use crate::switch::arbiter::{Arbiter, RoundRobin};
 use arrayvec::ArrayVec;
@@ -131,23 +131,29 @@ impl IoqFabric {
     /// comes empty: it is large, so it is filled in place, not returned).
     #[inline(never)]
     pub(super) fn decide(&self, ctx: &mut Ctx, gp: u32, id: u32, offer: &mut Candidates) {
-        let switch = self.ports[gp as usize].owner;
-        let base = self.port_base[switch as usize];
-        let p = &ctx.packets[id];
-        let query = RouteQuery {
+        let query = self.route_query(gp as usize, &ctx.packets[id], ctx.now);
+        let base = self.port_base[query.switch as usize] as usize;
+        let view = SwitchView { fabric: self, base, now: ctx.now };
+        self.routing.route(&self.topo, &query, &view, ctx.routing_rng, offer);
+    }
+
+    /// What the routing is asked about packet `p` at input `gp`, at `now`.
+    #[inline(always)]
+    pub(super) fn route_query(&self, gp: usize, p: &Packet, now: u64) -> RouteQuery {
+        let switch = self.ports[gp].owner;
+        RouteQuery {
             switch,
             src: p.src,
             dst: p.dst,
             qp: p.qp,
             vc: p.vc,
+            // Counted as it left the switch before: the hops before this switch.
             hops: p.hops - 1,
-            in_port: (gp - base) as u16,
+            in_port: (gp - self.port_base[switch as usize] as usize) as u16,
             via: p.via,
             size: p.size,
-            now: ctx.now,
-        };
-        let view = SwitchView { fabric: self, base: base as usize, now: ctx.now };
-        self.routing.route(&self.topo, &query, &view, ctx.routing_rng, offer);
+            now,
+        }
     }
 
     /// Posts the request of the head packet of input (gp, queue) to the outputs of the

@@ -8,7 +8,7 @@ use crate::flow_control::CreditReturns;
 use crate::memory::prefetch::prefetch_at;
 use crate::model::Ctx;
 use crate::packet::{Packet, PacketSlab, NIL};
-use crate::routing::{RouteQuery, Routing};
+use crate::routing::Routing;
 use crate::switch::arbiter::{Arbiter, RoundRobin};
 use crate::topology::{Minimal, UpDown, MAX_MINIMAL};
 
@@ -92,30 +92,20 @@ impl IoqFabric {
     /// The ports of switch `here` that packet `p`, arriving at `gp`, will most likely
     /// request, in `outputs`, and how many; more than two where the routing draws among
     /// many (a tree's way up under random or adaptive up/down), which are then not
-    /// guessed at. On trees, the ports of its next hops (down: the one toward its
-    /// destination), or the one the routing foresees (D-mod-K, ECMP); elsewhere, the
-    /// minimal ports toward its intermediate switch or its destination.
+    /// guessed at. The one the routing foresees where it foresees every one (D-mod-K,
+    /// ECMP, per-source up/down); else on trees the ports of its next hops (down: the
+    /// one toward its destination); elsewhere the minimal ports toward its intermediate
+    /// switch or its destination.
     #[inline(always)]
     fn likely_outputs(&self, gp: usize, here: usize, p: &Packet, outputs: &mut [u16; MAX_MINIMAL]) -> usize {
-        let hops = self.topo.next_hops(here, p.dst as usize);
-        if hops.count > 2 && self.routing.foresees_up_ports() {
-            let query = RouteQuery {
-                switch: here as u32,
-                src: p.src,
-                dst: p.dst,
-                qp: p.qp,
-                vc: p.vc,
-                hops: p.hops,
-                in_port: (gp - self.port_base[here] as usize) as u16,
-                via: p.via,
-                size: p.size,
-                now: 0,
-            };
-            if let Some(port) = self.routing.foreseen_port(&self.topo, &query) {
+        if self.routing.foresees_every_port() {
+            // The time is not known ahead; the routings that foresee do not read it.
+            if let Some(port) = self.routing.foreseen_port(&self.topo, &self.route_query(gp, p, 0)) {
                 outputs[0] = port;
                 return 1;
             }
         }
+        let hops = self.topo.next_hops(here, p.dst as usize);
         if hops.count != 0 {
             if hops.count <= 2 {
                 for k in 0..hops.count {
