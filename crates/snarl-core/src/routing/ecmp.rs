@@ -2,10 +2,10 @@
 //! switch so that consecutive stages do not make correlated choices.
 
 use super::hash::{mix64, qp_number};
-use super::{Candidates, PortView, Route, RouteQuery, Routing};
+use super::{likely, Candidates, PortView, Route, RouteQuery, Routing};
 use crate::config::EcmpHash;
 use crate::packet::NIL;
-use crate::topology::{AnyTopology, PortRange, UpDown};
+use crate::topology::{AnyTopology, PortRange, UpDown, MAX_MINIMAL};
 use rand_pcg::Pcg64Mcg;
 
 pub struct Ecmp {
@@ -26,10 +26,11 @@ impl Routing for Ecmp {
         out.only(Route { port: self.hashed(hops, q), vc: q.vc, via: NIL });
     }
 
+    /// The one port the flow hashes to.
     #[inline(always)]
-    fn foreseen_port(&self, topo: &AnyTopology, q: &RouteQuery) -> Option<u16> {
+    fn likely_ports(&self, topo: &AnyTopology, q: &RouteQuery, ports: &mut [u16; MAX_MINIMAL]) -> usize {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
-        Some(if hops.count <= 1 { hops.first } else { self.hashed(hops, q) })
+        likely::only(if hops.count <= 1 { hops.first } else { self.hashed(hops, q) }, ports)
     }
 }
 

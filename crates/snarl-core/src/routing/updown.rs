@@ -9,10 +9,10 @@
 //! does. Either is deadlock-free: every route climbs and then descends, so a channel
 //! (switch, port, VC) only ever waits for one further along that order, whatever the VC.
 
-use super::{Candidates, PortView, Route, RouteQuery, Routing};
+use super::{likely, Candidates, PortView, Route, RouteQuery, Routing};
 use crate::config::UpSelect;
 use crate::packet::NIL;
-use crate::topology::{AnyTopology, UpDown};
+use crate::topology::{AnyTopology, UpDown, MAX_MINIMAL};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
@@ -70,14 +70,15 @@ impl Routing for UpDownRouting {
         }
     }
 
-    /// The down-port, or the up-port where it is fixed per source.
+    /// The down-port; the up-port where it is fixed per source; else every up-port.
     #[inline(always)]
-    fn foreseen_port(&self, topo: &AnyTopology, q: &RouteQuery) -> Option<u16> {
+    fn likely_ports(&self, topo: &AnyTopology, q: &RouteQuery, ports: &mut [u16; MAX_MINIMAL]) -> usize {
         let hops = topo.next_hops(q.switch as usize, q.dst as usize);
         match self.select {
-            _ if hops.count <= 1 => Some(hops.first),
-            UpSelect::Deterministic => Some(hops.first + topo.up_digit(q.switch as usize, q.src as usize)),
-            UpSelect::Random | UpSelect::Adaptive => None,
+            UpSelect::Deterministic if hops.count > 1 => {
+                likely::only(hops.first + topo.up_digit(q.switch as usize, q.src as usize), ports)
+            }
+            _ => likely::next_hop_ports(hops, ports),
         }
     }
 }

@@ -8,9 +8,10 @@ use crate::flow_control::CreditReturns;
 use crate::memory::prefetch::prefetch_at;
 use crate::model::Ctx;
 use crate::packet::{Packet, PacketSlab, NIL};
+use crate::routing::likely::NAMED_LIKELY;
 use crate::routing::Routing;
 use crate::switch::arbiter::{Arbiter, RoundRobin};
-use crate::topology::{Minimal, UpDown, MAX_MINIMAL};
+use crate::topology::MAX_MINIMAL;
 
 impl IoqFabric {
     /// Prefetches what an arrival at input `gp` reads first: the port's line and its
@@ -59,11 +60,11 @@ impl IoqFabric {
 
     /// Prefetches what routing packet `p` as it arrives at `gp` into `queue` reads: the
     /// return ring of the link it came by (its credit goes back as it leaves) and, for
-    /// each output it will request where it has at most two to choose from
-    /// (`likely_outputs`), the output's line, the word of its request mask the packet's
-    /// request sets, its output queues, its credits and their return ring. Which outputs
-    /// a packet requests is the routing's choice, known only once the packet is read:
-    /// the misses that looking ahead by event alone leaves.
+    /// each port the routing will most likely offer where it names them
+    /// (`Routing::likely_ports`), the output's line, the word of its request mask the
+    /// packet's request sets, its output queues, its credits and their return ring.
+    /// Which outputs a packet requests is the routing's choice, known only once the
+    /// packet is read: the misses that looking ahead by event alone leaves.
     #[inline(always)]
     fn prefetch_route(&self, gp: usize, queue: usize, p: &Packet, host_returns: &CreditReturns) {
         let Some(port) = self.ports.get(gp) else { return };
@@ -72,11 +73,11 @@ impl IoqFabric {
         } else if let Some(host) = port.peer.host() {
             host_returns.prefetch(host as usize);
         }
-        let here = port.owner as usize;
         let mut outputs = [0u16; MAX_MINIMAL];
-        let n = self.likely_outputs(gp, here, p, &mut outputs);
-        if n <= 2 {
-            let base = self.port_base[here] as usize;
+        // The time is not known ahead; `likely_ports` does not read it.
+        let n = self.routing.likely_ports(&self.topo, &self.route_query(gp, p, 0), &mut outputs);
+        if n <= NAMED_LIKELY {
+            let base = self.port_base[port.owner as usize] as usize;
             let bit = (gp - base) * self.queues + queue;
             for &out in &outputs[..n] {
                 let o = base + out as usize;
@@ -87,40 +88,6 @@ impl IoqFabric {
                 self.sender.prefetch_returns(o);
             }
         }
-    }
-
-    /// The ports of switch `here` that packet `p`, arriving at `gp`, will most likely
-    /// request, in `outputs`, and how many; more than two where the routing draws among
-    /// many (a tree's way up under random or adaptive up/down), which are then not
-    /// guessed at. The one the routing foresees where it foresees every one (D-mod-K,
-    /// ECMP, per-source up/down); else on trees the ports of its next hops (down: the
-    /// one toward its destination); elsewhere the minimal ports toward its intermediate
-    /// switch or its destination.
-    #[inline(always)]
-    fn likely_outputs(&self, gp: usize, here: usize, p: &Packet, outputs: &mut [u16; MAX_MINIMAL]) -> usize {
-        if self.routing.foresees_every_port() {
-            // The time is not known ahead; the routings that foresee do not read it.
-            if let Some(port) = self.routing.foreseen_port(&self.topo, &self.route_query(gp, p, 0)) {
-                outputs[0] = port;
-                return 1;
-            }
-        }
-        let hops = self.topo.next_hops(here, p.dst as usize);
-        if hops.count != 0 {
-            if hops.count <= 2 {
-                for k in 0..hops.count {
-                    outputs[k as usize] = hops.first + k;
-                }
-            }
-            return hops.count as usize;
-        }
-        let (dst_switch, dst_port) = self.topo.host_switch(p.dst as usize);
-        let target = if p.via != NIL && p.via as usize != here { p.via as usize } else { dst_switch };
-        if target == here {
-            outputs[0] = dst_port;
-            return 1;
-        }
-        self.topo.minimal_ports(here, target, outputs)
     }
 
     /// Once output `gp`'s line and queues are cached: prefetches the packets at the
