@@ -211,7 +211,7 @@ impl Simulation {
             host_returns: CreditReturns::new(hosts as usize)?,
             completions: want_completions.then(|| Vec::with_capacity(64)),
             stop,
-            lookahead: crate::topology::fabric_size(&config.topology.shape).ports() >= crate::kernel::LOOKAHEAD_FROM,
+            lookahead: fabric.looks_ahead(),
         };
         let world = World {
             fabric,

@@ -172,8 +172,13 @@ impl IoqFabric {
         }
         let route = offer.first();
         let q = gp as usize * self.queues + queue;
-        let id = self.input[q].fifo.head;
         let base = self.port_base[self.ports[gp as usize].owner as usize];
+        let bit = (gp - base) as usize * self.queues + queue;
+        if self.looks_ahead {
+            // Read next, each a likely miss: asked for together rather than one by one.
+            self.prefetch_request(base as usize + route.port as usize, bit);
+        }
+        let id = self.input[q].fifo.head;
         let request_queue =
             D::request_queue(self, base as usize + route.port as usize, &ctx.packets[id], route.vc) as u8;
         let p = &mut ctx.packets[id];
@@ -185,7 +190,6 @@ impl IoqFabric {
         input.request_queue = request_queue;
         input.other_queues = 0;
         input.request = if route.via != NIL { DETOUR } else { 0 };
-        let bit = (gp - base) as usize * self.queues + queue;
         Posted::One(self.request(base + route.port as u32, bit))
     }
 

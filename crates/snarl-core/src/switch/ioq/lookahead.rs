@@ -80,14 +80,21 @@ impl IoqFabric {
             let base = self.port_base[port.owner as usize] as usize;
             let bit = (gp - base) * self.queues + queue;
             for &out in &outputs[..n] {
-                let o = base + out as usize;
-                prefetch_at(&self.ports, o);
-                prefetch_at(&self.requests, self.mask_word(o, bit));
-                self.prefetch_queues(&self.output, o);
-                self.sender.prefetch(o);
-                self.sender.prefetch_returns(o);
+                self.prefetch_request(base + out as usize, bit);
             }
         }
+    }
+
+    /// Prefetches what posting request `bit` to output `o` and arbitrating there reads:
+    /// the output's line, the word of its request mask, its output queues, its credits
+    /// and their return ring.
+    #[inline(always)]
+    pub(super) fn prefetch_request(&self, o: usize, bit: usize) {
+        prefetch_at(&self.ports, o);
+        prefetch_at(&self.requests, self.mask_word(o, bit));
+        self.prefetch_queues(&self.output, o);
+        self.sender.prefetch(o);
+        self.sender.prefetch_returns(o);
     }
 
     /// Once output `gp`'s line and queues are cached: prefetches the packets at the

@@ -178,6 +178,10 @@ pub struct IoqFabric {
     posted_words: usize,
     /// A reconsideration of waiting requests is under way (they do not nest).
     reconsidering: bool,
+    /// The fabric outgrows the cache (`kernel::LOOKAHEAD_FROM`): the event loop looks
+    /// ahead for it, and a request prefetches its output's lines as soon as the routing
+    /// names the output (`prefetch_request`).
+    looks_ahead: bool,
 
     /// The marking policy at the output queues, if configured.
     marking: Option<AnyMarking>,
@@ -297,6 +301,7 @@ impl IoqFabric {
             posted: zeroed(n * posted_words, "the switches' posted requests")?,
             posted_words,
             reconsidering: false,
+            looks_ahead: total as u64 >= crate::kernel::LOOKAHEAD_FROM,
             paths: VcPaths::new(per_vc_crossbar),
             shares,
             marking: None,
@@ -304,6 +309,12 @@ impl IoqFabric {
             measured,
             isolation: None,
         })
+    }
+
+    /// Whether the fabric outgrows the cache, so that the event loop should look ahead
+    /// for it (`kernel::LOOKAHEAD_FROM` switch ports or more).
+    pub fn looks_ahead(&self) -> bool {
+        self.looks_ahead
     }
 
     /// The fabric's topology.
