@@ -145,7 +145,7 @@ class Lab:
         """The points of a sweep file under ``scenarios/`` as jobs. Quick: the first row
         of ``[zip]`` and the first value of each axis (or the values of ``quick_axes``),
         but all of the axes named in ``keep`` (``"zip"``: all rows of ``[zip]``), and
-        ``quick_set`` on top of its ``[set]``."""
+        ``quick_set`` on top of its ``[set]`` and of the values its points take."""
         spec = load_spec(SCENARIOS / f"{sweep_file}.toml")
         base = spec.base.relative_to(SCENARIOS).with_suffix("").as_posix()
         fixed = dict(spec.set)
@@ -153,10 +153,11 @@ class Lab:
             spec.axes = {k: v if k in keep else list((quick_axes or {}).get(k, v[:1])) for k, v in spec.axes.items()}
             if "zip" not in keep:
                 spec.zip = {k: v[:1] for k, v in spec.zip.items()}
-            fixed.update(quick_set or {})
+        shortened = dict(quick_set or {}) if self.quick else {}
         jobs = []
         for values in spec.points():
-            overrides = {**fixed, **values}
+            values = {k: shortened.get(k, v) for k, v in values.items()}
+            overrides = {**fixed, **values, **shortened}
             seed = overrides.pop("seed", None)
             jobs.append(Job(base, overrides, seed, values))
         return jobs
